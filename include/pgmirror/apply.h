@@ -1,0 +1,3 @@
+#ifndef PGMIRROR_APPLY_H
+#define PGMIRROR_APPLY_H
+#endif

@@ -1,0 +1,3 @@
+#ifndef PGMIRROR_MIRROR_H
+#define PGMIRROR_MIRROR_H
+#endif

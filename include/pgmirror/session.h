@@ -1,0 +1,3 @@
+#ifndef PGMIRROR_SESSION_H
+#define PGMIRROR_SESSION_H
+#endif

@@ -1,0 +1,53 @@
+/*
+ * util.h: the small things every module needs: allocation that never
+ * returns NULL, logging to stderr at a chosen verbosity, and LSN text.
+ */
+#ifndef PGMIRROR_UTIL_H
+#define PGMIRROR_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PGM_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define PGM_NORETURN __attribute__((noreturn))
+#define PGM_MUST_CHECK __attribute__((warn_unused_result))
+
+/* A WAL position, as PostgreSQL's XLogRecPtr. */
+typedef uint64_t Lsn;
+#define LSN_INVALID ((Lsn) 0)
+/* "X/Y" with X and Y in hex; 8 + 1 + 8 + NUL */
+#define LSN_TEXT_SIZE 18
+
+/* Out of memory, or a size that overflows, ends the program. */
+void *xmalloc(size_t size);
+void *xcalloc(size_t n, size_t size);
+void *xreallocarray(void *ptr, size_t n, size_t size);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) PGM_PRINTF(1, 2);
+
+/* Log levels; messages at or below the current level are printed. */
+enum LogLevel { LOG_ERROR = 0, LOG_WARNING = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
+void log_set_level(int level);
+int log_get_level(void);
+void log_msg(int level, const char *fmt, ...) PGM_PRINTF(2, 3);
+#define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
+#define log_warning(...) log_msg(LOG_WARNING, __VA_ARGS__)
+#define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
+#define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
+
+/* Formats lsn as "X/Y" into buf (LSN_TEXT_SIZE bytes); returns buf. */
+char *lsn_format(Lsn lsn, char buf[LSN_TEXT_SIZE]);
+/* Parses "X/Y"; false on anything else (nothing trailing allowed). */
+bool lsn_parse(const char *text, Lsn *out) PGM_MUST_CHECK;
+
+/* Microseconds since 2000-01-01 UTC (PostgreSQL's epoch) as UTC text
+ * "YYYY-MM-DD HH:MM:SS[.ffffff]" into buf (at least 32 bytes). */
+#define PG_EPOCH_OFFSET_SECS INT64_C(946684800)
+char *pgtime_format_utc(int64_t pg_usecs, char *buf, size_t size);
+/* Current time in microseconds since the PostgreSQL epoch. */
+int64_t pgtime_now(void);
+
+#endif

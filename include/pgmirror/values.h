@@ -1,0 +1,3 @@
+#ifndef PGMIRROR_VALUES_H
+#define PGMIRROR_VALUES_H
+#endif

@@ -1,0 +1,37 @@
+-- pgmirror's own tables in the mirror file. Compiled into the binary
+-- (scripts/sql2c.sh); names starting with pgmirror_ are reserved.
+
+-- One row: where this mirror comes from and how far it has got.
+CREATE TABLE IF NOT EXISTS pgmirror_state (
+    id                INTEGER PRIMARY KEY CHECK (id = 1),
+    slot              TEXT NOT NULL,          -- replication slot on the source
+    publications      TEXT NOT NULL,          -- comma-separated, sorted
+    system_identifier TEXT NOT NULL,          -- IDENTIFY_SYSTEM systemid
+    database          TEXT NOT NULL,          -- IDENTIFY_SYSTEM dbname
+    confirmed_lsn     TEXT NOT NULL,          -- X/Y: everything up to here is applied
+    last_commit_time  TEXT,                   -- UTC source commit time of the last transaction
+    slot_created_lsn  TEXT,                   -- consistent point of the slot this mirror created
+    initial_copy_done INTEGER NOT NULL DEFAULT 0, -- 1 once the first run's copy committed
+    format_version    INTEGER NOT NULL DEFAULT 1
+);
+
+-- One row per mirrored column, in source order.
+CREATE TABLE IF NOT EXISTS pgmirror_columns (
+    table_name    TEXT NOT NULL,              -- SQLite table name
+    column_name   TEXT NOT NULL,
+    position      INTEGER NOT NULL,           -- 1-based, source order
+    pg_type       TEXT NOT NULL,              -- source type name
+    type_modifier INTEGER NOT NULL,           -- atttypmod (-1 when none)
+    is_key        INTEGER NOT NULL,           -- 1 if part of the replica identity
+    type_oid      INTEGER NOT NULL,           -- source type OID
+    PRIMARY KEY (table_name, position)
+);
+
+-- One row per mirrored table: which source relation it stands for.
+CREATE TABLE IF NOT EXISTS pgmirror_tables (
+    table_name    TEXT PRIMARY KEY,           -- SQLite table name
+    source_schema TEXT NOT NULL,
+    source_table  TEXT NOT NULL,
+    relation_oid  INTEGER NOT NULL,           -- source pg_class OID
+    replica_identity TEXT NOT NULL            -- d, n, f or i
+);

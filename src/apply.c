@@ -1,0 +1,2 @@
+/* apply.c: to be written */
+#include "config.h"

@@ -1,0 +1,2 @@
+/* cursor.c: to be written */
+#include "config.h"

@@ -1,0 +1,2 @@
+/* frame.c: to be written */
+#include "config.h"

@@ -1,0 +1,3 @@
+#include "config.h"
+#include <stdio.h>
+int main(void) { puts("pgmirror: not yet"); return 1; }

@@ -1,0 +1,2 @@
+/* mirror.c: to be written */
+#include "config.h"

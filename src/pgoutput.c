@@ -1,0 +1,2 @@
+/* pgoutput.c: to be written */
+#include "config.h"

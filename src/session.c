@@ -1,0 +1,2 @@
+/* session.c: to be written */
+#include "config.h"

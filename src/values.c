@@ -1,0 +1,2 @@
+/* values.c: to be written */
+#include "config.h"

@@ -1,0 +1,3 @@
+#ifndef VECTORS_H
+#define VECTORS_H
+#endif
