@@ -1,3 +1,104 @@
+/*
+ * values.h: turning a source column value (PostgreSQL's text output, as
+ * pgoutput sends it) into the value the mirror stores, per the Values table
+ * of the contract (README.md, "How values are stored").
+ *
+ * Pure: no SQLite, no libpq. The replication session fixes the settings
+ * that shape text output (TimeZone=UTC, DateStyle=ISO, IntervalStyle=
+ * postgres, extra_float_digits=3, bytea_output=hex), so the input forms
+ * are known.
+ */
 #ifndef PGMIRROR_VALUES_H
 #define PGMIRROR_VALUES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pgmirror/util.h"
+
+/* How a source type is mirrored; decided once per column. */
+typedef enum ValueType {
+	VT_TEXT = 0,     /* PostgreSQL's text output, as is */
+	VT_BOOL,         /* INTEGER 0/1 */
+	VT_INT,          /* INTEGER: int2, int4, int8, oid */
+	VT_FLOAT,        /* REAL; NaN as text 'NaN', +-Infinity as +-Inf */
+	VT_NUMERIC_NUM,  /* numeric(p,s), p <= 15: NUMERIC, integer or real */
+	VT_NUMERIC_TEXT, /* numeric otherwise: TEXT, exact decimal text */
+	VT_BYTEA,        /* BLOB: raw bytes from the hex form */
+	VT_DATE,         /* TEXT YYYY-MM-DD */
+	VT_TIMESTAMP,    /* TEXT YYYY-MM-DD HH:MM:SS[.ffffff] */
+	VT_TIMESTAMPTZ,  /* TEXT, same form, in UTC */
+	VT_JSON,         /* TEXT: the JSON text */
+	VT_ARRAY,        /* TEXT: a JSON array */
+} ValueType;
+
+/* Well-known built-in type OIDs (pg_type.dat). */
+enum {
+	OID_BOOL = 16, OID_BYTEA = 17, OID_CHAR = 18, OID_NAME = 19,
+	OID_INT8 = 20, OID_INT2 = 21, OID_INT4 = 23, OID_TEXT = 25,
+	OID_OID = 26, OID_JSON = 114, OID_FLOAT4 = 700, OID_FLOAT8 = 701,
+	OID_VARCHAR = 1043, OID_BPCHAR = 1042, OID_DATE = 1082,
+	OID_TIME = 1083, OID_TIMESTAMP = 1114, OID_TIMESTAMPTZ = 1184,
+	OID_INTERVAL = 1186, OID_NUMERIC = 1700, OID_UUID = 2950,
+	OID_JSONB = 3802,
+};
+
+/*
+ * A column's type as the mirror sees it: the ValueType and, for arrays,
+ * the ValueType of the elements (which decides how each element is written
+ * in JSON).
+ */
+typedef struct ColumnType {
+	ValueType vt;        /* how the value is stored */
+	ValueType elem_vt;   /* VT_ARRAY only: how elements are written */
+} ColumnType;
+
+/*
+ * The ColumnType of a built-in type OID with its type modifier; false when
+ * the OID is not a built-in type this module knows (the caller then
+ * resolves it, e.g. a domain to its base type, an array to its element).
+ */
+bool values_builtin_type(uint32_t type_oid, int32_t typmod, ColumnType *out);
+
+/* The pg_type.typname of a known built-in type OID, or NULL. */
+const char *values_builtin_type_name(uint32_t type_oid);
+
+/* The declared SQLite column type: "INTEGER", "REAL", "NUMERIC", "TEXT" or
+ * "BLOB". */
+const char *values_declared_type(ColumnType type);
+
+/* A value ready to be bound. */
+typedef enum ValueKind { VAL_NULL, VAL_INT, VAL_REAL, VAL_TEXT, VAL_BLOB } ValueKind;
+
+typedef struct Value {
+	ValueKind kind;
+	int64_t i;       /* VAL_INT */
+	double r;        /* VAL_REAL */
+	const char *p;   /* VAL_TEXT / VAL_BLOB: borrowed from the input or
+			  * from the ValueBuf; not NUL-terminated */
+	size_t len;      /* bytes at p */
+} Value;
+
+/* Scratch memory for conversions that produce new bytes; one per column,
+ * reused for every row, so nothing is allocated per row once warm. */
+typedef struct ValueBuf {
+	char *data;
+	size_t len;
+	size_t cap;
+} ValueBuf;
+
+void values_buf_free(ValueBuf *buf);
+
+/*
+ * Converts one text-format value (len bytes, not NUL-terminated) of the
+ * given type. out may point into text or into buf, whichever holds the
+ * result; it stays valid until buf is used again. On malformed input
+ * returns false with a message in err, e.g.
+ * "invalid input for type int4: \"12x\"".
+ */
+bool values_convert(ColumnType type, const char *text, size_t len,
+		    ValueBuf *buf, Value *out, char *err, size_t errsize)
+		    PGM_MUST_CHECK;
+
 #endif
