@@ -1,0 +1,823 @@
+"""Integration test harness for pgmirror.
+
+Every test file is a small script:
+
+    import harness
+    def test(ctx):
+        ...
+    harness.main(test)
+
+run as `/usr/bin/python3 tests/integration/test_X.py` with the PG* variables
+naming a server with wal_level=logical (pg_virtualenv sets them) and
+PGMIRROR naming the binary (the Makefile sets it).  Exit 0 = pass, 1 = fail.
+A test never skips (never exits 77): no server, no PGMIRROR or no binary is a
+failure, so CI cannot pass without running the tests.
+
+Each test gets its own database `pgm_<name>` (created fresh, dropped at the
+end), its own slot names (`pgm_<name>_<suffix>`) and its own temp dir, so
+tests can run in parallel (`make -j2 check`).
+
+Tests wait on LSNs (wait_for_mirror / catch_up), never on a fixed sleep.
+
+Environment knobs: PGMIRROR_KEEP=1 keeps the temp dir and database after
+the test (also kept on failure: the temp dir path is printed);
+PGMIRROR_TEST_TIMEOUT (seconds, default 300) bounds a whole test.
+"""
+
+import collections
+import decimal
+import json
+import os
+import re
+import shlex
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+try:
+    import psycopg2
+    import psycopg2.extensions
+except ImportError:  # pragma: no cover - environment problem, still a failure
+    print("FAIL: python3-psycopg2 is not installed (use /usr/bin/python3)")
+    sys.exit(1)
+
+
+class Failure(Exception):
+    """A test assertion failed; the message says what differed."""
+
+
+def fail(msg):
+    raise Failure(msg)
+
+
+def check(cond, msg):
+    if not cond:
+        raise Failure(msg)
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+# ---------------------------------------------------------------- LSNs ----
+
+_LSN_RE = re.compile(r"^([0-9A-Fa-f]{1,8})/([0-9A-Fa-f]{1,8})$")
+
+
+def parse_lsn(s):
+    """'16/B374D848' -> int.  Raises Failure on anything else."""
+    if isinstance(s, int):
+        return s
+    m = _LSN_RE.match(s or "")
+    if not m:
+        fail("not an LSN (X/Y): %r" % (s,))
+    return (int(m.group(1), 16) << 32) | int(m.group(2), 16)
+
+
+def format_lsn(n):
+    return "%X/%X" % (n >> 32, n & 0xFFFFFFFF)
+
+
+# ----------------------------------------------------- libpq DSN quoting ----
+
+def _dsn_value(v):
+    v = str(v)
+    if v and re.match(r"^[A-Za-z0-9_./:@-]+$", v):
+        return v
+    return "'" + v.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def make_dsn(**kw):
+    return " ".join("%s=%s" % (k, _dsn_value(v)) for k, v in kw.items()
+                    if v is not None and v != "")
+
+
+# ------------------------------------------------- value normalisation ----
+#
+# Both sides are turned into hashable "cells": (kind, value), kind being the
+# SQLite storage class the contract promises (integer, real, text, blob,
+# null) or 'json' for json/jsonb/array columns (compared parsed).
+
+def _json_norm(v):
+    """Parsed JSON (or a psycopg2 array) -> hashable, number-type-blind."""
+    if v is None:
+        return None
+    if isinstance(v, bool):
+        return ("bool", v)
+    if isinstance(v, (int, float, decimal.Decimal)):
+        if isinstance(v, float) and v != v:
+            return ("num", "NaN")
+        return ("num", decimal.Decimal(repr(v)) if isinstance(v, float)
+                else decimal.Decimal(v))
+    if isinstance(v, str):
+        return ("str", v)
+    if isinstance(v, (list, tuple)):
+        return ("list", tuple(_json_norm(x) for x in v))
+    if isinstance(v, dict):
+        return ("obj", tuple(sorted((k, _json_norm(x)) for k, x in v.items())))
+    return ("other", str(v))
+
+
+def _parse_json_text(s):
+    return json.loads(s, parse_float=decimal.Decimal, parse_int=decimal.Decimal)
+
+
+def _sqlite_kind(v):
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "integer"
+    if isinstance(v, int):
+        return "integer"
+    if isinstance(v, float):
+        return "real"
+    if isinstance(v, str):
+        return "text"
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return "blob"
+    return type(v).__name__
+
+
+def cell(v):
+    """A plain Python value (as the contract says the mirror stores it)."""
+    k = _sqlite_kind(v)
+    if k == "blob":
+        v = bytes(v)
+    if k == "integer":
+        v = int(v)
+    return (k, v)
+
+
+def _frac6(ts):
+    """PostgreSQL timestamp text -> contract form: fraction padded to 6
+    digits when non-zero, dropped when zero.  'infinity' stays."""
+    m = re.match(r"^(\d{4,}-\d\d-\d\d \d\d:\d\d:\d\d)(?:\.(\d+))?(.*)$", ts)
+    if not m:
+        return ts
+    base, frac, rest = m.group(1), m.group(2) or "", m.group(3)
+    frac = frac.rstrip("0")
+    if frac:
+        base += "." + frac.ljust(6, "0")
+    return base + rest
+
+
+def numeric_precision(typmod):
+    if typmod is None or typmod < 4:
+        return None, None
+    t = typmod - 4
+    return (t >> 16) & 0xFFFF, t & 0xFFFF
+
+
+def expected_cell(col, text, native):
+    """Source value -> the cell the mirror must hold.
+
+    col: dict from source_columns(); text: the value's ::text (or AT TIME
+    ZONE 'UTC' for timestamptz); native: the psycopg2 value (used for
+    arrays)."""
+    if text is None:
+        return ("null", None)
+    t = col["typname"]
+    if col["is_array"]:
+        return ("json", _json_norm(native))
+    if t == "bool":
+        return ("integer", 1 if text in ("t", "true") else 0)
+    if t in ("int2", "int4", "int8", "oid"):
+        return ("integer", int(text))
+    if t in ("float4", "float8"):
+        if text == "NaN":
+            return ("text", "NaN")
+        return ("real", float(text))
+    if t == "numeric":
+        p, s = numeric_precision(col["typmod"])
+        if p is not None and p <= 15 and text != "NaN":
+            d = decimal.Decimal(text)
+            if d == d.to_integral_value():
+                return ("integer", int(d))
+            return ("real", float(text))
+        return ("text", text)
+    if t == "bytea":
+        check(text.startswith("\\x"), "bytea_output is not hex: %r" % text[:20])
+        return ("blob", bytes.fromhex(text[2:]))
+    if t in ("timestamp", "timestamptz"):
+        return ("text", _frac6(text))
+    if t in ("json", "jsonb"):
+        return ("json", _json_norm(_parse_json_text(text)))
+    return ("text", text)
+
+
+def mirror_cell(col, v):
+    """Mirror value -> cell (json/array columns parsed when they are text)."""
+    if v is None:
+        return ("null", None)
+    if col["is_array"] or col["typname"] in ("json", "jsonb"):
+        if isinstance(v, str):
+            try:
+                return ("json", _json_norm(_parse_json_text(v)))
+            except ValueError:
+                return ("text(not json)", v)
+        return cell(v)
+    return cell(v)
+
+
+def mirror_table_name(qualified):
+    """'public.t' -> 't', 's.t' -> 's_t', 't' -> 't'."""
+    if "." in qualified:
+        schema, name = qualified.split(".", 1)
+    else:
+        schema, name = "public", qualified
+    return name if schema == "public" else "%s_%s" % (schema, name)
+
+
+def qident(name):
+    return '"' + name.replace('"', '""') + '"'
+
+
+def qtable(qualified):
+    if "." in qualified:
+        schema, name = qualified.split(".", 1)
+    else:
+        schema, name = "public", qualified
+    return "%s.%s" % (qident(schema), qident(name))
+
+
+def _show_cell(c):
+    kind, v = c
+    if kind == "json":
+        return "json:" + _show_json(v)
+    if kind in ("text", "blob") and v is not None and len(v) > 60:
+        return "%s:%r…(len %d)" % (kind, v[:40], len(v))
+    return "%s:%r" % (kind, v)
+
+
+def _show_json(n):
+    if n is None:
+        return "null"
+    tag, v = n
+    if tag == "list":
+        return "[" + ",".join(_show_json(x) for x in v) + "]"
+    if tag == "obj":
+        return "{" + ",".join("%s:%s" % (k, _show_json(x)) for k, x in v) + "}"
+    if tag == "str":
+        return json.dumps(v)
+    return str(v)
+
+
+def _show_row(row):
+    return "(" + ", ".join(_show_cell(c) for c in row) + ")"
+
+
+# ------------------------------------------------------------- context ----
+
+class Proc:
+    """A pgmirror started in the background; output goes to files."""
+
+    def __init__(self, popen, out_path, err_path, args):
+        self.popen = popen
+        self.out_path = out_path
+        self.err_path = err_path
+        self.args = args
+
+    @property
+    def pid(self):
+        return self.popen.pid
+
+    def poll(self):
+        return self.popen.poll()
+
+    def stderr(self):
+        try:
+            with open(self.err_path, errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def stdout(self):
+        try:
+            with open(self.out_path, errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+
+class TestContext:
+    def __init__(self, name):
+        self.name = name
+        self.dbname = "pgm_" + name
+        self.procs = []
+        self.slots = set()
+        self.conn = None
+        self.admin = None
+        self.failed = False
+        self.binary = os.environ.get("PGMIRROR")
+        if not self.binary:
+            fail("PGMIRROR is not set: it must name the pgmirror binary "
+                 "(make check sets it)")
+        if not (os.path.isfile(self.binary) and os.access(self.binary, os.X_OK)):
+            fail("PGMIRROR=%s: no such executable (run make first)" % self.binary)
+        self.tmpdir = tempfile.mkdtemp(prefix="pgm_%s." % name)
+
+    # -- setup / teardown --------------------------------------------------
+
+    def setup(self):
+        try:
+            self.admin = psycopg2.connect(
+                dbname=os.environ.get("PGDATABASE", "postgres"),
+                connect_timeout=10)
+        except psycopg2.Error as e:
+            fail("cannot connect to the source server (PGHOST=%s PGPORT=%s): %s"
+                 "\n(run under pg_virtualenv -o wal_level=logical ...)"
+                 % (os.environ.get("PGHOST"), os.environ.get("PGPORT"),
+                    str(e).strip()))
+        self.admin.autocommit = True
+        cur = self.admin.cursor()
+        cur.execute("SHOW wal_level")
+        wl = cur.fetchone()[0]
+        check(wl == "logical", "server has wal_level=%s, need logical "
+              "(pg_virtualenv -o wal_level=logical ...)" % wl)
+        self._drop_db_slots()
+        cur.execute("DROP DATABASE IF EXISTS %s" % qident(self.dbname))
+        cur.execute("CREATE DATABASE %s" % qident(self.dbname))
+        self.conn = self.connect()
+        self.server_version = self.conn.server_version
+        self.dsn = make_dsn(dbname=self.dbname,
+                            host=os.environ.get("PGHOST"),
+                            port=os.environ.get("PGPORT"),
+                            user=os.environ.get("PGUSER"),
+                            password=os.environ.get("PGPASSWORD"))
+
+    def connect(self, autocommit=True):
+        c = psycopg2.connect(dbname=self.dbname, connect_timeout=10)
+        c.autocommit = autocommit
+        return c
+
+    def _drop_db_slots(self):
+        cur = self.admin.cursor()
+        cur.execute("SELECT slot_name FROM pg_replication_slots "
+                    "WHERE database = %s OR slot_name = ANY(%s)",
+                    (self.dbname, list(self.slots)))
+        for (slot,) in cur.fetchall():
+            self._drop_slot(slot)
+
+    def _drop_slot(self, slot):
+        cur = self.admin.cursor()
+        deadline = time.time() + 20
+        while True:
+            cur.execute("SELECT active_pid FROM pg_replication_slots "
+                        "WHERE slot_name = %s", (slot,))
+            r = cur.fetchone()
+            if r is None:
+                return
+            if r[0] is None:
+                try:
+                    cur.execute("SELECT pg_drop_replication_slot(%s)", (slot,))
+                    return
+                except psycopg2.Error as e:
+                    if time.time() > deadline:
+                        log("warning: cannot drop slot %s: %s" % (slot, e))
+                        return
+            else:
+                cur.execute("SELECT pg_terminate_backend(%s)", (r[0],))
+            if time.time() > deadline:
+                log("warning: slot %s still active" % slot)
+                return
+            time.sleep(0.05)
+
+    def cleanup(self):
+        for p in self.procs:
+            if p.poll() is None:
+                try:
+                    p.popen.send_signal(signal.SIGTERM)
+                    p.popen.wait(5)
+                except subprocess.TimeoutExpired:
+                    p.popen.kill()
+                    p.popen.wait()
+                except OSError:
+                    pass
+        keep = os.environ.get("PGMIRROR_KEEP") == "1"
+        if self.conn is not None:
+            try:
+                self.conn.close()
+            except psycopg2.Error:
+                pass
+        if self.admin is not None:
+            try:
+                self._drop_db_slots()
+                if not keep:
+                    self.admin.cursor().execute(
+                        "DROP DATABASE IF EXISTS %s WITH (FORCE)"
+                        % qident(self.dbname))
+            except psycopg2.Error as e:
+                log("warning: cleanup: %s" % str(e).strip())
+            self.admin.close()
+        if keep or self.failed:
+            log("kept temp dir %s" % self.tmpdir)
+        else:
+            subprocess.call(["rm", "-rf", self.tmpdir])
+
+    # -- source helpers ----------------------------------------------------
+
+    def sql(self, q, *params):
+        """Run q on the test database (autocommit); return rows or None."""
+        cur = self.conn.cursor()
+        cur.execute(q, params if params else None)
+        if cur.description is None:
+            return None
+        return cur.fetchall()
+
+    def sql1(self, q, *params):
+        rows = self.sql(q, *params)
+        check(rows, "no row from %s" % q)
+        return rows[0][0]
+
+    def source_lsn(self):
+        return parse_lsn(self.sql1("SELECT pg_current_wal_lsn()::text"))
+
+    def system_identifier(self):
+        return str(self.sql1("SELECT system_identifier FROM pg_control_system()"))
+
+    def slot(self, suffix="s"):
+        name = ("%s_%s" % (self.dbname, suffix)).lower()[:63]
+        self.slots.add(name)
+        return name
+
+    def slot_info(self, slot):
+        cur = self.admin.cursor()
+        cur.execute("SELECT slot_name, plugin, database, active, active_pid, "
+                    "confirmed_flush_lsn::text, restart_lsn::text "
+                    "FROM pg_replication_slots WHERE slot_name = %s", (slot,))
+        r = cur.fetchone()
+        if r is None:
+            return None
+        return dict(zip(["slot_name", "plugin", "database", "active",
+                         "active_pid", "confirmed_flush_lsn", "restart_lsn"], r))
+
+    def wait_slot_inactive(self, slot, timeout=30):
+        """After a client died, its walsender may live a little longer."""
+        deadline = time.time() + timeout
+        while True:
+            info = self.slot_info(slot)
+            if info is None or not info["active"]:
+                return
+            if time.time() > deadline:
+                fail("slot %s still active (pid %s) after %ss"
+                     % (slot, info["active_pid"], timeout))
+            time.sleep(0.05)
+
+    def create_tables(self, ddl):
+        self.sql(ddl)
+
+    # -- running pgmirror --------------------------------------------------
+
+    def path(self, name="mirror.db"):
+        return os.path.join(self.tmpdir, name)
+
+    def run(self, args, timeout=60):
+        """Run pgmirror args... to completion: (returncode, stdout, stderr).
+        A run that does not finish within timeout is killed and fails."""
+        cmd = [self.binary] + [str(a) for a in args]
+        try:
+            p = subprocess.run(cmd, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, timeout=timeout,
+                               cwd=self.tmpdir)
+        except subprocess.TimeoutExpired as e:
+            fail("pgmirror did not finish within %ss: %s\nstderr: %s"
+                 % (timeout, " ".join(shlex.quote(c) for c in cmd),
+                    (e.stderr or b"").decode(errors="replace")))
+        out = p.stdout.decode(errors="replace")
+        err = p.stderr.decode(errors="replace")
+        return p.returncode, out, err
+
+    def start(self, args, tag=None):
+        """Start pgmirror args... in the background (a Proc)."""
+        tag = tag or "bg%d" % len(self.procs)
+        out = os.path.join(self.tmpdir, tag + ".out")
+        err = os.path.join(self.tmpdir, tag + ".err")
+        cmd = [self.binary] + [str(a) for a in args]
+        with open(out, "wb") as fo, open(err, "wb") as fe:
+            p = subprocess.Popen(cmd, stdout=fo, stderr=fe, cwd=self.tmpdir)
+        proc = Proc(p, out, err, cmd)
+        self.procs.append(proc)
+        return proc
+
+    def stop(self, proc, sig=signal.SIGTERM, timeout=30):
+        """Send sig and wait for the exit; returns the exit code (negative
+        for a death by signal).  Failure if it does not exit in time."""
+        if proc.poll() is None:
+            proc.popen.send_signal(sig)
+        try:
+            return proc.popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.popen.kill()
+            proc.popen.wait()
+            fail("pgmirror (pid %d) did not exit within %ss after signal %d\n"
+                 "stderr:\n%s" % (proc.pid, timeout, sig, proc.stderr()))
+
+    def mirror_args(self, path, slot, pubs, *extra):
+        args = ["-d", self.dsn, "-S", slot]
+        for p in ([pubs] if isinstance(pubs, str) else pubs):
+            args += ["-P", p]
+        return args + list(extra) + [path]
+
+    def once(self, path, slot, pubs, *extra, first=False, expect=0,
+             timeout=60):
+        """pgmirror --once; first=True adds --no-initial-copy.  Checks the
+        exit code and that the slot is not ahead of the mirror."""
+        extra = list(extra) + ["--once"]
+        if first:
+            extra.append("--no-initial-copy")
+        rc, out, err = self.run(self.mirror_args(path, slot, pubs, *extra),
+                                timeout=timeout)
+        if rc != expect:
+            fail("pgmirror %s exited %d, expected %d\nstdout:\n%s\nstderr:\n%s"
+                 % (" ".join(extra), rc, expect, out, err))
+        if rc == 0:
+            self.check_slot_not_ahead(path, slot)
+        return rc, out, err
+
+    def start_follow(self, path, slot, pubs, *extra, first=False, tag=None):
+        """pgmirror without --once, in the background."""
+        extra = list(extra)
+        if first:
+            extra.append("--no-initial-copy")
+        return self.start(self.mirror_args(path, slot, pubs, *extra), tag=tag)
+
+    # -- mirror helpers ----------------------------------------------------
+
+    def mirror_connect(self, path, **kw):
+        check(os.path.exists(path), "mirror file %s does not exist" % path)
+        return sqlite3.connect(path, timeout=30, **kw)
+
+    def mirror_query(self, path, q, params=()):
+        con = self.mirror_connect(path)
+        try:
+            return con.execute(q, params).fetchall()
+        finally:
+            con.close()
+
+    def mirror_state(self, path):
+        con = self.mirror_connect(path)
+        try:
+            cur = con.execute("SELECT * FROM pgmirror_state")
+            names = [d[0] for d in cur.description]
+            rows = cur.fetchall()
+        finally:
+            con.close()
+        check(len(rows) == 1, "pgmirror_state has %d rows, expected 1"
+              % len(rows))
+        return dict(zip(names, rows[0]))
+
+    def mirror_lsn(self, path):
+        return parse_lsn(self.mirror_state(path)["confirmed_lsn"])
+
+    def mirror_tables(self, path):
+        return [r[0] for r in self.mirror_query(
+            path, "SELECT name FROM sqlite_master WHERE type='table' "
+                  "AND name NOT LIKE 'pgmirror\\_%' ESCAPE '\\' "
+                  "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY 1")]
+
+    def wait_for_mirror(self, path, lsn, timeout=60, proc=None):
+        """Poll until the mirror's confirmed_lsn >= lsn.  If proc is given
+        and exits meanwhile, fail with its stderr."""
+        lsn = parse_lsn(lsn)
+        deadline = time.time() + timeout
+        last = None
+        while True:
+            if proc is not None and proc.poll() is not None:
+                fail("pgmirror exited %s while waiting for %s\nstderr:\n%s"
+                     % (proc.poll(), format_lsn(lsn), proc.stderr()))
+            try:
+                if os.path.exists(path):
+                    last = self.mirror_state(path)["confirmed_lsn"]
+                    if parse_lsn(last) >= lsn:
+                        return parse_lsn(last)
+            except (sqlite3.Error, Failure):
+                pass  # file being created, table not there yet
+            if time.time() > deadline:
+                fail("mirror confirmed_lsn %s did not reach %s within %ss%s"
+                     % (last, format_lsn(lsn), timeout,
+                        "\nstderr:\n" + proc.stderr() if proc else ""))
+            time.sleep(0.05)
+
+    def catch_up(self, path, marker="pgm_marker", timeout=60, proc=None):
+        """Wait until a running pgmirror has applied everything committed so
+        far: take the current LSN, commit one row to `marker` (a published
+        table, see create_marker) so that a commit past that LSN exists
+        whatever pgmirror does with keepalives, and wait for the LSN."""
+        lsn = self.source_lsn()
+        self.sql("INSERT INTO %s DEFAULT VALUES" % qident(marker))
+        return self.wait_for_mirror(path, lsn, timeout=timeout, proc=proc)
+
+    def create_marker(self, pub, marker="pgm_marker"):
+        self.sql("CREATE TABLE %s (id bigserial PRIMARY KEY)" % qident(marker))
+        self.sql("ALTER PUBLICATION %s ADD TABLE %s" % (qident(pub),
+                                                         qident(marker)))
+
+    def check_slot_not_ahead(self, path, slot):
+        """The slot is never ahead of the mirror."""
+        info = self.slot_info(slot)
+        if info is None or info["confirmed_flush_lsn"] is None:
+            return
+        if not os.path.exists(path):
+            return
+        try:
+            mlsn = self.mirror_lsn(path)
+        except (sqlite3.Error, Failure):
+            return
+        slsn = parse_lsn(info["confirmed_flush_lsn"])
+        check(slsn <= mlsn, "slot %s confirmed_flush_lsn %s is ahead of the "
+              "mirror's confirmed_lsn %s" % (slot, info["confirmed_flush_lsn"],
+                                             format_lsn(mlsn)))
+
+    # -- the comparison ----------------------------------------------------
+
+    def source_columns(self, qualified):
+        """[{name, typname, typmod, is_array}] in attnum order."""
+        rows = self.sql(
+            "SELECT a.attname, "
+            "  CASE WHEN t.typcategory = 'A' THEN et.typname ELSE t.typname END,"
+            "  a.atttypmod, t.typcategory = 'A', "
+            "  coalesce(bt.typname, t.typname) "
+            "FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid "
+            "LEFT JOIN pg_type et ON et.oid = t.typelem AND t.typcategory = 'A' "
+            "LEFT JOIN pg_type bt ON bt.oid = t.typbasetype AND t.typtype = 'd' "
+            "WHERE a.attrelid = %s::regclass AND a.attnum > 0 "
+            "AND NOT a.attisdropped ORDER BY a.attnum", qtable(qualified))
+        check(rows, "source table %s has no columns / does not exist"
+              % qualified)
+        return [dict(name=r[0], typname=r[1], typmod=r[2], is_array=r[3])
+                for r in rows]
+
+    def source_cells(self, qualified, cols):
+        exprs = []
+        for c in cols:
+            q = qident(c["name"])
+            if c["is_array"]:
+                exprs.append(q)
+            elif c["typname"] == "timestamptz":
+                exprs.append("(%s AT TIME ZONE 'UTC')::text" % q)
+            else:
+                exprs.append("%s::text" % q)
+        # arrays natively (psycopg2 parses them), plus ::text for NULL test
+        rows = self.sql("SELECT %s FROM %s" % (", ".join(exprs),
+                                              qtable(qualified)))
+        out = []
+        for r in rows:
+            cells = []
+            for c, v in zip(cols, r):
+                if c["is_array"]:
+                    cells.append(("null", None) if v is None
+                                 else expected_cell(c, "", v))
+                else:
+                    cells.append(expected_cell(c, v, None))
+            out.append(tuple(cells))
+        return out
+
+    def mirror_cells(self, path, table, cols):
+        con = self.mirror_connect(path)
+        try:
+            q = "SELECT %s FROM %s" % (", ".join(qident(c["name"]) for c in cols),
+                                       qident(table))
+            rows = con.execute(q).fetchall()
+        finally:
+            con.close()
+        return [tuple(mirror_cell(c, v) for c, v in zip(cols, r)) for r in rows]
+
+    def mirror_columns(self, path, table):
+        return [r[1] for r in self.mirror_query(
+            path, "PRAGMA table_info(%s)" % qident(table))]
+
+    def assert_mirror_equals_source(self, path, *tables, limit=20):
+        """Each source table (schema-qualified or public) equals its mirror
+        table: same column names in source order, same multiset of rows,
+        values in the contract's form and SQLite storage class."""
+        problems = []
+        for qualified in tables:
+            mt = mirror_table_name(qualified)
+            cols = self.source_columns(qualified)
+            names = [c["name"] for c in cols]
+            mnames = self.mirror_columns(path, mt)
+            if not mnames:
+                problems.append("%s: mirror table %s does not exist (mirror "
+                                "has %s)" % (qualified, mt,
+                                             self.mirror_tables(path)))
+                continue
+            if mnames != names:
+                problems.append("%s: mirror table %s has columns %s, source %s"
+                                % (qualified, mt, mnames, names))
+                continue
+            src = collections.Counter(self.source_cells(qualified, cols))
+            mir = collections.Counter(self.mirror_cells(path, mt, cols))
+            if src == mir:
+                continue
+            only_src = list((src - mir).elements())
+            only_mir = list((mir - src).elements())
+            lines = ["%s -> %s: source %d rows, mirror %d rows; %d only in "
+                     "source, %d only in mirror; columns %s"
+                     % (qualified, mt, sum(src.values()), sum(mir.values()),
+                        len(only_src), len(only_mir), names)]
+            for title, rows in (("only in source", only_src),
+                                ("only in mirror", only_mir)):
+                shown = sorted((_show_row(r) for r in rows))[:limit]
+                for s in shown:
+                    lines.append("  %s: %s" % (title, s))
+                if len(rows) > limit:
+                    lines.append("  %s: ... %d more" % (title, len(rows) - limit))
+            problems.append("\n".join(lines))
+        if problems:
+            fail("mirror differs from source:\n" + "\n".join(problems))
+
+    def mirror_snapshot(self, path):
+        """All user tables of the mirror, as {table: Counter(rows)} (with
+        storage classes), to check that "nothing changed"."""
+        snap = {}
+        con = self.mirror_connect(path)
+        try:
+            for (t,) in con.execute(
+                    "SELECT name FROM sqlite_master WHERE type='table' AND "
+                    "name NOT LIKE 'pgmirror\\_%' ESCAPE '\\' AND "
+                    "name NOT LIKE 'sqlite\\_%' ESCAPE '\\'").fetchall():
+                rows = con.execute("SELECT * FROM %s" % qident(t)).fetchall()
+                snap[t] = collections.Counter(tuple(cell(v) for v in r)
+                                              for r in rows)
+        finally:
+            con.close()
+        return snap
+
+
+# ---------------------------------------------------------- background ----
+
+class Workload(threading.Thread):
+    """Run fn(conn, i) for i = 0, 1, ... on its own connection until stop()
+    (or n iterations).  Errors are kept and re-raised by stop()."""
+
+    def __init__(self, ctx, fn, n=None, autocommit=False):
+        super().__init__(daemon=True)
+        self.ctx, self.fn, self.n = ctx, fn, n
+        self.conn = ctx.connect(autocommit=autocommit)
+        self._stop = threading.Event()
+        self.error = None
+        self.count = 0
+
+    def run(self):
+        try:
+            i = 0
+            while not self._stop.is_set() and (self.n is None or i < self.n):
+                self.fn(self.conn, i)
+                i += 1
+                self.count = i
+        except Exception:  # noqa: BLE001 - reported by stop()
+            self.error = traceback.format_exc()
+
+    def stop(self, timeout=120):
+        self._stop.set()
+        self.join(timeout)
+        check(not self.is_alive(), "workload did not stop")
+        self.conn.close()
+        if self.error:
+            fail("workload failed:\n" + self.error)
+        return self.count
+
+
+# ---------------------------------------------------------------- main ----
+
+def main(test, name=None):
+    """Run test(ctx) and exit 0 (pass) or 1 (fail).  Never 77."""
+    if name is None:
+        base = os.path.basename(sys.argv[0])
+        name = re.sub(r"^test_|\.py$", "", base)
+    name = re.sub(r"[^a-z0-9_]", "_", name.lower())
+    timeout = int(os.environ.get("PGMIRROR_TEST_TIMEOUT", "300"))
+
+    def on_alarm(signum, frame):
+        raise Failure("test did not finish within %ss" % timeout)
+
+    signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(timeout)
+    ctx = None
+    rc = 1
+    t0 = time.time()
+    try:
+        ctx = TestContext(name)
+        ctx.setup()
+        test(ctx)
+        rc = 0
+    except Failure as e:
+        log("FAIL: %s" % e)
+    except Exception:  # noqa: BLE001
+        log("FAIL: unexpected error:\n" + traceback.format_exc())
+    finally:
+        signal.alarm(0)
+        if ctx is not None:
+            ctx.failed = rc != 0
+            try:
+                ctx.cleanup()
+            except Exception:  # noqa: BLE001
+                log("warning: cleanup failed:\n" + traceback.format_exc())
+    log("%s: %s (%.1fs)" % ("PASS" if rc == 0 else "FAIL", name,
+                            time.time() - t0))
+    sys.exit(rc)
