@@ -83,6 +83,9 @@ def format_lsn(n):
     return "%X/%X" % (n >> 32, n & 0xFFFFFFFF)
 
 
+fmt = format_lsn
+
+
 # ----------------------------------------------------- libpq DSN quoting ----
 
 def _dsn_value(v):
