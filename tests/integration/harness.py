@@ -176,17 +176,15 @@ def numeric_precision(typmod):
     return (t >> 16) & 0xFFFF, t & 0xFFFF
 
 
-def expected_cell(col, text, native):
-    """Source value -> the cell the mirror must hold.
+def expected_cell(col, text, native=None):
+    """Source value -> the cell the mirror must hold (arrays: see
+    source_cells, which compares to_json of the source array).
 
-    col: dict from source_columns(); text: the value's ::text (or AT TIME
-    ZONE 'UTC' for timestamptz); native: the psycopg2 value (used for
-    arrays)."""
+    col: dict from source_columns(); text: the server's text output of the
+    value (of value AT TIME ZONE 'UTC' for timestamptz)."""
     if text is None:
         return ("null", None)
     t = col["typname"]
-    if col["is_array"]:
-        return ("json", _json_norm(native))
     if t == "bool":
         return ("integer", 1 if text in ("t", "true") else 0)
     if t in ("int2", "int4", "int8", "oid"):
@@ -402,6 +400,11 @@ class TestContext:
                 except OSError:
                     pass
         keep = os.environ.get("PGMIRROR_KEEP") == "1"
+        if getattr(self, "_raw", None) is not None:
+            try:
+                self._raw.close()
+            except psycopg2.Error:
+                pass
         if self.conn is not None:
             try:
                 self.conn.close()
@@ -608,12 +611,32 @@ class TestContext:
 
     def catch_up(self, path, marker="pgm_marker", timeout=60, proc=None):
         """Wait until a running pgmirror has applied everything committed so
-        far: take the current LSN, commit one row to `marker` (a published
-        table, see create_marker) so that a commit past that LSN exists
-        whatever pgmirror does with keepalives, and wait for the LSN."""
+        far, and has itself applied something: take the current LSN, commit
+        one row to `marker` (a published table, see create_marker), then
+        wait until the mirror holds that row and its confirmed_lsn has
+        reached the LSN.  (The marker commit lies past the LSN, so this
+        works whether or not pgmirror also advances on keepalives.)"""
         lsn = self.source_lsn()
-        self.sql("INSERT INTO %s DEFAULT VALUES" % qident(marker))
-        return self.wait_for_mirror(path, lsn, timeout=timeout, proc=proc)
+        mid = self.sql1("INSERT INTO %s DEFAULT VALUES RETURNING id"
+                        % qident(marker))
+        deadline = time.time() + timeout
+        while True:
+            if proc is not None and proc.poll() is not None:
+                fail("pgmirror exited %s while waiting for marker %d\n"
+                     "stderr:\n%s" % (proc.poll(), mid, proc.stderr()))
+            try:
+                if self.mirror_query(path, "SELECT 1 FROM %s WHERE id = ?"
+                                     % qident(marker), (mid,)):
+                    break
+            except (sqlite3.Error, Failure):
+                pass
+            if time.time() > deadline:
+                fail("marker row %d did not reach the mirror within %ss%s"
+                     % (mid, timeout, "\nstderr:\n" + proc.stderr()
+                        if proc else ""))
+            time.sleep(0.05)
+        return self.wait_for_mirror(path, lsn, timeout=max(1, deadline - time.time()),
+                                    proc=proc)
 
     def create_marker(self, pub, marker="pgm_marker"):
         self.sql("CREATE TABLE %s (id bigserial PRIMARY KEY)" % qident(marker))
@@ -655,26 +678,36 @@ class TestContext:
         return [dict(name=r[0], typname=r[1], typmod=r[2], is_array=r[3])
                 for r in rows]
 
+    def raw_cursor(self):
+        """A cursor on a connection where every type comes back as the
+        server's own text output (not ::text casts: char(n) keeps its
+        padding, inet its form, as pgoutput sends them)."""
+        if getattr(self, "_raw", None) is None:
+            self._raw = self.connect()
+        oids = tuple(r[0] for r in self.sql("SELECT oid::int FROM pg_type"))
+        raw = psycopg2.extensions.new_type(oids, "PGM_RAW", lambda v, c: v)
+        psycopg2.extensions.register_type(raw, self._raw)
+        return self._raw.cursor()
+
     def source_cells(self, qualified, cols):
         exprs = []
         for c in cols:
             q = qident(c["name"])
             if c["is_array"]:
-                exprs.append(q)
+                exprs.append("to_json(%s)" % q)
             elif c["typname"] == "timestamptz":
-                exprs.append("(%s AT TIME ZONE 'UTC')::text" % q)
+                exprs.append("(%s AT TIME ZONE 'UTC')" % q)
             else:
-                exprs.append("%s::text" % q)
-        # arrays natively (psycopg2 parses them), plus ::text for NULL test
-        rows = self.sql("SELECT %s FROM %s" % (", ".join(exprs),
-                                              qtable(qualified)))
+                exprs.append(q)
+        cur = self.raw_cursor()
+        cur.execute("SELECT %s FROM %s" % (", ".join(exprs), qtable(qualified)))
         out = []
-        for r in rows:
+        for r in cur.fetchall():
             cells = []
             for c, v in zip(cols, r):
                 if c["is_array"]:
-                    cells.append(("null", None) if v is None
-                                 else expected_cell(c, "", v))
+                    cells.append(("null", None) if v is None else
+                                 ("json", _json_norm(_parse_json_text(v))))
                 else:
                     cells.append(expected_cell(c, v, None))
             out.append(tuple(cells))
@@ -762,14 +795,14 @@ class Workload(threading.Thread):
         super().__init__(daemon=True)
         self.ctx, self.fn, self.n = ctx, fn, n
         self.conn = ctx.connect(autocommit=autocommit)
-        self._stop = threading.Event()
+        self._halt = threading.Event()
         self.error = None
         self.count = 0
 
     def run(self):
         try:
             i = 0
-            while not self._stop.is_set() and (self.n is None or i < self.n):
+            while not self._halt.is_set() and (self.n is None or i < self.n):
                 self.fn(self.conn, i)
                 i += 1
                 self.count = i
@@ -777,7 +810,7 @@ class Workload(threading.Thread):
             self.error = traceback.format_exc()
 
     def stop(self, timeout=120):
-        self._stop.set()
+        self._halt.set()
         self.join(timeout)
         check(not self.is_alive(), "workload did not stop")
         self.conn.close()

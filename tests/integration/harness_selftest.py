@@ -25,7 +25,7 @@ CREATE TABLE s.v (
   id int PRIMARY KEY, b bool, i2 int2, i8 int8, f4 float4, f8 float8,
   n52 numeric(5,2), n numeric(30,1), nu numeric, by bytea, d date, ts timestamp,
   tz timestamptz, j json, jb jsonb, ai int[], at text[], m mood, u uuid,
-  iv interval, t text);
+  iv interval, t text, ch char(5), ip inet);
 """
 
 ROWS = r"""
@@ -34,36 +34,36 @@ INSERT INTO s.v VALUES
   'NaN', '\x00ff10', '2024-02-29', '2024-01-02 03:04:05.12',
   '2024-01-02 03:04:05+02', '{"a": [1, 2.50]}', '{"b": null, "a": 1}',
   '{1,2,NULL}', '{"a,b","c\"d",NULL,"NULL",""}', 'happy',
-  'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '1 day 02:03:04', 'x'),
+  'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '1 day 02:03:04', 'x', 'ab', '::1'),
  (2, false, -1, -2, 'NaN', 'Infinity', 5.00, 1, 0.10, '', 'infinity',
   '2024-01-02 03:04:05', '2024-06-30 23:59:59.999999+00', '[]', '{}',
   '{{1,2},{3,4}}', '{}', 'sad', '00000000-0000-0000-0000-000000000000',
-  '-1 mons', ''),
+  '-1 mons', '', NULL, '10.0.0.1/8'),
  (3, NULL, NULL, NULL, NULL, '-Infinity', NULL, NULL, NULL, NULL, NULL,
-  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
  (4, NULL, NULL, NULL, NULL, '-Infinity', NULL, NULL, NULL, NULL, NULL,
-  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 """
 # row 4 duplicates row 3 except the key; the copy below has both.
 
 MIRROR = r"""
 CREATE TABLE s_v (id INTEGER PRIMARY KEY, b INTEGER, i2 INTEGER, i8 INTEGER,
   f4 REAL, f8 REAL, n52 NUMERIC, n TEXT, nu TEXT, by BLOB, d TEXT, ts TEXT,
-  tz TEXT, j TEXT, jb TEXT, ai TEXT, at TEXT, m TEXT, u TEXT, iv TEXT, t TEXT);
+  tz TEXT, j TEXT, jb TEXT, ai TEXT, at TEXT, m TEXT, u TEXT, iv TEXT, t TEXT, ch TEXT, ip TEXT);
 INSERT INTO s_v VALUES
  (1, 1, 32767, 9007199254740993, 1.5, 0.1, 123.45, '12345678901234567890.5',
   'NaN', x'00ff10', '2024-02-29', '2024-01-02 03:04:05.120000',
   '2024-01-02 01:04:05', '{"a":[1,2.5]}', '{"a":1,"b":null}', '[1,2,null]',
   '["a,b","c\"d",null,"NULL",""]', 'happy',
-  'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '1 day 02:03:04', 'x'),
+  'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '1 day 02:03:04', 'x', 'ab   ', '::1'),
  (2, 0, -1, -2, 'NaN', 9e999, 5, '1.0', '0.10', x'', 'infinity',
   '2024-01-02 03:04:05', '2024-06-30 23:59:59.999999', '[]', '{}',
   '[[1,2],[3,4]]', '[]', 'sad', '00000000-0000-0000-0000-000000000000',
-  '-1 mons', ''),
+  '-1 mons', '', NULL, '10.0.0.1/8'),
  (3, NULL, NULL, NULL, NULL, -9e999, NULL, NULL, NULL, NULL, NULL,
-  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
  (4, NULL, NULL, NULL, NULL, -9e999, NULL, NULL, NULL, NULL, NULL,
-  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 """
 
 # (description, SQL applied to the good mirror) -> must be reported
@@ -88,6 +88,8 @@ CORRUPTIONS = [
     ("array as PG text", "UPDATE s_v SET ai = '{1,2,NULL}' WHERE id = 1"),
     ("array element NULL vs 'NULL'", "UPDATE s_v SET at = '[\"a,b\",\"c\\\"d\",null,null,\"\"]' WHERE id = 1"),
     ("empty string vs NULL", "UPDATE s_v SET t = NULL WHERE id = 2"),
+    ("char(n) padding stripped", "UPDATE s_v SET ch = 'ab' WHERE id = 1"),
+    ("inet in ::text form", "UPDATE s_v SET ip = '::1/128' WHERE id = 1"),
     ("row missing", "DELETE FROM s_v WHERE id = 4"),
     ("extra row", "INSERT INTO s_v (id, f8) VALUES (5, 1)"),
 ]

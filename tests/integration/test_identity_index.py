@@ -48,7 +48,7 @@ def test(ctx):
           UPDATE ui SET code = 'c0' WHERE id = 11;
           UPDATE ui SET code = 'c1' WHERE id = 10;
         COMMIT;
-        INSERT INTO ui VALUES (500, 'moved', 1, 'same code other region');
+        INSERT INTO ui VALUES (500, 'moved', 99, 'same code other region');
     """)
     ctx.once(path, slot, "pub")
     ctx.assert_mirror_equals_source(path, "ui")

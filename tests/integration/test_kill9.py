@@ -74,6 +74,8 @@ def test(ctx):
             harness.log("kill %d: mirror at %s, workload at tx %d"
                         % (k + 1, harness.fmt(applied[-1]), w.count))
             proc = ctx.start_follow(path, slot, "pub", tag="run%d" % (k + 1))
+            # the next kill lands while it applies: wait for some progress
+            ctx.wait_for_mirror(path, applied[-1] + 1, proc=proc)
         ctx.catch_up(path, proc=proc)
     finally:
         n = w.stop()

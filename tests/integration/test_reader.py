@@ -48,7 +48,8 @@ def test(ctx):
     path, slot = ctx.path(), ctx.slot()
     ctx.once(path, slot, "pub", first=True)
     ctx.sql("INSERT INTO accounts SELECT g, 1000 FROM generate_series(0, 9) g; "
-            "INSERT INTO counter VALUES (1, 0)")
+            "INSERT INTO counter VALUES (1, 0); "
+            "INSERT INTO ledger VALUES (-2, 'x'); DELETE FROM ledger")
     ctx.once(path, slot, "pub")
     check(ctx.mirror_query(path, "PRAGMA journal_mode")[0][0].lower() == "wal",
           "mirror is not in WAL mode")

@@ -66,7 +66,7 @@ def test(ctx):
          NULL, NULL, NULL, NULL),
         (4, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
          NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-         NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+         NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
         RESET TIME ZONE;
     """)
     ctx.once(path, slot, "pub")
