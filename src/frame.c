@@ -24,7 +24,6 @@ static const char *frame_type_name(int type)
 	switch (type) {
 	case FRAME_XLOGDATA: return "XLogData";
 	case FRAME_KEEPALIVE: return "primary keepalive";
-	case FRAME_STATUS_UPDATE: return "standby status update";
 	}
 	return "unknown";
 }
