@@ -22,9 +22,9 @@ KILLS = 5
 def workload(conn, i):
     rnd = random.Random(i)
     cur = conn.cursor()
-    if i % 25 == 7:  # a large transaction
+    if i % 30 == 7:  # a large transaction
         cur.execute("INSERT INTO big SELECT %s * 100000 + g, repeat(md5(g::text), 4) "
-                    "FROM generate_series(1, 20000) g", (i,))
+                    "FROM generate_series(1, 10000) g", (i,))
         cur.execute("INSERT INTO logs SELECT %s, g, 'bulk' FROM generate_series(1, 3000) g", (i,))
         cur.execute("UPDATE acc SET n = n + 1")
         cur.execute("DELETE FROM big WHERE id %% 100000 %% 3 = 0 AND id / 100000 < %s", (i,))
