@@ -1,2 +1,653 @@
-/* apply.c: to be written */
+/*
+ * apply.c: from decoded messages to mirror changes.
+ *
+ * One apply_X() per message kind behind a switch, as PostgreSQL's
+ * apply_dispatch() does. The relation cache maps a source relation OID to
+ * its mirror table and to per-column scratch (converted values, buffers),
+ * allocated when the Relation message arrives and reused for every row,
+ * so applying a row allocates nothing once warm.
+ */
 #include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pgmirror/apply.h"
+#include "pgmirror/values.h"
+
+typedef struct RelEntry {
+	uint32_t oid;           /* 0: free slot */
+	char *display;          /* "schema.table", for messages */
+	MirrorTable *table;
+	char replident;
+	int ncols;
+	ColumnType *types;
+	bool *is_key;
+	ValueBuf *newbufs;      /* scratch per column, new tuple */
+	ValueBuf *oldbufs;      /* scratch per column, old tuple */
+	Value *newvals;
+	Value *oldvals;
+	bool *keep;             /* new tuple: column not sent ('u') */
+	bool *used;             /* old tuple: column identifies the row */
+} RelEntry;
+
+typedef struct TypeEntry {
+	uint32_t oid;
+	char *name;
+} TypeEntry;
+
+struct Applier {
+	Mirror *m;
+	RelEntry *rels;          /* open-addressing table, size nrels_cap */
+	size_t nrels_cap;
+	size_t nrels;
+	TypeEntry *types;        /* Type messages seen */
+	size_t ntypes;
+
+	bool in_txn;             /* between Begin and Commit */
+	bool skipping;           /* this transaction was applied before */
+	Lsn txn_final_lsn;       /* Begin: LSN of the commit record */
+	int64_t txn_time;
+
+	Lsn durable;             /* committed in the mirror */
+	Lsn applied;             /* end of the last applied transaction */
+	int64_t applied_time;    /* its commit time; 0 when none yet */
+	int pending;             /* transactions in the open SQLite transaction */
+	bool group_open;         /* an SQLite transaction is open */
+	bool position_pending;   /* applied > durable needs storing */
+
+	ApplyStats stats;
+	char errbuf[1536];
+};
+
+static void set_error(Applier *a, const char *fmt, ...) PGM_PRINTF(2, 3);
+
+static void set_error(Applier *a, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(a->errbuf, sizeof(a->errbuf), fmt, ap);
+	va_end(ap);
+}
+
+const char *apply_error(const Applier *a)
+{
+	return a->errbuf;
+}
+
+Applier *apply_new(Mirror *m, Lsn durable)
+{
+	Applier *a = xcalloc(1, sizeof(*a));
+
+	a->m = m;
+	a->durable = a->applied = durable;
+	a->nrels_cap = 64;
+	a->rels = xcalloc(a->nrels_cap, sizeof(RelEntry));
+	return a;
+}
+
+static void rel_clear(RelEntry *r)
+{
+	mirror_table_free(r->table);
+	for (int i = 0; i < r->ncols; i++) {
+		values_buf_free(&r->newbufs[i]);
+		values_buf_free(&r->oldbufs[i]);
+	}
+	free(r->display);
+	free(r->types);
+	free(r->is_key);
+	free(r->newbufs);
+	free(r->oldbufs);
+	free(r->newvals);
+	free(r->oldvals);
+	free(r->keep);
+	free(r->used);
+	memset(r, 0, sizeof(*r));
+}
+
+void apply_free(Applier *a)
+{
+	if (a == NULL)
+		return;
+	for (size_t i = 0; i < a->nrels_cap; i++)
+		if (a->rels[i].oid != 0)
+			rel_clear(&a->rels[i]);
+	for (size_t i = 0; i < a->ntypes; i++)
+		free(a->types[i].name);
+	free(a->types);
+	free(a->rels);
+	free(a);
+}
+
+/* --- relation cache ---------------------------------------------------- */
+
+static RelEntry *rel_slot(RelEntry *rels, size_t cap, uint32_t oid)
+{
+	size_t i = (oid * 2654435761u) & (cap - 1);
+
+	while (rels[i].oid != 0 && rels[i].oid != oid)
+		i = (i + 1) & (cap - 1);
+	return &rels[i];
+}
+
+static RelEntry *rel_find(Applier *a, uint32_t oid)
+{
+	RelEntry *r = rel_slot(a->rels, a->nrels_cap, oid);
+
+	return r->oid == oid ? r : NULL;
+}
+
+/* The entry for oid, new and empty if it was not there. */
+static RelEntry *rel_get(Applier *a, uint32_t oid)
+{
+	RelEntry *r;
+
+	if ((a->nrels + 1) * 2 > a->nrels_cap) {
+		size_t ncap = a->nrels_cap * 2;
+		RelEntry *nrels = xcalloc(ncap, sizeof(RelEntry));
+
+		for (size_t i = 0; i < a->nrels_cap; i++)
+			if (a->rels[i].oid != 0)
+				*rel_slot(nrels, ncap, a->rels[i].oid) = a->rels[i];
+		free(a->rels);
+		a->rels = nrels;
+		a->nrels_cap = ncap;
+	}
+	r = rel_slot(a->rels, a->nrels_cap, oid);
+	if (r->oid == 0) {
+		r->oid = oid;
+		a->nrels++;
+	}
+	return r;
+}
+
+static const char *type_name(const Applier *a, uint32_t oid)
+{
+	const char *name = values_builtin_type_name(oid);
+
+	if (name != NULL)
+		return name;
+	for (size_t i = 0; i < a->ntypes; i++)
+		if (a->types[i].oid == oid)
+			return a->types[i].name;
+	return "unknown";
+}
+
+/* How a column of a type that is not built in is stored: the Type message
+ * gave its name; an array type's name starts with an underscore. */
+static ColumnType column_type(const Applier *a, uint32_t oid, int32_t typmod)
+{
+	ColumnType t = {VT_TEXT, VT_TEXT};
+
+	if (!values_builtin_type(oid, typmod, &t) && type_name(a, oid)[0] == '_')
+		t.vt = VT_ARRAY;
+	return t;
+}
+
+/* --- transactions ------------------------------------------------------- */
+
+static bool open_group(Applier *a)
+{
+	if (a->group_open)
+		return true;
+	if (!mirror_begin(a->m)) {
+		set_error(a, "%s", mirror_error(a->m));
+		return false;
+	}
+	a->group_open = true;
+	return true;
+}
+
+bool apply_flush(Applier *a)
+{
+	char when[40];
+
+	if (a->in_txn || !a->group_open)
+		return true;
+	if (a->position_pending &&
+	    !mirror_set_position(a->m, a->applied,
+				 a->applied_time ? pgtime_format_utc(a->applied_time, when,
+								     sizeof(when))
+						 : NULL)) {
+		set_error(a, "%s", mirror_error(a->m));
+		return false;
+	}
+	if (!mirror_commit(a->m)) {
+		set_error(a, "%s", mirror_error(a->m));
+		a->group_open = false;
+		return false;
+	}
+	a->group_open = false;
+	a->position_pending = false;
+	a->applied_time = 0;
+	a->durable = a->applied;
+	a->pending = 0;
+	return true;
+}
+
+bool apply_advance(Applier *a, Lsn lsn)
+{
+	if (a->in_txn || lsn <= a->applied)
+		return true;
+	a->applied = lsn;
+	a->position_pending = true;
+	return open_group(a) && apply_flush(a);
+}
+
+static bool apply_begin(Applier *a, const PgoBegin *b)
+{
+	if (a->in_txn) {
+		set_error(a, "protocol error: Begin at %X/%X inside a transaction",
+			  (unsigned)(b->final_lsn >> 32), (unsigned)b->final_lsn);
+		return false;
+	}
+	a->in_txn = true;
+	a->txn_final_lsn = b->final_lsn;
+	a->txn_time = b->commit_time;
+	/* Its commit record lies before what the mirror holds: applied already. */
+	a->skipping = b->final_lsn < a->durable;
+	return a->skipping || open_group(a);
+}
+
+static bool apply_commit(Applier *a, const PgoCommit *c)
+{
+	char lsn[LSN_TEXT_SIZE];
+
+	if (!a->in_txn) {
+		set_error(a, "protocol error: Commit at %s outside a transaction",
+			  lsn_format(c->commit_lsn, lsn));
+		return false;
+	}
+	a->in_txn = false;
+	if (a->skipping) {
+		a->skipping = false;
+		return true;
+	}
+	if (c->end_lsn > a->applied)
+		a->applied = c->end_lsn;
+	a->applied_time = c->commit_time;
+	a->stats.last_commit_time = c->commit_time;
+	a->position_pending = true;
+	a->pending++;
+	a->stats.txns++;
+	return true;
+}
+
+/* --- relations ---------------------------------------------------------- */
+
+static bool is_reserved(const char *name)
+{
+	return strncmp(name, "pgmirror_", 9) == 0;
+}
+
+static bool apply_relation(Applier *a, const PgoRelation *rel)
+{
+	RelEntry *r;
+	MirrorColumnDef *cols;
+	MirrorTableDef def;
+	char *name;
+	bool ok = false;
+
+	if (strcmp(rel->nspname, "public") == 0)
+		name = xstrdup(rel->relname);
+	else
+		name = xasprintf("%s_%s", rel->nspname, rel->relname);
+	if (is_reserved(name)) {
+		set_error(a, "source table \"%s\".\"%s\" would be mirrored as \"%s\", a name "
+			  "reserved for pgmirror's own tables; rename it or leave it out of "
+			  "the publication", rel->nspname, rel->relname, name);
+		free(name);
+		return false;
+	}
+	if (rel->ncols == 0) {
+		set_error(a, "source table \"%s\".\"%s\" has no published columns and cannot "
+			  "be mirrored; publish at least one column", rel->nspname, rel->relname);
+		free(name);
+		return false;
+	}
+	if (!open_group(a)) {
+		free(name);
+		return false;
+	}
+
+	r = rel_get(a, rel->oid);
+	if (r->display != NULL) {
+		uint32_t oid = r->oid;
+
+		rel_clear(r);
+		r->oid = oid;
+	}
+	r->display = xasprintf("%s.%s", rel->nspname, rel->relname);
+	r->replident = rel->replident;
+	r->ncols = rel->ncols;
+	r->types = xcalloc(rel->ncols, sizeof(ColumnType));
+	r->is_key = xcalloc(rel->ncols, sizeof(bool));
+	r->newbufs = xcalloc(rel->ncols, sizeof(ValueBuf));
+	r->oldbufs = xcalloc(rel->ncols, sizeof(ValueBuf));
+	r->newvals = xcalloc(rel->ncols, sizeof(Value));
+	r->oldvals = xcalloc(rel->ncols, sizeof(Value));
+	r->keep = xcalloc(rel->ncols, sizeof(bool));
+	r->used = xcalloc(rel->ncols, sizeof(bool));
+
+	cols = xcalloc(rel->ncols, sizeof(MirrorColumnDef));
+	for (int i = 0; i < rel->ncols; i++) {
+		const PgoColumn *c = &rel->cols[i];
+
+		r->types[i] = column_type(a, c->type_oid, c->type_mod);
+		r->is_key[i] = (c->flags & PGO_COLUMN_KEY) != 0;
+		cols[i].name = c->name;
+		cols[i].pg_type = type_name(a, c->type_oid);
+		cols[i].type_oid = c->type_oid;
+		cols[i].type_mod = c->type_mod;
+		cols[i].type = r->types[i];
+		cols[i].is_key = r->is_key[i];
+	}
+	def.name = name;
+	def.source_schema = rel->nspname;
+	def.source_table = rel->relname;
+	def.relation_oid = rel->oid;
+	def.replident = rel->replident;
+	def.ncols = rel->ncols;
+	def.cols = cols;
+	/* Even inside a transaction being skipped, a Relation describes the
+	 * table for the transactions that follow. */
+	if (!mirror_table_sync(a->m, &def, &r->table)) {
+		set_error(a, "could not mirror table \"%s\": %s", r->display,
+			  mirror_error(a->m));
+		goto done;
+	}
+	ok = true;
+done:
+	free(cols);
+	free(name);
+	return ok;
+}
+
+static bool apply_type(Applier *a, const PgoType *t)
+{
+	for (size_t i = 0; i < a->ntypes; i++) {
+		if (a->types[i].oid == t->oid) {
+			free(a->types[i].name);
+			a->types[i].name = xstrdup(t->typname);
+			return true;
+		}
+	}
+	a->types = xreallocarray(a->types, a->ntypes + 1, sizeof(TypeEntry));
+	a->types[a->ntypes].oid = t->oid;
+	a->types[a->ntypes].name = xstrdup(t->typname);
+	a->ntypes++;
+	return true;
+}
+
+/* --- rows --------------------------------------------------------------- */
+
+static RelEntry *rel_for_change(Applier *a, uint32_t relid, const char *what)
+{
+	RelEntry *r = rel_find(a, relid);
+
+	if (r == NULL || r->table == NULL) {
+		set_error(a, "protocol error: %s for relation OID %u, which no Relation "
+			  "message described", what, relid);
+		return NULL;
+	}
+	if (!a->in_txn) {
+		set_error(a, "protocol error: %s for \"%s\" outside a transaction", what,
+			  r->display);
+		return NULL;
+	}
+	return r;
+}
+
+/*
+ * Converts a tuple into vals. is_new: 'u' means "keep the current value"
+ * (keep[i]); in an old tuple it means the column cannot identify the row
+ * (used[i] false). For a key tuple ('K'), only key columns identify the
+ * row; the others are sent as NULL and mean nothing.
+ */
+static bool convert_tuple(Applier *a, RelEntry *r, const PgoTuple *tup, char kind,
+			  bool is_new, const char *what)
+{
+	Value *vals = is_new ? r->newvals : r->oldvals;
+	ValueBuf *bufs = is_new ? r->newbufs : r->oldbufs;
+	char err[256];
+
+	if (tup->ncols != r->ncols) {
+		set_error(a, "protocol error: %s for \"%s\" has %u columns, its Relation "
+			  "message %d", what, r->display, tup->ncols, r->ncols);
+		return false;
+	}
+	for (int i = 0; i < r->ncols; i++) {
+		const PgoValue *v = &tup->cols[i];
+
+		if (is_new)
+			r->keep[i] = false;
+		else
+			r->used[i] = kind == 'O' || r->is_key[i];
+		switch (v->kind) {
+		case PGO_COL_NULL:
+			vals[i].kind = VAL_NULL;
+			break;
+		case PGO_COL_UNCHANGED:
+			vals[i].kind = VAL_NULL;
+			if (is_new)
+				r->keep[i] = true;
+			else
+				r->used[i] = false;
+			break;
+		case PGO_COL_TEXT:
+			if (!values_convert(r->types[i], (const char *)v->data, v->len, &bufs[i],
+					    &vals[i], err, sizeof(err))) {
+				set_error(a, "could not apply %s to \"%s\": column %d: %s", what,
+					  r->display, i + 1, err);
+				return false;
+			}
+			break;
+		default:
+			set_error(a, "could not apply %s to \"%s\": column %d is in binary "
+				  "format, which pgmirror does not request", what, r->display, i + 1);
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool mirror_failed(Applier *a, const RelEntry *r, const char *what)
+{
+	char lsn[LSN_TEXT_SIZE];
+
+	set_error(a, "could not apply %s to \"%s\" in the transaction committed at %s: %s",
+		  what, r->display, lsn_format(a->txn_final_lsn, lsn), mirror_error(a->m));
+	return false;
+}
+
+static void no_row(Applier *a, const RelEntry *r, const char *what)
+{
+	char lsn[LSN_TEXT_SIZE];
+
+	log_warning("%s on \"%s\" (transaction committed at %s) found no matching row "
+		    "in the mirror: the mirror differs from the source", what, r->display,
+		    lsn_format(a->txn_final_lsn, lsn));
+}
+
+static bool apply_insert(Applier *a, const PgoInsert *ins)
+{
+	RelEntry *r = rel_for_change(a, ins->relid, "Insert");
+
+	if (r == NULL)
+		return false;
+	if (a->skipping)
+		return true;
+	if (!convert_tuple(a, r, &ins->newtup, 'N', true, "Insert"))
+		return false;
+	for (int i = 0; i < r->ncols; i++) {
+		if (r->keep[i]) {
+			set_error(a, "protocol error: Insert for \"%s\" has an unchanged-value "
+				  "marker in column %d", r->display, i + 1);
+			return false;
+		}
+	}
+	if (!mirror_table_insert(r->table, r->newvals))
+		return mirror_failed(a, r, "Insert");
+	a->stats.rows++;
+	return true;
+}
+
+/* The key must be complete to find a row; a key column that was not sent
+ * would silently match NULL. */
+static bool check_key(Applier *a, const RelEntry *r, const char *what)
+{
+	for (int i = 0; i < r->ncols; i++) {
+		if (r->is_key[i] && !r->used[i] && r->replident != 'f') {
+			set_error(a, "protocol error: %s for \"%s\" lacks key column %d", what,
+				  r->display, i + 1);
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool apply_update(Applier *a, const PgoUpdate *up)
+{
+	RelEntry *r = rel_for_change(a, up->relid, "Update");
+	const Value *match;
+	int n;
+
+	if (r == NULL)
+		return false;
+	if (a->skipping)
+		return true;
+	if (!convert_tuple(a, r, &up->newtup, 'N', true, "Update"))
+		return false;
+	if (up->old_kind != 0) {
+		if (!convert_tuple(a, r, &up->oldtup, up->old_kind, false, "Update"))
+			return false;
+		match = r->oldvals;
+	} else {
+		/* The key did not change: the new tuple holds it. */
+		for (int i = 0; i < r->ncols; i++)
+			r->used[i] = r->is_key[i] && !r->keep[i];
+		match = r->newvals;
+	}
+	if (!check_key(a, r, "Update"))
+		return false;
+	if (!mirror_table_update(r->table, match, r->used, r->newvals, r->keep, &n))
+		return mirror_failed(a, r, "Update");
+	if (n == 0)
+		no_row(a, r, "Update");
+	a->stats.rows++;
+	return true;
+}
+
+static bool apply_delete(Applier *a, const PgoDelete *del)
+{
+	RelEntry *r = rel_for_change(a, del->relid, "Delete");
+	int n;
+
+	if (r == NULL)
+		return false;
+	if (a->skipping)
+		return true;
+	if (!convert_tuple(a, r, &del->oldtup, del->old_kind, false, "Delete") ||
+	    !check_key(a, r, "Delete"))
+		return false;
+	if (!mirror_table_delete(r->table, r->oldvals, r->used, &n))
+		return mirror_failed(a, r, "Delete");
+	if (n == 0)
+		no_row(a, r, "Delete");
+	a->stats.rows++;
+	return true;
+}
+
+static bool apply_truncate(Applier *a, const PgoTruncate *tr)
+{
+	for (uint32_t i = 0; i < tr->nrelids; i++) {
+		RelEntry *r = rel_for_change(a, tr->relids[i], "Truncate");
+
+		if (r == NULL)
+			return false;
+		if (a->skipping)
+			continue;
+		if (!mirror_table_truncate(r->table))
+			return mirror_failed(a, r, "Truncate");
+	}
+	return true;
+}
+
+bool apply_message(Applier *a, const PgoMessage *msg)
+{
+	bool ok;
+
+	switch (msg->type) {
+	case PGO_BEGIN:
+		ok = apply_begin(a, &msg->u.begin);
+		break;
+	case PGO_COMMIT:
+		ok = apply_commit(a, &msg->u.commit);
+		break;
+	case PGO_RELATION:
+		ok = apply_relation(a, &msg->u.relation);
+		break;
+	case PGO_TYPE:
+		ok = apply_type(a, &msg->u.type);
+		break;
+	case PGO_INSERT:
+		ok = apply_insert(a, &msg->u.insert);
+		break;
+	case PGO_UPDATE:
+		ok = apply_update(a, &msg->u.update);
+		break;
+	case PGO_DELETE:
+		ok = apply_delete(a, &msg->u.delete);
+		break;
+	case PGO_TRUNCATE:
+		ok = apply_truncate(a, &msg->u.truncate);
+		break;
+	case PGO_ORIGIN:
+	case PGO_MESSAGE:
+		ok = true; /* nothing to mirror */
+		break;
+	default:
+		set_error(a, "protocol error: unexpected %s message (pgmirror asks for "
+			  "neither streaming nor two-phase transactions)",
+			  pgoutput_msg_name(msg->type));
+		ok = false;
+		break;
+	}
+	if (!ok && a->group_open) {
+		mirror_rollback(a->m);
+		a->group_open = false;
+		a->in_txn = false;
+		a->pending = 0;
+		a->applied = a->durable;
+		a->position_pending = false;
+	}
+	return ok;
+}
+
+bool apply_in_transaction(const Applier *a)
+{
+	return a->in_txn;
+}
+
+int apply_pending(const Applier *a)
+{
+	return a->pending;
+}
+
+Lsn apply_durable_lsn(const Applier *a)
+{
+	return a->durable;
+}
+
+Lsn apply_applied_lsn(const Applier *a)
+{
+	return a->applied;
+}
+
+void apply_stats(const Applier *a, ApplyStats *out)
+{
+	*out = a->stats;
+}

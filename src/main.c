@@ -1,3 +1,221 @@
+/*
+ * main.c: pgmirror's command line, signals, and the choice of job.
+ */
 #include "config.h"
+
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
-int main(void) { puts("pgmirror: not yet"); return 1; }
+#include <stdlib.h>
+#include <string.h>
+
+#include "pgmirror/replicate.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"pgmirror keeps a SQLite file equal to a set of PostgreSQL tables.\n"
+		"\n"
+		"Usage:\n"
+		"  pgmirror [OPTION]... MIRROR.db\n"
+		"\n"
+		"Options:\n"
+		"  -d, --dbname=CONNSTR         source database (libpq connection string or URI)\n"
+		"  -S, --slot=NAME              replication slot (default \"pgmirror\")\n"
+		"  -P, --publication=NAME[,..]  publication(s) to mirror; needed on the first run\n"
+		"      --once                   stop once everything committed before connecting\n"
+		"                               is applied (for cron)\n"
+		"  -E, --endpos=LSN             stop once everything up to LSN (X/Y) is applied\n"
+		"      --no-initial-copy        on slot creation, do not copy existing rows\n"
+		"      --drop-slot              drop the replication slot and exit\n"
+		"      --status                 print the mirror's state and exit (no connection)\n"
+		"  -s, --status-interval=SECS   feedback to the server every SECS (default 10)\n"
+		"  -v, --verbose                more messages\n"
+		"  -q, --quiet                  only errors\n"
+		"  -V, --version                print the version and exit\n"
+		"  -h, --help                   print this help and exit\n"
+		"\n"
+		"Exit status: 0 success, 1 error, 2 usage error, 3 mirror or slot in use.\n");
+}
+
+static void handle_stop(int sig)
+{
+	(void)sig;
+	replicate_request_stop();
+}
+
+static PGM_NORETURN PGM_PRINTF(1, 2) void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "pgmirror: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry \"pgmirror --help\" for more information.\n");
+	exit(EXIT_USAGE);
+}
+
+/* Slot names are limited by the server to [a-z0-9_], 63 bytes. */
+static bool valid_slot_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 63)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return false;
+	return true;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Adds the comma-separated names in arg, skipping duplicates. */
+static void add_publications(ReplicateOptions *opt, const char *arg)
+{
+	char *copy = xstrdup(arg), *p = copy;
+
+	for (;;) {
+		char *comma = strchr(p, ',');
+		bool dup = false;
+
+		if (comma)
+			*comma = '\0';
+		if (*p == '\0')
+			usage_error("invalid publication list \"%s\": empty name", arg);
+		if (strlen(p) > 63)
+			usage_error("invalid publication name \"%s\": longer than 63 bytes", p);
+		for (int i = 0; i < opt->npubs; i++)
+			dup = dup || strcmp(opt->pubs[i], p) == 0;
+		if (!dup) {
+			opt->pubs = xreallocarray(opt->pubs, (size_t)opt->npubs + 1, sizeof(char *));
+			opt->pubs[opt->npubs++] = xstrdup(p);
+		}
+		if (!comma)
+			break;
+		p = comma + 1;
+	}
+	free(copy);
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_ONCE = 256, OPT_NO_COPY, OPT_DROP_SLOT, OPT_STATUS };
+	static const struct option longopts[] = {
+		{"dbname", required_argument, NULL, 'd'},
+		{"slot", required_argument, NULL, 'S'},
+		{"publication", required_argument, NULL, 'P'},
+		{"once", no_argument, NULL, OPT_ONCE},
+		{"endpos", required_argument, NULL, 'E'},
+		{"no-initial-copy", no_argument, NULL, OPT_NO_COPY},
+		{"drop-slot", no_argument, NULL, OPT_DROP_SLOT},
+		{"status", no_argument, NULL, OPT_STATUS},
+		{"status-interval", required_argument, NULL, 's'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"version", no_argument, NULL, 'V'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	ReplicateOptions opt = {.slot = "pgmirror", .status_interval = 10};
+	bool drop_slot = false, status = false;
+	int level = LOG_INFO, c, rc;
+	struct sigaction sa;
+
+	while ((c = getopt_long(argc, argv, "d:S:P:E:s:vqVh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			opt.conninfo = optarg;
+			break;
+		case 'S':
+			if (!valid_slot_name(optarg))
+				usage_error("invalid slot name \"%s\": use 1 to 63 lower-case letters, "
+					    "digits and underscores", optarg);
+			opt.slot = optarg;
+			opt.slot_given = true;
+			break;
+		case 'P':
+			add_publications(&opt, optarg);
+			break;
+		case OPT_ONCE:
+			opt.once = true;
+			break;
+		case 'E':
+			if (!lsn_parse(optarg, &opt.endpos) || opt.endpos == LSN_INVALID)
+				usage_error("invalid end position \"%s\": expected an LSN like 0/16B3748",
+					    optarg);
+			break;
+		case OPT_NO_COPY:
+			opt.no_initial_copy = true;
+			break;
+		case OPT_DROP_SLOT:
+			drop_slot = true;
+			break;
+		case OPT_STATUS:
+			status = true;
+			break;
+		case 's': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+
+			if (*optarg == '\0' || *end != '\0' || v < 1 || v > 3600)
+				usage_error("invalid status interval \"%s\": expected whole seconds "
+					    "from 1 to 3600", optarg);
+			opt.status_interval = (int)v;
+			break;
+		}
+		case 'v':
+			level = level < LOG_INFO ? LOG_INFO : LOG_DEBUG;
+			break;
+		case 'q':
+			level = LOG_ERROR;
+			break;
+		case 'V':
+			printf("pgmirror %s\n", PACKAGE_VERSION);
+			return EXIT_OK;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		default:
+			fprintf(stderr, "Try \"pgmirror --help\" for more information.\n");
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc)
+		usage_error("%s", "no mirror file given (pgmirror [OPTION]... MIRROR.db)");
+	if (optind + 1 < argc)
+		usage_error("too many arguments, starting with \"%s\"", argv[optind + 1]);
+	opt.mirror_path = argv[optind];
+	if (opt.mirror_path[0] == '\0')
+		usage_error("%s", "the mirror file name is empty");
+	if ((int)drop_slot + (int)status + (int)(opt.once || opt.endpos != LSN_INVALID) > 1)
+		usage_error("%s", "--drop-slot, --status and --once/--endpos do not go together");
+	if (opt.once && opt.endpos != LSN_INVALID)
+		usage_error("%s", "--once and --endpos do not go together");
+	log_set_level(level);
+	qsort(opt.pubs, (size_t)opt.npubs, sizeof(char *), cmp_str);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handle_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (status)
+		rc = replicate_status(&opt);
+	else if (drop_slot)
+		rc = replicate_drop_slot(&opt);
+	else
+		rc = replicate_run(&opt);
+	for (int i = 0; i < opt.npubs; i++)
+		free(opt.pubs[i]);
+	free(opt.pubs);
+	return rc;
+}

@@ -1,2 +1,838 @@
-/* mirror.c: to be written */
+/*
+ * mirror.c: the SQLite side of pgmirror.
+ *
+ * The file is opened in WAL mode so readers never block the writer nor
+ * see a transaction in progress; synchronous=FULL, because a commit that
+ * is reported to the server as flushed must survive power loss. A second
+ * pgmirror is kept out with flock() on the database file itself: SQLite
+ * uses POSIX record locks, which on Linux are independent of flock(), so
+ * readers are unaffected. The descriptor stays open until after
+ * sqlite3_close(), because closing any descriptor of a file drops the
+ * process's POSIX locks on it.
+ *
+ * Every identifier that comes from the source is quoted with "%w" in
+ * sqlite3_mprintf(); no source string is spliced into SQL otherwise.
+ */
 #include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "pgmirror/mirror.h"
+
+extern const char mirror_schema_sql[];
+
+struct Mirror {
+	sqlite3 *db;
+	int lock_fd;             /* flock()ed descriptor of the file */
+	char *path;
+	bool in_txn;
+	sqlite3_stmt *set_pos;   /* UPDATE pgmirror_state SET confirmed_lsn... */
+	char errbuf[1024];
+};
+
+struct MirrorTable {
+	Mirror *m;
+	char *name;
+	int ncols;
+	bool *is_key;            /* per column */
+	bool full;               /* REPLICA IDENTITY FULL: match on all columns */
+	char *collist;           /* "a","b",... quoted */
+	char **qcols;            /* each column quoted, "a" */
+	sqlite3_stmt *ins;       /* prepared on first use, reused */
+	sqlite3_stmt *upd;
+	sqlite3_stmt *del;
+	sqlite3_stmt *trunc;
+};
+
+static void set_error(Mirror *m, const char *fmt, ...) PGM_PRINTF(2, 3);
+
+static void set_error(Mirror *m, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(m->errbuf, sizeof(m->errbuf), fmt, ap);
+	va_end(ap);
+}
+
+const char *mirror_error(const Mirror *m)
+{
+	return m->errbuf;
+}
+
+/* Runs SQL text (one or more statements); false with the error set. */
+static bool exec_sql(Mirror *m, const char *sql)
+{
+	char *err = NULL;
+
+	if (sqlite3_exec(m->db, sql, NULL, NULL, &err) != SQLITE_OK) {
+		set_error(m, "could not update mirror \"%s\": %s", m->path,
+			  err ? err : sqlite3_errmsg(m->db));
+		sqlite3_free(err);
+		return false;
+	}
+	return true;
+}
+
+/* Like exec_sql, but frees the sqlite3_mprintf'd sql. */
+static bool exec_owned(Mirror *m, char *sql)
+{
+	bool ok;
+
+	if (sql == NULL) {
+		fprintf(stderr, "pgmirror: out of memory\n");
+		exit(1);
+	}
+	ok = exec_sql(m, sql);
+	sqlite3_free(sql);
+	return ok;
+}
+
+static sqlite3_stmt *prepare(Mirror *m, const char *sql, bool persistent)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v3(m->db, sql, -1,
+			       persistent ? SQLITE_PREPARE_PERSISTENT : 0, &st,
+			       NULL) != SQLITE_OK) {
+		set_error(m, "could not prepare statement on mirror \"%s\": %s",
+			  m->path, sqlite3_errmsg(m->db));
+		return NULL;
+	}
+	return st;
+}
+
+/* Steps a statement to completion and resets it. */
+static bool step_done(Mirror *m, sqlite3_stmt *st, const char *what)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE) {
+		set_error(m, "could not %s in mirror \"%s\": %s", what, m->path,
+			  sqlite3_errmsg(m->db));
+		return false;
+	}
+	return true;
+}
+
+static void mirror_free(Mirror *m)
+{
+	if (m == NULL)
+		return;
+	sqlite3_finalize(m->set_pos);
+	if (m->db != NULL)
+		sqlite3_close(m->db);
+	if (m->lock_fd >= 0)
+		close(m->lock_fd);
+	free(m->path);
+	free(m);
+}
+
+/* True when the database already holds tables but not pgmirror's. */
+static bool is_foreign_database(Mirror *m, bool *foreign)
+{
+	sqlite3_stmt *st = prepare(m,
+		"SELECT count(*), count(*) FILTER (WHERE name = 'pgmirror_state') "
+		"FROM sqlite_schema WHERE type = 'table'", false);
+	int rc;
+
+	if (st == NULL)
+		return false;
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		set_error(m, "could not read mirror \"%s\": %s", m->path,
+			  sqlite3_errmsg(m->db));
+		sqlite3_finalize(st);
+		return false;
+	}
+	*foreign = sqlite3_column_int(st, 0) > 0 && sqlite3_column_int(st, 1) == 0;
+	sqlite3_finalize(st);
+	return true;
+}
+
+MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
+			     char **errmsg)
+{
+	Mirror *m = xcalloc(1, sizeof(*m));
+	MirrorOpenResult res = MIRROR_OPEN_ERROR;
+	bool foreign = false, create = mode == MIRROR_CREATE;
+	int flags = (mode == MIRROR_READ ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) |
+		    SQLITE_OPEN_NOMUTEX;
+
+	m->lock_fd = -1;
+	m->path = xstrdup(path);
+	*out = NULL;
+	*errmsg = NULL;
+
+	m->lock_fd = open(path, (mode == MIRROR_READ ? O_RDONLY : O_RDWR) | O_CLOEXEC |
+			  (create ? O_CREAT : 0), 0644);
+	if (m->lock_fd < 0) {
+		set_error(m, "could not open mirror \"%s\": %s", path, strerror(errno));
+		goto error;
+	}
+	if (mode != MIRROR_READ && flock(m->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+		if (errno == EWOULDBLOCK) {
+			set_error(m, "mirror \"%s\" is in use by another pgmirror process", path);
+			res = MIRROR_OPEN_LOCKED;
+		} else
+			set_error(m, "could not lock mirror \"%s\": %s", path, strerror(errno));
+		goto error;
+	}
+	if (sqlite3_open_v2(path, &m->db, flags, NULL) != SQLITE_OK) {
+		set_error(m, "could not open mirror \"%s\": %s", path,
+			  m->db ? sqlite3_errmsg(m->db) : "out of memory");
+		goto error;
+	}
+	sqlite3_extended_result_codes(m->db, 1);
+	sqlite3_busy_timeout(m->db, 10000);
+	/* The first read tells whether this is an SQLite file at all. */
+	if (!is_foreign_database(m, &foreign)) {
+		set_error(m, "could not open mirror \"%s\": %s (is it an SQLite database?)",
+			  path, sqlite3_errmsg(m->db));
+		goto error;
+	}
+	if (foreign) {
+		set_error(m, "\"%s\" is an SQLite database but not a pgmirror mirror; "
+			  "give a new file name or an existing mirror", path);
+		goto error;
+	}
+	if (mode == MIRROR_READ) {
+		*out = m;
+		return MIRROR_OPEN_OK;
+	}
+	if (!exec_sql(m, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; "
+		      "PRAGMA foreign_keys = OFF; PRAGMA trusted_schema = OFF"))
+		goto error;
+	if (!exec_sql(m, "BEGIN IMMEDIATE") || !exec_sql(m, mirror_schema_sql) ||
+	    !exec_sql(m, "COMMIT")) {
+		(void)sqlite3_exec(m->db, "ROLLBACK", NULL, NULL, NULL);
+		goto error;
+	}
+	m->set_pos = prepare(m,
+		"UPDATE pgmirror_state SET confirmed_lsn = ?1, "
+		"last_commit_time = coalesce(?2, last_commit_time) WHERE id = 1",
+		true);
+	if (m->set_pos == NULL)
+		goto error;
+	*out = m;
+	return MIRROR_OPEN_OK;
+
+error:
+	*errmsg = xstrdup(m->errbuf);
+	mirror_free(m);
+	return res;
+}
+
+void mirror_close(Mirror *m)
+{
+	if (m != NULL && m->in_txn)
+		mirror_rollback(m);
+	mirror_free(m);
+}
+
+void mirror_state_clear(MirrorState *st)
+{
+	free(st->slot);
+	free(st->publications);
+	free(st->system_identifier);
+	free(st->database);
+	free(st->last_commit_time);
+	memset(st, 0, sizeof(*st));
+}
+
+static char *column_dup(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+
+	return t ? xstrdup((const char *)t) : NULL;
+}
+
+bool mirror_read_state(Mirror *m, MirrorState *st)
+{
+	sqlite3_stmt *q;
+	int rc;
+	const unsigned char *lsn;
+	bool ok = false;
+
+	memset(st, 0, sizeof(*st));
+	q = prepare(m,
+		"SELECT slot, publications, system_identifier, database, "
+		"confirmed_lsn, last_commit_time, initial_copy_done "
+		"FROM pgmirror_state WHERE id = 1", false);
+	if (q == NULL)
+		return false;
+	rc = sqlite3_step(q);
+	if (rc == SQLITE_DONE) {
+		ok = true;
+		goto done;
+	}
+	if (rc != SQLITE_ROW) {
+		set_error(m, "could not read pgmirror_state from \"%s\": %s",
+			  m->path, sqlite3_errmsg(m->db));
+		goto done;
+	}
+	st->present = true;
+	st->slot = column_dup(q, 0);
+	st->publications = column_dup(q, 1);
+	st->system_identifier = column_dup(q, 2);
+	st->database = column_dup(q, 3);
+	lsn = sqlite3_column_text(q, 4);
+	st->last_commit_time = column_dup(q, 5);
+	st->initial_copy_done = sqlite3_column_int(q, 6) != 0;
+	if (lsn == NULL || !lsn_parse((const char *)lsn, &st->confirmed_lsn) ||
+	    st->slot == NULL || st->publications == NULL) {
+		set_error(m, "mirror \"%s\" has a damaged pgmirror_state row "
+			  "(confirmed_lsn \"%s\"); restore it or start a new mirror",
+			  m->path, lsn ? (const char *)lsn : "");
+		mirror_state_clear(st);
+		goto done;
+	}
+	ok = true;
+done:
+	sqlite3_finalize(q);
+	return ok;
+}
+
+bool mirror_write_state(Mirror *m, const MirrorState *st)
+{
+	char lsn[LSN_TEXT_SIZE];
+
+	return exec_owned(m, sqlite3_mprintf(
+		"INSERT OR REPLACE INTO pgmirror_state (id, slot, publications, "
+		"system_identifier, database, confirmed_lsn, last_commit_time, "
+		"initial_copy_done) VALUES (1, %Q, %Q, %Q, %Q, %Q, %Q, %d)",
+		st->slot, st->publications, st->system_identifier, st->database,
+		lsn_format(st->confirmed_lsn, lsn), st->last_commit_time,
+		st->initial_copy_done ? 1 : 0));
+}
+
+bool mirror_set_position(Mirror *m, Lsn lsn, const char *commit_time)
+{
+	char text[LSN_TEXT_SIZE];
+
+	lsn_format(lsn, text);
+	sqlite3_bind_text(m->set_pos, 1, text, -1, SQLITE_TRANSIENT);
+	if (commit_time != NULL)
+		sqlite3_bind_text(m->set_pos, 2, commit_time, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(m->set_pos, 2);
+	return step_done(m, m->set_pos, "store the confirmed position");
+}
+
+bool mirror_begin(Mirror *m)
+{
+	if (!exec_sql(m, "BEGIN IMMEDIATE"))
+		return false;
+	m->in_txn = true;
+	return true;
+}
+
+bool mirror_commit(Mirror *m)
+{
+	if (!exec_sql(m, "COMMIT")) {
+		mirror_rollback(m);
+		return false;
+	}
+	m->in_txn = false;
+	return true;
+}
+
+void mirror_rollback(Mirror *m)
+{
+	if (m->in_txn || !sqlite3_get_autocommit(m->db))
+		(void)sqlite3_exec(m->db, "ROLLBACK", NULL, NULL, NULL);
+	m->in_txn = false;
+}
+
+bool mirror_in_transaction(const Mirror *m)
+{
+	return m->in_txn;
+}
+
+/* Calls fn for every table name recorded in pgmirror_tables. */
+static bool for_each_table(Mirror *m, bool (*fn)(Mirror *, const char *))
+{
+	sqlite3_stmt *q = prepare(m, "SELECT table_name FROM pgmirror_tables", false);
+	bool ok = true;
+	int rc;
+
+	if (q == NULL)
+		return false;
+	while (ok && (rc = sqlite3_step(q)) == SQLITE_ROW)
+		ok = fn(m, (const char *)sqlite3_column_text(q, 0));
+	if (ok && rc != SQLITE_DONE) {
+		set_error(m, "could not read pgmirror_tables: %s", sqlite3_errmsg(m->db));
+		ok = false;
+	}
+	sqlite3_finalize(q);
+	return ok;
+}
+
+static bool drop_one(Mirror *m, const char *name)
+{
+	return exec_owned(m, sqlite3_mprintf("DROP TABLE IF EXISTS \"%w\"", name));
+}
+
+bool mirror_drop_all_tables(Mirror *m)
+{
+	return for_each_table(m, drop_one) &&
+	       exec_sql(m, "DELETE FROM pgmirror_tables; DELETE FROM pgmirror_columns");
+}
+
+/* --- tables --------------------------------------------------------- */
+
+/* Does pgmirror_columns/pgmirror_tables describe def exactly? */
+static bool definition_matches(Mirror *m, const MirrorTableDef *def, bool *exists,
+			       bool *same)
+{
+	sqlite3_stmt *q;
+	int rc, n = 0;
+	bool ok = false;
+
+	*exists = false;
+	*same = true;
+	q = prepare(m, "SELECT replica_identity FROM pgmirror_tables WHERE table_name = ?1",
+		    false);
+	if (q == NULL)
+		return false;
+	sqlite3_bind_text(q, 1, def->name, -1, SQLITE_STATIC);
+	rc = sqlite3_step(q);
+	if (rc == SQLITE_ROW) {
+		const char *ri = (const char *)sqlite3_column_text(q, 0);
+
+		*exists = true;
+		if (ri == NULL || ri[0] != def->replident)
+			*same = false;
+	} else if (rc != SQLITE_DONE)
+		goto sqlerr;
+	sqlite3_finalize(q);
+	q = NULL;
+	if (!*exists)
+		return true;
+
+	q = prepare(m, "SELECT column_name, type_oid, type_modifier, is_key "
+		    "FROM pgmirror_columns WHERE table_name = ?1 ORDER BY position", false);
+	if (q == NULL)
+		return false;
+	sqlite3_bind_text(q, 1, def->name, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		const MirrorColumnDef *c = n < def->ncols ? &def->cols[n] : NULL;
+		const char *name = (const char *)sqlite3_column_text(q, 0);
+
+		if (c == NULL || name == NULL || strcmp(name, c->name) != 0 ||
+		    (uint32_t)sqlite3_column_int64(q, 1) != c->type_oid ||
+		    sqlite3_column_int(q, 2) != c->type_mod ||
+		    (sqlite3_column_int(q, 3) != 0) != c->is_key)
+			*same = false;
+		n++;
+	}
+	if (rc != SQLITE_DONE)
+		goto sqlerr;
+	if (n != def->ncols)
+		*same = false;
+	ok = true;
+	goto done;
+sqlerr:
+	set_error(m, "could not read the definition of table \"%s\": %s", def->name,
+		  sqlite3_errmsg(m->db));
+done:
+	sqlite3_finalize(q);
+	return ok;
+}
+
+/* CREATE TABLE "name" (...) for def. */
+static char *create_table_sql(const MirrorTableDef *def, const char *name)
+{
+	sqlite3_str *s = sqlite3_str_new(NULL);
+	bool first_key = true;
+
+	sqlite3_str_appendf(s, "CREATE TABLE \"%w\" (", name);
+	for (int i = 0; i < def->ncols; i++)
+		sqlite3_str_appendf(s, "%s\"%w\" %s", i ? ", " : "", def->cols[i].name,
+				    values_declared_type(def->cols[i].type));
+	if (def->replident != 'f' && def->replident != 'n') {
+		for (int i = 0; i < def->ncols; i++) {
+			if (!def->cols[i].is_key)
+				continue;
+			sqlite3_str_appendf(s, "%s\"%w\"", first_key ? ", PRIMARY KEY (" : ", ",
+					    def->cols[i].name);
+			first_key = false;
+		}
+		if (!first_key)
+			sqlite3_str_appendall(s, ")");
+	}
+	sqlite3_str_appendall(s, ")");
+	return sqlite3_str_finish(s);
+}
+
+static bool record_definition(Mirror *m, const MirrorTableDef *def)
+{
+	sqlite3_stmt *ins;
+	bool ok = true;
+
+	if (!exec_owned(m, sqlite3_mprintf(
+		    "DELETE FROM pgmirror_columns WHERE table_name = %Q;"
+		    "INSERT OR REPLACE INTO pgmirror_tables (table_name, source_schema, "
+		    "source_table, relation_oid, replica_identity) VALUES (%Q, %Q, %Q, %u, '%c')",
+		    def->name, def->name, def->source_schema, def->source_table,
+		    def->relation_oid, def->replident)))
+		return false;
+	ins = prepare(m, "INSERT INTO pgmirror_columns (table_name, column_name, position, "
+		      "pg_type, type_modifier, is_key, type_oid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+		      false);
+	if (ins == NULL)
+		return false;
+	for (int i = 0; ok && i < def->ncols; i++) {
+		const MirrorColumnDef *c = &def->cols[i];
+
+		sqlite3_bind_text(ins, 1, def->name, -1, SQLITE_STATIC);
+		sqlite3_bind_text(ins, 2, c->name, -1, SQLITE_STATIC);
+		sqlite3_bind_int(ins, 3, i + 1);
+		sqlite3_bind_text(ins, 4, c->pg_type, -1, SQLITE_STATIC);
+		sqlite3_bind_int(ins, 5, c->type_mod);
+		sqlite3_bind_int(ins, 6, c->is_key);
+		sqlite3_bind_int64(ins, 7, c->type_oid);
+		ok = step_done(m, ins, "record a column");
+	}
+	sqlite3_finalize(ins);
+	return ok;
+}
+
+/* Is name a column of the existing table? */
+static bool table_has_column(Mirror *m, const char *table, const char *col, bool *has)
+{
+	sqlite3_stmt *q = prepare(m, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2",
+				  false);
+	int rc;
+
+	if (q == NULL)
+		return false;
+	sqlite3_bind_text(q, 1, table, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 2, col, -1, SQLITE_STATIC);
+	rc = sqlite3_step(q);
+	sqlite3_finalize(q);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		set_error(m, "could not read columns of \"%s\": %s", table, sqlite3_errmsg(m->db));
+		return false;
+	}
+	*has = rc == SQLITE_ROW;
+	return true;
+}
+
+/*
+ * Rebuilds the table for a changed definition: a new table is filled from
+ * the old one, column by column where the names match, then takes its
+ * name. Runs inside the caller's transaction, so readers see the old table
+ * or the new one, never a mix.
+ */
+static bool rebuild_table(Mirror *m, const MirrorTableDef *def)
+{
+	static const char tmp[] = "pgmirror_rebuild";
+	sqlite3_str *dst = sqlite3_str_new(NULL), *src = sqlite3_str_new(NULL);
+	char *dsts, *srcs;
+	bool ok, any = false;
+
+	ok = exec_owned(m, sqlite3_mprintf("DROP TABLE IF EXISTS %s", tmp)) &&
+	     exec_owned(m, create_table_sql(def, tmp));
+	for (int i = 0; ok && i < def->ncols; i++) {
+		bool has;
+
+		ok = table_has_column(m, def->name, def->cols[i].name, &has);
+		if (!ok || !has)
+			continue;
+		sqlite3_str_appendf(dst, "%s\"%w\"", any ? ", " : "", def->cols[i].name);
+		sqlite3_str_appendf(src, "%s\"%w\"", any ? ", " : "", def->cols[i].name);
+		any = true;
+	}
+	dsts = sqlite3_str_finish(dst);
+	srcs = sqlite3_str_finish(src);
+	if (ok && any)
+		ok = exec_owned(m, sqlite3_mprintf("INSERT INTO %s (%s) SELECT %s FROM \"%w\"",
+						   tmp, dsts, srcs, def->name));
+	else if (ok && def->ncols > 0) /* no column survives: keep the row count */
+		ok = exec_owned(m, sqlite3_mprintf("INSERT INTO %s (\"%w\") SELECT NULL FROM \"%w\"",
+						   tmp, def->cols[0].name, def->name));
+	sqlite3_free(dsts);
+	sqlite3_free(srcs);
+	return ok &&
+	       exec_owned(m, sqlite3_mprintf("DROP TABLE \"%w\"", def->name)) &&
+	       exec_owned(m, sqlite3_mprintf("ALTER TABLE %s RENAME TO \"%w\"", tmp, def->name));
+}
+
+bool mirror_table_sync(Mirror *m, const MirrorTableDef *def, MirrorTable **out)
+{
+	MirrorTable *t;
+	bool exists, same;
+	sqlite3_str *cols;
+
+	*out = NULL;
+	if (!definition_matches(m, def, &exists, &same))
+		return false;
+	if (!exists) {
+		if (!exec_owned(m, create_table_sql(def, def->name)) ||
+		    !record_definition(m, def))
+			return false;
+	} else if (!same) {
+		if (!rebuild_table(m, def) || !record_definition(m, def))
+			return false;
+	}
+
+	t = xcalloc(1, sizeof(*t));
+	t->m = m;
+	t->name = xstrdup(def->name);
+	t->ncols = def->ncols;
+	t->full = def->replident == 'f';
+	t->is_key = xcalloc((size_t)def->ncols + 1, sizeof(bool));
+	t->qcols = xcalloc((size_t)def->ncols + 1, sizeof(char *));
+	cols = sqlite3_str_new(NULL);
+	for (int i = 0; i < def->ncols; i++) {
+		t->is_key[i] = t->full || def->cols[i].is_key;
+		t->qcols[i] = sqlite3_mprintf("\"%w\"", def->cols[i].name);
+		sqlite3_str_appendf(cols, "%s%s", i ? ", " : "", t->qcols[i]);
+	}
+	t->collist = sqlite3_str_finish(cols);
+	if (t->collist == NULL)
+		t->collist = sqlite3_mprintf("%s", "");
+	*out = t;
+	return true;
+}
+
+void mirror_table_free(MirrorTable *t)
+{
+	if (t == NULL)
+		return;
+	sqlite3_finalize(t->ins);
+	sqlite3_finalize(t->upd);
+	sqlite3_finalize(t->del);
+	sqlite3_finalize(t->trunc);
+	for (int i = 0; i < t->ncols; i++)
+		sqlite3_free(t->qcols[i]);
+	free(t->qcols);
+	free(t->is_key);
+	sqlite3_free(t->collist);
+	free(t->name);
+	free(t);
+}
+
+const char *mirror_table_name(const MirrorTable *t)
+{
+	return t->name;
+}
+
+static void bind_value(sqlite3_stmt *st, int idx, const Value *v)
+{
+	switch (v->kind) {
+	case VAL_NULL:
+		sqlite3_bind_null(st, idx);
+		break;
+	case VAL_INT:
+		sqlite3_bind_int64(st, idx, v->i);
+		break;
+	case VAL_REAL:
+		sqlite3_bind_double(st, idx, v->r);
+		break;
+	case VAL_TEXT:
+		sqlite3_bind_text64(st, idx, v->p, v->len, SQLITE_STATIC, SQLITE_UTF8);
+		break;
+	case VAL_BLOB:
+		sqlite3_bind_blob64(st, idx, v->len ? v->p : "", v->len, SQLITE_STATIC);
+		break;
+	}
+}
+
+/*
+ * The row-matching condition. With a key: "k1" IS ?a AND ... (uses the
+ * primary key). With REPLICA IDENTITY FULL: the rowid of the first row
+ * whose every sent column is equal, so that exactly one of several
+ * identical rows changes. first is the parameter number of column 0's
+ * value; under FULL, the "not sent" flags follow the values.
+ */
+static void append_match(sqlite3_str *s, const MirrorTable *t, int first)
+{
+	bool any = false;
+
+	if (t->full)
+		sqlite3_str_appendf(s, " WHERE rowid = (SELECT rowid FROM \"%w\" WHERE ",
+				    t->name);
+	else
+		sqlite3_str_appendall(s, " WHERE ");
+	for (int i = 0; i < t->ncols; i++) {
+		if (!t->is_key[i])
+			continue;
+		if (t->full)
+			sqlite3_str_appendf(s, "%s(%s IS ?%d OR ?%d)", any ? " AND " : "",
+					    t->qcols[i], first + i, first + t->ncols + i);
+		else
+			sqlite3_str_appendf(s, "%s%s IS ?%d", any ? " AND " : "", t->qcols[i],
+					    first + i);
+		any = true;
+	}
+	if (!any)
+		sqlite3_str_appendall(s, "0");
+	if (t->full)
+		sqlite3_str_appendall(s, " LIMIT 1)");
+}
+
+static void bind_match(const MirrorTable *t, sqlite3_stmt *st, int first,
+		       const Value *match, const bool *used)
+{
+	for (int i = 0; i < t->ncols; i++) {
+		if (!t->is_key[i])
+			continue;
+		bind_value(st, first + i, &match[i]);
+		if (t->full)
+			sqlite3_bind_int(st, first + t->ncols + i, !used[i]);
+	}
+}
+
+static sqlite3_stmt *table_stmt(MirrorTable *t, sqlite3_stmt **slot,
+				char *(*build)(const MirrorTable *))
+{
+	if (*slot == NULL) {
+		char *sql = build(t);
+
+		*slot = prepare(t->m, sql, true);
+		sqlite3_free(sql);
+	}
+	return *slot;
+}
+
+static char *build_insert(const MirrorTable *t)
+{
+	sqlite3_str *s = sqlite3_str_new(NULL);
+
+	sqlite3_str_appendf(s, "INSERT INTO \"%w\" (%s) VALUES (", t->name, t->collist);
+	for (int i = 0; i < t->ncols; i++)
+		sqlite3_str_appendf(s, "%s?%d", i ? ", " : "", i + 1);
+	sqlite3_str_appendall(s, ")");
+	return sqlite3_str_finish(s);
+}
+
+/* SET col = CASE WHEN ?keep THEN col ELSE ?value END, for every column:
+ * one statement serves rows with and without unchanged TOASTed columns. */
+static char *build_update(const MirrorTable *t)
+{
+	sqlite3_str *s = sqlite3_str_new(NULL);
+
+	sqlite3_str_appendf(s, "UPDATE \"%w\" SET ", t->name);
+	for (int i = 0; i < t->ncols; i++)
+		sqlite3_str_appendf(s, "%s%s = CASE WHEN ?%d THEN %s ELSE ?%d END",
+				    i ? ", " : "", t->qcols[i], t->ncols + i + 1,
+				    t->qcols[i], i + 1);
+	append_match(s, t, 2 * t->ncols + 1);
+	return sqlite3_str_finish(s);
+}
+
+static char *build_delete(const MirrorTable *t)
+{
+	sqlite3_str *s = sqlite3_str_new(NULL);
+
+	sqlite3_str_appendf(s, "DELETE FROM \"%w\"", t->name);
+	append_match(s, t, 1);
+	return sqlite3_str_finish(s);
+}
+
+static char *build_truncate(const MirrorTable *t)
+{
+	return sqlite3_mprintf("DELETE FROM \"%w\"", t->name);
+}
+
+bool mirror_table_insert(MirrorTable *t, const Value *vals)
+{
+	sqlite3_stmt *st = table_stmt(t, &t->ins, build_insert);
+
+	if (st == NULL)
+		return false;
+	for (int i = 0; i < t->ncols; i++)
+		bind_value(st, i + 1, &vals[i]);
+	return step_done(t->m, st, "insert a row");
+}
+
+bool mirror_table_update(MirrorTable *t, const Value *match, const bool *match_used,
+			 const Value *vals, const bool *keep, int *nchanged)
+{
+	sqlite3_stmt *st = table_stmt(t, &t->upd, build_update);
+
+	if (st == NULL)
+		return false;
+	for (int i = 0; i < t->ncols; i++) {
+		bind_value(st, i + 1, &vals[i]);
+		sqlite3_bind_int(st, t->ncols + i + 1, keep[i]);
+	}
+	bind_match(t, st, 2 * t->ncols + 1, match, match_used);
+	if (!step_done(t->m, st, "update a row"))
+		return false;
+	*nchanged = sqlite3_changes(t->m->db);
+	return true;
+}
+
+bool mirror_table_delete(MirrorTable *t, const Value *match, const bool *match_used,
+			 int *nchanged)
+{
+	sqlite3_stmt *st = table_stmt(t, &t->del, build_delete);
+
+	if (st == NULL)
+		return false;
+	bind_match(t, st, 1, match, match_used);
+	if (!step_done(t->m, st, "delete a row"))
+		return false;
+	*nchanged = sqlite3_changes(t->m->db);
+	return true;
+}
+
+bool mirror_table_truncate(MirrorTable *t)
+{
+	sqlite3_stmt *st = table_stmt(t, &t->trunc, build_truncate);
+
+	return st != NULL && step_done(t->m, st, "truncate a table");
+}
+
+bool mirror_count_rows(Mirror *m, const char *table, int64_t *count)
+{
+	char *sql = sqlite3_mprintf("SELECT count(*) FROM \"%w\"", table);
+	sqlite3_stmt *q = prepare(m, sql, false);
+	bool ok = false;
+
+	sqlite3_free(sql);
+	if (q == NULL)
+		return false;
+	if (sqlite3_step(q) == SQLITE_ROW) {
+		*count = sqlite3_column_int64(q, 0);
+		ok = true;
+	} else
+		set_error(m, "could not count rows of \"%s\": %s", table, sqlite3_errmsg(m->db));
+	sqlite3_finalize(q);
+	return ok;
+}
+
+bool mirror_list_tables(Mirror *m, char ***names, int *n)
+{
+	sqlite3_stmt *q = prepare(m, "SELECT table_name FROM pgmirror_tables ORDER BY 1", false);
+	int rc;
+
+	*names = NULL;
+	*n = 0;
+	if (q == NULL)
+		return false;
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		*names = xreallocarray(*names, (size_t)*n + 1, sizeof(char *));
+		(*names)[(*n)++] = xstrdup((const char *)sqlite3_column_text(q, 0));
+	}
+	sqlite3_finalize(q);
+	if (rc != SQLITE_DONE) {
+		set_error(m, "could not read pgmirror_tables: %s", sqlite3_errmsg(m->db));
+		return false;
+	}
+	return true;
+}

@@ -1,2 +1,472 @@
-/* session.c: to be written */
+/*
+ * session.c: the replication connection, over libpq.
+ *
+ * Only the simple query protocol is available on a walsender connection,
+ * so the few catalog queries pgmirror makes are built as text with every
+ * value passed through PQescapeLiteral/PQescapeIdentifier.
+ */
 #include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+
+#include "pgmirror/frame.h"
+#include "pgmirror/session.h"
+
+struct Session {
+	PGconn *conn;
+	char *copybuf;       /* last PQgetCopyData buffer, freed on next call */
+	bool in_use;         /* last error was SQLSTATE 55006 */
+	char errbuf[2048];
+};
+
+static void set_error(Session *s, const char *fmt, ...) PGM_PRINTF(2, 3);
+
+static void set_error(Session *s, const char *fmt, ...)
+{
+	va_list ap;
+	size_t n;
+
+	va_start(ap, fmt);
+	vsnprintf(s->errbuf, sizeof(s->errbuf), fmt, ap);
+	va_end(ap);
+	/* libpq messages end in a newline; ours do not */
+	n = strlen(s->errbuf);
+	while (n > 0 && s->errbuf[n - 1] == '\n')
+		s->errbuf[--n] = '\0';
+}
+
+const char *session_error(const Session *s)
+{
+	return s->errbuf;
+}
+
+bool session_error_in_use(const Session *s)
+{
+	return s->in_use;
+}
+
+void system_info_clear(SystemInfo *si)
+{
+	free(si->systemid);
+	free(si->dbname);
+	memset(si, 0, sizeof(*si));
+}
+
+void slot_info_clear(SlotInfo *si)
+{
+	free(si->plugin);
+	free(si->database);
+	memset(si, 0, sizeof(*si));
+}
+
+Session *session_new(void)
+{
+	return xcalloc(1, sizeof(Session));
+}
+
+void session_free(Session *s)
+{
+	if (s == NULL)
+		return;
+	session_disconnect(s);
+	free(s);
+}
+
+void session_disconnect(Session *s)
+{
+	if (s->copybuf != NULL) {
+		PQfreemem(s->copybuf);
+		s->copybuf = NULL;
+	}
+	if (s->conn != NULL) {
+		PQfinish(s->conn);
+		s->conn = NULL;
+	}
+}
+
+int session_server_version(const Session *s)
+{
+	return PQserverVersion(s->conn);
+}
+
+int session_proto_version_for(int server_version)
+{
+	if (server_version >= 160000)
+		return 4;
+	if (server_version >= 150000)
+		return 3;
+	if (server_version >= 140000)
+		return 2;
+	return 1;
+}
+
+/*
+ * Runs a command; true when its status is `want`. The result is returned in
+ * *out when out is not NULL (PQclear it), else cleared here.
+ */
+static bool run(Session *s, const char *sql, ExecStatusType want, PGresult **out,
+		const char *what)
+{
+	PGresult *res = PQexec(s->conn, sql);
+	const char *state;
+
+	s->in_use = false;
+	if (out != NULL)
+		*out = NULL;
+	if (PQresultStatus(res) != want) {
+		state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+		s->in_use = state != NULL && strcmp(state, "55006") == 0;
+		set_error(s, "could not %s: %s", what,
+			  res ? PQresultErrorMessage(res) : PQerrorMessage(s->conn));
+		PQclear(res);
+		return false;
+	}
+	if (out != NULL)
+		*out = res;
+	else
+		PQclear(res);
+	return true;
+}
+
+bool session_connect(Session *s, const char *conninfo)
+{
+	const char *keys[] = {"dbname", "replication", "fallback_application_name", NULL};
+	const char *vals[] = {conninfo, "database", "pgmirror", NULL};
+
+	session_disconnect(s);
+	if (conninfo == NULL) {
+		/* no -d: the PG* environment alone; skip the expanded dbname */
+		keys[0] = "replication";
+		vals[0] = "database";
+		keys[1] = "fallback_application_name";
+		vals[1] = "pgmirror";
+		keys[2] = NULL;
+	}
+	s->conn = PQconnectdbParams(keys, vals, 1);
+	if (s->conn == NULL || PQstatus(s->conn) != CONNECTION_OK) {
+		const char *msg = s->conn ? PQerrorMessage(s->conn) : "out of memory";
+
+		if (strstr(msg, "replication") != NULL &&
+		    strstr(msg, "permission") != NULL)
+			set_error(s, "could not connect to the source: %s"
+				  "(the role needs the REPLICATION attribute: ALTER ROLE ... REPLICATION)",
+				  msg);
+		else
+			set_error(s, "could not connect to the source: %s", msg);
+		return false;
+	}
+	/*
+	 * pgoutput writes values with the walsender's own settings; these
+	 * make the text forms independent of the server's and role's defaults.
+	 */
+	return run(s, "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; "
+		   "SET IntervalStyle = 'postgres'; SET extra_float_digits = 3; "
+		   "SET bytea_output = 'hex'",
+		   PGRES_COMMAND_OK, NULL, "set the session's output settings");
+}
+
+static bool parse_lsn_field(Session *s, PGresult *res, int row, int col, Lsn *out,
+			    const char *what)
+{
+	if (PQgetisnull(res, row, col)) {
+		*out = LSN_INVALID;
+		return true;
+	}
+	if (!lsn_parse(PQgetvalue(res, row, col), out)) {
+		set_error(s, "the server sent an invalid %s \"%s\"", what,
+			  PQgetvalue(res, row, col));
+		return false;
+	}
+	return true;
+}
+
+bool session_identify(Session *s, SystemInfo *out)
+{
+	PGresult *res;
+	bool ok = false;
+
+	memset(out, 0, sizeof(*out));
+	if (!run(s, "IDENTIFY_SYSTEM", PGRES_TUPLES_OK, &res, "identify the source system"))
+		return false;
+	if (PQntuples(res) != 1 || PQnfields(res) < 4 || PQgetisnull(res, 0, 3)) {
+		set_error(s, "could not identify the source system: unexpected reply "
+			  "(%d rows, %d fields); is this a logical replication connection?",
+			  PQntuples(res), PQnfields(res));
+		goto done;
+	}
+	if (!parse_lsn_field(s, res, 0, 2, &out->xlogpos, "WAL position"))
+		goto done;
+	out->systemid = xstrdup(PQgetvalue(res, 0, 0));
+	out->timeline = (uint32_t)strtoul(PQgetvalue(res, 0, 1), NULL, 10);
+	out->dbname = xstrdup(PQgetvalue(res, 0, 3));
+	ok = true;
+done:
+	PQclear(res);
+	return ok;
+}
+
+bool session_check_wal_level(Session *s)
+{
+	PGresult *res;
+	bool ok;
+
+	if (!run(s, "SHOW wal_level", PGRES_TUPLES_OK, &res, "read wal_level"))
+		return false;
+	ok = PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "logical") == 0;
+	if (!ok)
+		set_error(s, "the source has wal_level = %s, but logical replication needs "
+			  "wal_level = logical: set it in postgresql.conf and restart the server",
+			  PQntuples(res) == 1 ? PQgetvalue(res, 0, 0) : "?");
+	PQclear(res);
+	return ok;
+}
+
+/* Appends the SQL literal of text to buf; false (error set) on failure. */
+static char *quote(Session *s, const char *text, bool ident)
+{
+	char *q = ident ? PQescapeIdentifier(s->conn, text, strlen(text))
+			: PQescapeLiteral(s->conn, text, strlen(text));
+
+	if (q == NULL)
+		set_error(s, "could not quote \"%s\": %s", text, PQerrorMessage(s->conn));
+	return q;
+}
+
+bool session_slot_info(Session *s, const char *slot, SlotInfo *out)
+{
+	PGresult *res = NULL;
+	char *lit = quote(s, slot, false), *sql;
+	bool ok = false;
+
+	memset(out, 0, sizeof(*out));
+	if (lit == NULL)
+		return false;
+	/* wal_status exists from PostgreSQL 13 on */
+	sql = xasprintf("SELECT active, plugin, database, confirmed_flush_lsn, %s "
+			"FROM pg_catalog.pg_replication_slots WHERE slot_name = %s",
+			session_server_version(s) >= 130000 ? "wal_status = 'lost'" : "false",
+			lit);
+	PQfreemem(lit);
+	if (!run(s, sql, PGRES_TUPLES_OK, &res, "read the replication slot"))
+		goto done;
+	if (PQntuples(res) == 0) {
+		ok = true;
+		goto done;
+	}
+	out->exists = true;
+	out->active = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+	out->plugin = xstrdup(PQgetvalue(res, 0, 1));
+	out->database = xstrdup(PQgetvalue(res, 0, 2));
+	out->usable = strcmp(PQgetvalue(res, 0, 4), "t") != 0;
+	ok = parse_lsn_field(s, res, 0, 3, &out->confirmed_flush, "slot position");
+done:
+	free(sql);
+	PQclear(res);
+	return ok;
+}
+
+bool session_missing_publications(Session *s, char *const *names, int n, char **missing)
+{
+	PGresult *res = NULL;
+	char *sql = NULL, *list = xstrdup(""), *tmp;
+	bool ok = false;
+
+	*missing = NULL;
+	for (int i = 0; i < n; i++) {
+		char *lit = quote(s, names[i], false);
+
+		if (lit == NULL)
+			goto done;
+		tmp = xasprintf("%s%s(%s)", list, i ? ", " : "", lit);
+		PQfreemem(lit);
+		free(list);
+		list = tmp;
+	}
+	sql = xasprintf("SELECT v.name FROM (VALUES %s) AS v(name) WHERE NOT EXISTS "
+			"(SELECT 1 FROM pg_catalog.pg_publication p WHERE p.pubname = v.name)",
+			list);
+	if (!run(s, sql, PGRES_TUPLES_OK, &res, "look up the publications"))
+		goto done;
+	for (int i = 0; i < PQntuples(res); i++) {
+		tmp = xasprintf("%s%s\"%s\"", *missing ? *missing : "", *missing ? ", " : "",
+				PQgetvalue(res, i, 0));
+		free(*missing);
+		*missing = tmp;
+	}
+	ok = true;
+done:
+	free(list);
+	free(sql);
+	PQclear(res);
+	return ok;
+}
+
+bool session_create_slot(Session *s, const char *slot, Lsn *consistent_point)
+{
+	PGresult *res;
+	char *id = quote(s, slot, true), *sql;
+	bool ok = false;
+
+	if (id == NULL)
+		return false;
+	sql = xasprintf("CREATE_REPLICATION_SLOT %s LOGICAL pgoutput NOEXPORT_SNAPSHOT", id);
+	PQfreemem(id);
+	if (run(s, sql, PGRES_TUPLES_OK, &res, "create the replication slot")) {
+		ok = PQntuples(res) == 1 && PQnfields(res) >= 2 &&
+		     parse_lsn_field(s, res, 0, 1, consistent_point, "consistent point");
+		if (!ok && PQntuples(res) != 1)
+			set_error(s, "could not create the replication slot: unexpected reply");
+		PQclear(res);
+	}
+	free(sql);
+	return ok;
+}
+
+bool session_drop_slot(Session *s, const char *slot)
+{
+	char *id = quote(s, slot, true), *sql;
+	bool ok;
+
+	if (id == NULL)
+		return false;
+	sql = xasprintf("DROP_REPLICATION_SLOT %s", id);
+	PQfreemem(id);
+	ok = run(s, sql, PGRES_COMMAND_OK, NULL, "drop the replication slot");
+	free(sql);
+	return ok;
+}
+
+bool session_start(Session *s, const char *slot, Lsn start, int proto_version,
+		   char *const *pubs, int npubs)
+{
+	char *id = quote(s, slot, true), *names = xstrdup(""), *lit = NULL, *sql = NULL;
+	char lsn[LSN_TEXT_SIZE];
+	bool ok = false;
+
+	if (id == NULL)
+		goto done;
+	/* publication_names is one string holding a list of identifiers */
+	for (int i = 0; i < npubs; i++) {
+		char *qi = quote(s, pubs[i], true), *tmp;
+
+		if (qi == NULL)
+			goto done;
+		tmp = xasprintf("%s%s%s", names, i ? "," : "", qi);
+		PQfreemem(qi);
+		free(names);
+		names = tmp;
+	}
+	lit = quote(s, names, false);
+	if (lit == NULL)
+		goto done;
+	sql = xasprintf("START_REPLICATION SLOT %s LOGICAL %s "
+			"(proto_version '%d', publication_names %s)",
+			id, lsn_format(start, lsn), proto_version, lit);
+	ok = run(s, sql, PGRES_COPY_BOTH, NULL, "start replication");
+done:
+	if (id)
+		PQfreemem(id);
+	if (lit)
+		PQfreemem(lit);
+	free(names);
+	free(sql);
+	return ok;
+}
+
+int session_receive(Session *s, const uint8_t **buf, size_t *len, int timeout_ms)
+{
+	bool waited = false;
+
+	for (;;) {
+		int n;
+
+		if (s->copybuf != NULL) {
+			PQfreemem(s->copybuf);
+			s->copybuf = NULL;
+		}
+		n = PQgetCopyData(s->conn, &s->copybuf, 1);
+		if (n > 0) {
+			*buf = (const uint8_t *)s->copybuf;
+			*len = (size_t)n;
+			return 1;
+		}
+		if (n == -2) {
+			set_error(s, "could not read from the source: %s", PQerrorMessage(s->conn));
+			return -1;
+		}
+		if (n == -1) {
+			PGresult *res = PQgetResult(s->conn);
+
+			if (PQresultStatus(res) == PGRES_COMMAND_OK)
+				set_error(s, "the source ended the replication stream");
+			else
+				set_error(s, "replication stream ended: %s",
+					  res ? PQresultErrorMessage(res) : PQerrorMessage(s->conn));
+			PQclear(res);
+			return -1;
+		}
+		/* nothing buffered: wait for the socket (or just look, timeout 0) */
+		if (waited)
+			return 0; /* at most one wait and one read per call */
+		waited = true;
+		if (timeout_ms > 0) {
+			struct pollfd pfd = {.fd = PQsocket(s->conn), .events = POLLIN};
+			int r = poll(&pfd, 1, timeout_ms);
+
+			if (r < 0 && errno == EINTR)
+				return 0; /* a signal: let the caller look at its flags */
+			if (r < 0) {
+				set_error(s, "could not wait for the source: %s", strerror(errno));
+				return -1;
+			}
+			if (r == 0)
+				return 0;
+			timeout_ms = 0; /* data arrived: take it, but do not wait again */
+		}
+		if (PQconsumeInput(s->conn) == 0) {
+			set_error(s, "could not read from the source: %s", PQerrorMessage(s->conn));
+			return -1;
+		}
+	}
+}
+
+bool session_send_status(Session *s, Lsn write, Lsn flush, Lsn apply, bool reply_requested)
+{
+	uint8_t msg[FRAME_STATUS_UPDATE_SIZE];
+	size_t n = frame_encode_status(msg, write, flush, apply, pgtime_now(), reply_requested);
+
+	if (PQputCopyData(s->conn, (const char *)msg, (int)n) <= 0 || PQflush(s->conn) != 0) {
+		set_error(s, "could not send feedback to the source: %s", PQerrorMessage(s->conn));
+		return false;
+	}
+	return true;
+}
+
+void session_end_copy(Session *s)
+{
+	PGresult *res;
+
+	if (s->conn == NULL || PQstatus(s->conn) != CONNECTION_OK)
+		return;
+	if (PQputCopyEnd(s->conn, NULL) <= 0 || PQflush(s->conn) != 0)
+		return;
+	/* drain what the server still sends until it ends the COPY too */
+	for (int i = 0; i < 1000; i++) {
+		char *buf = NULL;
+		int n = PQgetCopyData(s->conn, &buf, 0);
+
+		if (buf)
+			PQfreemem(buf);
+		if (n < 0)
+			break;
+	}
+	while ((res = PQgetResult(s->conn)) != NULL)
+		PQclear(res);
+}

@@ -1,3 +1,64 @@
+/*
+ * apply.h: the applier. Takes decoded pgoutput messages and changes the
+ * mirror: transaction boundaries, the relation cache (OID -> table,
+ * column types, prepared statements), tables made from Relation messages,
+ * and the row changes. Knows nothing of sockets or of the wire format.
+ *
+ * Source transactions are applied whole. Several may be grouped into one
+ * SQLite transaction; apply_flush() commits the group together with the
+ * end LSN of its last transaction, and only then does that LSN become
+ * durable (apply_durable_lsn()), the only position that may be confirmed
+ * to the server.
+ */
 #ifndef PGMIRROR_APPLY_H
 #define PGMIRROR_APPLY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pgmirror/mirror.h"
+#include "pgmirror/pgoutput.h"
+#include "pgmirror/util.h"
+
+typedef struct Applier Applier;
+
+/* durable: the mirror's confirmed_lsn; transactions whose commit record
+ * lies before it were applied already and are skipped. */
+Applier *apply_new(Mirror *m, Lsn durable);
+void apply_free(Applier *a);
+const char *apply_error(const Applier *a);
+
+/* Applies one message; false on error (the open SQLite transaction is then
+ * rolled back and nothing more may be applied). */
+bool apply_message(Applier *a, const PgoMessage *msg) PGM_MUST_CHECK;
+
+/* Between a Begin and its Commit. */
+bool apply_in_transaction(const Applier *a);
+
+/* Source transactions applied but not yet committed to SQLite. */
+int apply_pending(const Applier *a);
+
+/* Commits the open group, if any, with its position; no-op inside a
+ * source transaction. */
+bool apply_flush(Applier *a) PGM_MUST_CHECK;
+
+/*
+ * Records that everything up to lsn was received and applied (a keepalive
+ * outside any transaction): it becomes durable at the next flush; when
+ * nothing is pending, it is stored at once in a transaction of its own.
+ */
+bool apply_advance(Applier *a, Lsn lsn) PGM_MUST_CHECK;
+
+Lsn apply_durable_lsn(const Applier *a);
+/* The end LSN of the last transaction applied, durable or not. */
+Lsn apply_applied_lsn(const Applier *a);
+
+/* Counters for progress logs. */
+typedef struct ApplyStats {
+	uint64_t txns;
+	uint64_t rows;
+	int64_t last_commit_time;  /* of the last applied transaction */
+} ApplyStats;
+void apply_stats(const Applier *a, ApplyStats *out);
+
 #endif

@@ -1,3 +1,135 @@
+/*
+ * mirror.h: the SQLite file. Opens it with the right pragmas and a lock
+ * that keeps out a second pgmirror, keeps pgmirror's own tables
+ * (sql/schema.sql), creates and alters mirrored tables, and runs the
+ * per-table prepared statements the applier needs. The only module that
+ * includes sqlite3.h.
+ */
 #ifndef PGMIRROR_MIRROR_H
 #define PGMIRROR_MIRROR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pgmirror/util.h"
+#include "pgmirror/values.h"
+
+typedef struct Mirror Mirror;
+typedef struct MirrorTable MirrorTable;
+
+/* Results of mirror_open(). */
+typedef enum MirrorOpenResult {
+	MIRROR_OPEN_OK = 0,
+	MIRROR_OPEN_ERROR = 1,  /* message in *errmsg */
+	MIRROR_OPEN_LOCKED = 3, /* another pgmirror holds the file */
+} MirrorOpenResult;
+
+/* What the mirror records about itself (pgmirror_state). */
+typedef struct MirrorState {
+	bool present;             /* a state row exists */
+	char *slot;
+	char *publications;       /* comma-separated, sorted, no duplicates */
+	char *system_identifier;
+	char *database;
+	Lsn confirmed_lsn;
+	char *last_commit_time;   /* NULL until a transaction was applied */
+	bool initial_copy_done;   /* false: the first run did not finish */
+} MirrorState;
+
+void mirror_state_clear(MirrorState *st);
+
+typedef enum MirrorMode {
+	MIRROR_WRITE,    /* an existing file, for writing */
+	MIRROR_CREATE,   /* for writing, created if missing */
+	MIRROR_READ,     /* read only, without the writer lock (--status) */
+} MirrorMode;
+
+/*
+ * Opens the mirror at path. For writing: takes the writer lock, sets WAL
+ * mode and the pragmas, and creates pgmirror's own tables. On error
+ * *errmsg is a malloc'd message (free it).
+ */
+MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
+			     char **errmsg);
+void mirror_close(Mirror *m);
+
+/* The last error on this mirror; owned by the mirror. */
+const char *mirror_error(const Mirror *m);
+
+/* Reads pgmirror_state into *st (st->present false when there is none). */
+bool mirror_read_state(Mirror *m, MirrorState *st) PGM_MUST_CHECK;
+
+/* Inserts or replaces the state row's identity (slot, publications,
+ * system, database, confirmed_lsn, initial_copy_done); within a
+ * transaction. */
+bool mirror_write_state(Mirror *m, const MirrorState *st) PGM_MUST_CHECK;
+
+/* Sets confirmed_lsn (and last_commit_time unless NULL); within a
+ * transaction. */
+bool mirror_set_position(Mirror *m, Lsn lsn, const char *commit_time)
+	PGM_MUST_CHECK;
+
+bool mirror_begin(Mirror *m) PGM_MUST_CHECK;
+bool mirror_commit(Mirror *m) PGM_MUST_CHECK;
+void mirror_rollback(Mirror *m);
+bool mirror_in_transaction(const Mirror *m);
+
+/* Removes every mirrored table and its metadata (a fresh start); within a
+ * transaction. */
+bool mirror_drop_all_tables(Mirror *m) PGM_MUST_CHECK;
+
+/* One mirrored column, as described by the source. */
+typedef struct MirrorColumnDef {
+	const char *name;
+	const char *pg_type;  /* source type name, for pgmirror_columns */
+	uint32_t type_oid;
+	int32_t type_mod;
+	ColumnType type;      /* how values are stored */
+	bool is_key;
+} MirrorColumnDef;
+
+typedef struct MirrorTableDef {
+	const char *name;          /* SQLite table name */
+	const char *source_schema;
+	const char *source_table;
+	uint32_t relation_oid;
+	char replident;            /* d, n, f or i */
+	int ncols;
+	const MirrorColumnDef *cols;
+} MirrorTableDef;
+
+/*
+ * Makes the SQLite table match def, creating it or changing it while
+ * keeping its rows, and records it in pgmirror_tables/pgmirror_columns;
+ * within a transaction. The returned handle stays valid until
+ * mirror_table_free() (the caller's; prepared statements are cached in
+ * it).
+ */
+bool mirror_table_sync(Mirror *m, const MirrorTableDef *def,
+		       MirrorTable **out) PGM_MUST_CHECK;
+void mirror_table_free(MirrorTable *t);
+const char *mirror_table_name(const MirrorTable *t);
+
+/*
+ * Row changes. vals has one Value per column in source order. For updates
+ * and deletes, match has one Value per column and match_used marks which
+ * columns identify the row: the key columns, or every column for REPLICA
+ * IDENTITY FULL (then exactly one matching row is changed, NULL-safe).
+ * For updates, keep[i] true means the column was not sent (unchanged
+ * TOASTed value) and keeps its current value. *nchanged is set to the
+ * number of rows changed.
+ */
+bool mirror_table_insert(MirrorTable *t, const Value *vals) PGM_MUST_CHECK;
+bool mirror_table_update(MirrorTable *t, const Value *match,
+			 const bool *match_used, const Value *vals,
+			 const bool *keep, int *nchanged) PGM_MUST_CHECK;
+bool mirror_table_delete(MirrorTable *t, const Value *match,
+			 const bool *match_used, int *nchanged) PGM_MUST_CHECK;
+bool mirror_table_truncate(MirrorTable *t) PGM_MUST_CHECK;
+
+/* The mirrored tables' names, sorted; free with free() each and the array. */
+bool mirror_list_tables(Mirror *m, char ***names, int *n) PGM_MUST_CHECK;
+bool mirror_count_rows(Mirror *m, const char *table, int64_t *count)
+	PGM_MUST_CHECK;
+
 #endif

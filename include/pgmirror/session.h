@@ -1,3 +1,86 @@
+/*
+ * session.h: the replication connection to the source. IDENTIFY_SYSTEM,
+ * slot creation and removal, START_REPLICATION, CopyData in and status
+ * updates out. The only module that includes libpq-fe.h; it knows nothing
+ * of SQLite or of what the messages mean.
+ */
 #ifndef PGMIRROR_SESSION_H
 #define PGMIRROR_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pgmirror/util.h"
+
+typedef struct Session Session;
+
+typedef struct SystemInfo {
+	char *systemid;     /* IDENTIFY_SYSTEM systemid */
+	uint32_t timeline;
+	Lsn xlogpos;        /* WAL flush position when asked */
+	char *dbname;
+} SystemInfo;
+
+typedef struct SlotInfo {
+	bool exists;
+	bool active;           /* a connection is streaming from it */
+	bool usable;           /* not invalidated (wal_status <> 'lost') */
+	char *plugin;
+	char *database;
+	Lsn confirmed_flush;
+} SlotInfo;
+
+void system_info_clear(SystemInfo *si);
+void slot_info_clear(SlotInfo *si);
+
+Session *session_new(void);
+void session_free(Session *s);
+
+/* The last error, with what to do where that is known; owned by s. */
+const char *session_error(const Session *s);
+/* True when the last error was "object in use" (the slot is active). */
+bool session_error_in_use(const Session *s);
+
+/*
+ * Connects with replication=database added to conninfo (NULL: the PG*
+ * environment alone), and fixes the settings that shape text output
+ * (TimeZone, DateStyle, IntervalStyle, extra_float_digits, bytea_output).
+ */
+bool session_connect(Session *s, const char *conninfo) PGM_MUST_CHECK;
+void session_disconnect(Session *s);
+/* PQserverVersion(), e.g. 150004. */
+int session_server_version(const Session *s);
+
+bool session_identify(Session *s, SystemInfo *out) PGM_MUST_CHECK;
+bool session_check_wal_level(Session *s) PGM_MUST_CHECK;
+bool session_slot_info(Session *s, const char *slot, SlotInfo *out) PGM_MUST_CHECK;
+/* Sets *missing to a malloc'd comma-separated list of the names that are
+ * not publications of this database (NULL when all exist). */
+bool session_missing_publications(Session *s, char *const *names, int n,
+				  char **missing) PGM_MUST_CHECK;
+bool session_create_slot(Session *s, const char *slot, Lsn *consistent_point)
+	PGM_MUST_CHECK;
+bool session_drop_slot(Session *s, const char *slot) PGM_MUST_CHECK;
+
+/* START_REPLICATION ... LOGICAL start (proto_version, publication_names). */
+bool session_start(Session *s, const char *slot, Lsn start, int proto_version,
+		   char *const *pubs, int npubs) PGM_MUST_CHECK;
+
+/*
+ * Waits up to timeout_ms (0: do not wait) for one CopyData message.
+ * Returns 1 with *buf and *len set (valid until the next call), 0 when none
+ * arrived in time, -1 when the stream ended or failed (session_error()).
+ */
+int session_receive(Session *s, const uint8_t **buf, size_t *len, int timeout_ms);
+
+/* Sends a Standby status update. */
+bool session_send_status(Session *s, Lsn write, Lsn flush, Lsn apply,
+			 bool reply_requested) PGM_MUST_CHECK;
+
+/* Ends the COPY cleanly (best effort) before disconnecting. */
+void session_end_copy(Session *s);
+
+/* Highest pgoutput protocol version a server of this version speaks. */
+int session_proto_version_for(int server_version);
+
 #endif

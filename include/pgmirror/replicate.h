@@ -1,0 +1,40 @@
+/*
+ * replicate.h: pgmirror's main job. Checks the mirror against the source,
+ * creates the slot on a first run, then streams changes into the mirror
+ * until told to stop, sending feedback of what is durable.
+ */
+#ifndef PGMIRROR_REPLICATE_H
+#define PGMIRROR_REPLICATE_H
+
+#include <stdbool.h>
+
+#include "pgmirror/util.h"
+
+/* Exit codes of the contract. */
+#define EXIT_OK 0
+#define EXIT_ERROR 1
+#define EXIT_USAGE 2
+#define EXIT_IN_USE 3
+
+typedef struct ReplicateOptions {
+	const char *conninfo;      /* -d; NULL: PG* environment */
+	const char *slot;          /* -S */
+	bool slot_given;           /* -S was on the command line */
+	char **pubs;               /* -P, sorted, no duplicates */
+	int npubs;
+	bool once;                 /* --once */
+	Lsn endpos;                /* -E; LSN_INVALID when not given */
+	bool no_initial_copy;
+	int status_interval;       /* -s, seconds */
+	const char *mirror_path;
+} ReplicateOptions;
+
+/* Returns an exit code. */
+int replicate_run(const ReplicateOptions *opt);
+int replicate_drop_slot(const ReplicateOptions *opt);
+int replicate_status(const ReplicateOptions *opt);
+
+/* Set from a signal handler: finish up and exit 0. */
+void replicate_request_stop(void);
+
+#endif

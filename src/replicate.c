@@ -1,0 +1,640 @@
+/*
+ * replicate.c: the top loop. Ties the session (frames in, feedback out),
+ * the decoder and the applier together, and decides when to stop.
+ *
+ * Positions, oldest first:
+ *   durable  <=  applied  <=  received
+ * durable is committed in the mirror and is the only position confirmed to
+ * the server as flushed; applied is the end of the last transaction applied
+ * to the open SQLite transaction; received is what the stream has shown
+ * us (for the write position in feedback).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pgmirror/apply.h"
+#include "pgmirror/frame.h"
+#include "pgmirror/mirror.h"
+#include "pgmirror/pgoutput.h"
+#include "pgmirror/replicate.h"
+#include "pgmirror/session.h"
+
+/* Group at most this many source transactions into one SQLite commit, and
+ * keep a group open at most this long while data keeps arriving. */
+#define GROUP_MAX_TXNS 5000
+#define GROUP_MAX_USECS INT64_C(500000)
+/* While waiting for the end position, ask the server for a keepalive this
+ * often. */
+#define PING_USECS INT64_C(500000)
+#define BACKOFF_MAX_SECS 60
+
+static volatile sig_atomic_t stop_requested;
+
+void replicate_request_stop(void)
+{
+	stop_requested = 1;
+}
+
+/* What a streaming round ended with. */
+typedef enum StreamEnd {
+	STREAM_DONE,      /* end position reached, or asked to stop */
+	STREAM_LOST,      /* connection lost: may be retried */
+	STREAM_FAILED,    /* an error that retrying will not mend */
+	STREAM_IN_USE,    /* the slot is held by another connection */
+} StreamEnd;
+
+typedef struct Run {
+	const ReplicateOptions *opt;
+	char *pubs_text;        /* sorted, comma-separated */
+	Mirror *mirror;
+	MirrorState state;
+	Session *session;
+	SystemInfo sys;
+	Lsn endpos;             /* stop here; LSN_INVALID: run until stopped */
+} Run;
+
+static char *join_pubs(char *const *pubs, int n)
+{
+	char *s = xstrdup("");
+
+	for (int i = 0; i < n; i++) {
+		char *t = xasprintf("%s%s%s", s, i ? "," : "", pubs[i]);
+
+		free(s);
+		s = t;
+	}
+	return s;
+}
+
+static int64_t now_usecs(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static bool file_exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+/* Opens the mirror; returns an exit code. */
+static int open_mirror(Run *run, MirrorMode mode)
+{
+	char *err = NULL;
+	MirrorOpenResult r = mirror_open(run->opt->mirror_path, mode, &run->mirror, &err);
+
+	if (r != MIRROR_OPEN_OK) {
+		log_error("%s", err);
+		free(err);
+		return r == MIRROR_OPEN_LOCKED ? EXIT_IN_USE : EXIT_ERROR;
+	}
+	if (!mirror_read_state(run->mirror, &run->state)) {
+		log_error("%s", mirror_error(run->mirror));
+		return EXIT_ERROR;
+	}
+	return EXIT_OK;
+}
+
+/* Checks the options against what the mirror remembers; exit code. */
+static int check_mirror_identity(Run *run)
+{
+	const ReplicateOptions *opt = run->opt;
+	MirrorState *st = &run->state;
+
+	if (!st->present)
+		return EXIT_OK;
+	if (opt->npubs > 0 && strcmp(run->pubs_text, st->publications) != 0) {
+		log_error("mirror \"%s\" follows publication(s) \"%s\", not \"%s\"; run without "
+			  "-P or with the same set, or start a new mirror file",
+			  opt->mirror_path, st->publications, run->pubs_text);
+		return EXIT_ERROR;
+	}
+	if (opt->slot_given && strcmp(opt->slot, st->slot) != 0) {
+		log_error("mirror \"%s\" uses replication slot \"%s\", not \"%s\"; run without "
+			  "-S or with -S %s", opt->mirror_path, st->slot, opt->slot, st->slot);
+		return EXIT_ERROR;
+	}
+	return EXIT_OK;
+}
+
+/* Connects and checks the source; exit code. */
+static int connect_source(Run *run)
+{
+	const char *slot = run->state.present ? run->state.slot : run->opt->slot;
+
+	system_info_clear(&run->sys);
+	if (!session_connect(run->session, run->opt->conninfo) ||
+	    !session_identify(run->session, &run->sys) ||
+	    !session_check_wal_level(run->session)) {
+		log_error("%s", session_error(run->session));
+		return EXIT_ERROR;
+	}
+	(void)slot;
+	if (run->state.present &&
+	    (strcmp(run->state.system_identifier, run->sys.systemid) != 0 ||
+	     strcmp(run->state.database, run->sys.dbname) != 0)) {
+		log_error("mirror \"%s\" was made from database \"%s\" of system %s, but the "
+			  "source is database \"%s\" of system %s; give the right -d, or start a "
+			  "new mirror file", run->opt->mirror_path, run->state.database,
+			  run->state.system_identifier, run->sys.dbname, run->sys.systemid);
+		return EXIT_ERROR;
+	}
+	return EXIT_OK;
+}
+
+static int check_publications(Run *run, char *const *pubs, int npubs)
+{
+	char *missing = NULL;
+
+	if (!session_missing_publications(run->session, pubs, npubs, &missing)) {
+		log_error("%s", session_error(run->session));
+		return EXIT_ERROR;
+	}
+	if (missing != NULL) {
+		log_error("publication %s does not exist in database \"%s\"; create it on the "
+			  "source (CREATE PUBLICATION ...) or fix -P", missing, run->sys.dbname);
+		free(missing);
+		return EXIT_ERROR;
+	}
+	return EXIT_OK;
+}
+
+/*
+ * A first run: makes the mirror and its slot. The state row is written
+ * (initial_copy_done = 0) before the slot is created, so that a run
+ * interrupted in between knows the slot is its own and starts over.
+ */
+static int first_run(Run *run)
+{
+	const char *slot = run->opt->slot;
+	SlotInfo si = {0};
+	MirrorState st = {0};
+	Lsn start = LSN_INVALID;
+	int rc = EXIT_ERROR;
+	bool restart = run->state.present && !run->state.initial_copy_done;
+
+	if (restart)
+		slot = run->state.slot;
+	if (!session_slot_info(run->session, slot, &si)) {
+		log_error("%s", session_error(run->session));
+		goto done;
+	}
+	if (si.exists && si.active) {
+		log_error("replication slot \"%s\" is in use by another connection", slot);
+		rc = EXIT_IN_USE;
+		goto done;
+	}
+	if (si.exists && !restart) {
+		log_error("replication slot \"%s\" already exists, but mirror \"%s\" did not "
+			  "create it; choose another slot with -S, or drop it first with "
+			  "pgmirror --drop-slot -S %s (whatever used it loses its place)",
+			  slot, run->opt->mirror_path, slot);
+		goto done;
+	}
+	if (run->mirror == NULL && (rc = open_mirror(run, MIRROR_CREATE)) != EXIT_OK)
+		goto done;
+	rc = EXIT_ERROR;
+	if (restart) {
+		log_warning("the first run of mirror \"%s\" did not finish; starting over",
+			    run->opt->mirror_path);
+		if (si.exists && !session_drop_slot(run->session, slot)) {
+			log_error("%s", session_error(run->session));
+			goto done;
+		}
+	}
+	st.slot = (char *)slot;
+	st.publications = run->pubs_text;
+	st.system_identifier = run->sys.systemid;
+	st.database = run->sys.dbname;
+	st.confirmed_lsn = LSN_INVALID;
+	st.initial_copy_done = false;
+	if (!mirror_begin(run->mirror) || !mirror_drop_all_tables(run->mirror) ||
+	    !mirror_write_state(run->mirror, &st) || !mirror_commit(run->mirror)) {
+		log_error("%s", mirror_error(run->mirror));
+		goto done;
+	}
+	if (!session_create_slot(run->session, slot, &start)) {
+		log_error("%s", session_error(run->session));
+		rc = session_error_in_use(run->session) ? EXIT_IN_USE : EXIT_ERROR;
+		goto done;
+	}
+	st.confirmed_lsn = start;
+	st.initial_copy_done = true;
+	if (!mirror_begin(run->mirror) || !mirror_write_state(run->mirror, &st) ||
+	    !mirror_commit(run->mirror)) {
+		log_error("%s", mirror_error(run->mirror));
+		goto done;
+	}
+	{
+		char lsn[LSN_TEXT_SIZE];
+
+		log_info("created replication slot \"%s\" at %s", slot, lsn_format(start, lsn));
+	}
+	mirror_state_clear(&run->state);
+	if (!mirror_read_state(run->mirror, &run->state)) {
+		log_error("%s", mirror_error(run->mirror));
+		goto done;
+	}
+	rc = EXIT_OK;
+done:
+	slot_info_clear(&si);
+	return rc;
+}
+
+/* An existing mirror: its slot must be there and not ahead of it. */
+static int check_slot(Run *run)
+{
+	SlotInfo si = {0};
+	char a[LSN_TEXT_SIZE], b[LSN_TEXT_SIZE];
+	int rc = EXIT_ERROR;
+
+	if (!session_slot_info(run->session, run->state.slot, &si)) {
+		log_error("%s", session_error(run->session));
+		goto done;
+	}
+	if (!si.exists || !si.usable) {
+		log_error("replication slot \"%s\" of mirror \"%s\" %s on the source; start a new "
+			  "mirror file (and drop the slot with --drop-slot if it still exists)",
+			  run->state.slot, run->opt->mirror_path,
+			  si.exists ? "was invalidated" : "no longer exists");
+		goto done;
+	}
+	if (si.active) {
+		log_error("replication slot \"%s\" is in use by another connection",
+			  run->state.slot);
+		rc = EXIT_IN_USE;
+		goto done;
+	}
+	if (si.confirmed_flush > run->state.confirmed_lsn) {
+		log_error("replication slot \"%s\" has moved past mirror \"%s\" (slot at %s, "
+			  "mirror at %s): changes in between are gone from the source. The mirror "
+			  "was restored from an older copy or another mirror uses the same slot. To "
+			  "start over: pgmirror --drop-slot -S %s, remove the mirror file, and run "
+			  "again", run->state.slot, run->opt->mirror_path,
+			  lsn_format(si.confirmed_flush, a), lsn_format(run->state.confirmed_lsn, b),
+			  run->state.slot);
+		goto done;
+	}
+	rc = EXIT_OK;
+done:
+	slot_info_clear(&si);
+	return rc;
+}
+
+/* Splits the stored "a,b" publication list for START_REPLICATION. */
+static int split_pubs(const char *text, char ***out)
+{
+	char *copy = xstrdup(text), *save = NULL, *tok;
+	char **v = NULL;
+	int n = 0;
+
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		v = xreallocarray(v, (size_t)n + 1, sizeof(char *));
+		v[n++] = xstrdup(tok);
+	}
+	free(copy);
+	*out = v;
+	return n;
+}
+
+static void free_strv(char **v, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+typedef struct Stream {
+	Run *run;
+	PgoDecoder *dec;
+	Applier *apply;
+	Lsn received;           /* for the write position */
+	Lsn idle_lsn;           /* keepalive position seen outside a transaction */
+	int64_t last_status;    /* when feedback was last sent */
+	int64_t last_ping;      /* when a keepalive was last asked for */
+	int64_t group_started;  /* when the open group began */
+	bool reached;           /* the end position was reached */
+} Stream;
+
+static bool send_status(Stream *s, bool reply)
+{
+	Lsn durable = apply_durable_lsn(s->apply);
+	Lsn write = s->received > durable ? s->received : durable;
+
+	s->last_status = now_usecs();
+	if (!session_send_status(s->run->session, write, durable, durable, reply)) {
+		log_error("%s", session_error(s->run->session));
+		return false;
+	}
+	return true;
+}
+
+/* Commits what is applied, stores an idle keepalive position. */
+static bool flush(Stream *s)
+{
+	if (!apply_in_transaction(s->apply) && s->idle_lsn > apply_applied_lsn(s->apply) &&
+	    !apply_advance(s->apply, s->idle_lsn))
+		goto fail;
+	if (!apply_flush(s->apply))
+		goto fail;
+	s->group_started = 0;
+	return true;
+fail:
+	log_error("%s", apply_error(s->apply));
+	return false;
+}
+
+/* Handles one XLogData payload. */
+static StreamEnd handle_xlogdata(Stream *s, const Frame *f)
+{
+	PgoMessage msg;
+	Lsn endpos = s->run->endpos;
+
+	if (!pgoutput_decode(s->dec, f->data, f->len, &msg)) {
+		char lsn[LSN_TEXT_SIZE];
+
+		log_error("could not decode the message at %s: %s", lsn_format(f->wal_start, lsn),
+			  pgoutput_error(s->dec));
+		return STREAM_FAILED;
+	}
+	if (msg.type == PGO_BEGIN && endpos != LSN_INVALID && msg.u.begin.final_lsn > endpos) {
+		s->reached = true; /* this transaction commits past the end position */
+		return STREAM_DONE;
+	}
+	if (f->wal_start > s->received)
+		s->received = f->wal_start;
+	if (!apply_message(s->apply, &msg)) {
+		log_error("%s", apply_error(s->apply));
+		return STREAM_FAILED;
+	}
+	if (msg.type == PGO_BEGIN && s->group_started == 0)
+		s->group_started = now_usecs();
+	if (msg.type == PGO_COMMIT) {
+		s->idle_lsn = LSN_INVALID;
+		if (endpos != LSN_INVALID && msg.u.commit.end_lsn >= endpos)
+			s->reached = true;
+		if (s->reached || apply_pending(s->apply) >= GROUP_MAX_TXNS ||
+		    now_usecs() - s->group_started >= GROUP_MAX_USECS) {
+			if (!flush(s))
+				return STREAM_FAILED;
+		}
+	}
+	return STREAM_DONE;
+}
+
+static StreamEnd stream(Run *run, Applier *apply)
+{
+	const ReplicateOptions *opt = run->opt;
+	int proto = session_proto_version_for(session_server_version(run->session));
+	char **pubs = NULL;
+	int npubs = split_pubs(run->state.publications, &pubs);
+	Stream s = {.run = run, .apply = apply};
+	StreamEnd end = STREAM_FAILED;
+	int64_t interval = (int64_t)opt->status_interval * 1000000;
+
+	s.received = apply_durable_lsn(apply);
+	if (!session_start(run->session, run->state.slot, apply_durable_lsn(apply), proto,
+			   pubs, npubs)) {
+		log_error("%s", session_error(run->session));
+		end = session_error_in_use(run->session) ? STREAM_IN_USE : STREAM_FAILED;
+		goto done;
+	}
+	s.dec = pgoutput_decoder_new(proto, false);
+	s.last_status = now_usecs();
+	{
+		char lsn[LSN_TEXT_SIZE];
+
+		log_debug("streaming from slot \"%s\" at %s with protocol version %d",
+			  run->state.slot, lsn_format(apply_durable_lsn(apply), lsn), proto);
+	}
+
+	while (!s.reached && !stop_requested) {
+		const uint8_t *buf;
+		size_t len;
+		Frame f;
+		char err[256];
+		int64_t now = now_usecs();
+		/* Commits waiting to be flushed: only look; otherwise wait. */
+		int wait_ms = apply_in_transaction(apply) ? 1000
+			      : apply_pending(apply) > 0 ? 0
+			      : run->endpos != LSN_INVALID ? 100 : 1000;
+		int r;
+
+		r = session_receive(run->session, &buf, &len, wait_ms);
+		if (r < 0) {
+			log_error("%s", session_error(run->session));
+			end = STREAM_LOST;
+			goto done;
+		}
+		now = now_usecs();
+		if (r == 0) {
+			/* Nothing more for now: make what we have durable. */
+			if (!flush(&s))
+				goto done;
+			if (run->endpos != LSN_INVALID && !apply_in_transaction(apply) &&
+			    apply_durable_lsn(apply) >= run->endpos)
+				s.reached = true;
+			else if (run->endpos != LSN_INVALID && now - s.last_ping >= PING_USECS) {
+				s.last_ping = now;
+				if (!send_status(&s, true)) {
+					end = STREAM_LOST;
+					goto done;
+				}
+			}
+		} else {
+			if (!frame_decode(buf, len, &f, err, sizeof(err))) {
+				log_error("%s", err);
+				goto done;
+			}
+			if (f.type == FRAME_KEEPALIVE) {
+				if (f.wal_end > s.received)
+					s.received = f.wal_end;
+				if (!apply_in_transaction(apply)) {
+					s.idle_lsn = f.wal_end;
+					if (run->endpos != LSN_INVALID && f.wal_end >= run->endpos)
+						s.reached = true;
+				}
+				if (f.reply_requested && !send_status(&s, false)) {
+					end = STREAM_LOST;
+					goto done;
+				}
+			} else {
+				StreamEnd e = handle_xlogdata(&s, &f);
+
+				if (e != STREAM_DONE) {
+					end = e;
+					goto done;
+				}
+			}
+		}
+		if (now - s.last_status >= interval) {
+			/* Quiet tables still move the slot: store where the stream is. */
+			if (!flush(&s))
+				goto done;
+			if (!send_status(&s, false)) {
+				end = STREAM_LOST;
+				goto done;
+			}
+		}
+	}
+	/* Stopping: keep whole transactions, drop a partial one. */
+	if (apply_in_transaction(apply)) {
+		log_info("stopping in the middle of a transaction; it will be applied next time");
+	} else if (!flush(&s))
+		goto done;
+	(void)send_status(&s, false);
+	session_end_copy(run->session);
+	end = STREAM_DONE;
+done:
+	pgoutput_decoder_free(s.dec);
+	free_strv(pubs, npubs);
+	return end;
+}
+
+/* Sleeps up to secs, waking early when asked to stop. */
+static void backoff_sleep(int secs)
+{
+	for (int i = 0; i < secs * 10 && !stop_requested; i++)
+		usleep(100000);
+}
+
+int replicate_run(const ReplicateOptions *opt)
+{
+	Run run = {.opt = opt};
+	int rc;
+	int backoff = 1;
+	bool continuous = !opt->once && opt->endpos == LSN_INVALID;
+
+	run.pubs_text = join_pubs(opt->pubs, opt->npubs);
+	run.session = session_new();
+	if (file_exists(opt->mirror_path) && (rc = open_mirror(&run, MIRROR_WRITE)) != EXIT_OK)
+		goto done;
+	if ((rc = check_mirror_identity(&run)) != EXIT_OK)
+		goto done;
+	if (!run.state.present && opt->npubs == 0) {
+		log_error("the first run of a mirror needs --publication (-P)");
+		rc = EXIT_USAGE;
+		goto done;
+	}
+
+	for (;;) {
+		Applier *apply;
+		StreamEnd end;
+		char **pubs = NULL;
+		int npubs;
+
+		rc = connect_source(&run);
+		if (rc == EXIT_OK) {
+			npubs = split_pubs(run.state.present ? run.state.publications : run.pubs_text,
+					   &pubs);
+			rc = check_publications(&run, pubs, npubs);
+			free_strv(pubs, npubs);
+		}
+		if (rc == EXIT_OK) {
+			if (!run.state.present || !run.state.initial_copy_done)
+				rc = first_run(&run);
+			else
+				rc = check_slot(&run);
+		}
+		if (rc != EXIT_OK)
+			goto done;
+		if (run.endpos == LSN_INVALID)
+			run.endpos = opt->endpos != LSN_INVALID ? opt->endpos
+				     : opt->once ? run.sys.xlogpos : LSN_INVALID;
+
+		apply = apply_new(run.mirror, run.state.confirmed_lsn);
+		end = stream(&run, apply);
+		mirror_rollback(run.mirror);
+		apply_free(apply);
+		session_disconnect(run.session);
+		mirror_state_clear(&run.state);
+		if (!mirror_read_state(run.mirror, &run.state)) {
+			log_error("%s", mirror_error(run.mirror));
+			rc = EXIT_ERROR;
+			goto done;
+		}
+		if (end == STREAM_DONE) {
+			rc = EXIT_OK;
+			break;
+		}
+		if (end == STREAM_IN_USE) {
+			rc = EXIT_IN_USE;
+			break;
+		}
+		if (end != STREAM_LOST || !continuous || stop_requested) {
+			rc = stop_requested && end == STREAM_LOST ? EXIT_OK : EXIT_ERROR;
+			break;
+		}
+		log_warning("connection to the source lost; reconnecting in %d s", backoff);
+		backoff_sleep(backoff);
+		if (stop_requested) {
+			rc = EXIT_OK;
+			break;
+		}
+		backoff = backoff * 2 > BACKOFF_MAX_SECS ? BACKOFF_MAX_SECS : backoff * 2;
+	}
+done:
+	session_free(run.session);
+	system_info_clear(&run.sys);
+	mirror_state_clear(&run.state);
+	mirror_close(run.mirror);
+	free(run.pubs_text);
+	return rc;
+}
+
+int replicate_drop_slot(const ReplicateOptions *opt)
+{
+	Run run = {.opt = opt};
+	const char *slot = opt->slot;
+	SlotInfo si = {0};
+	int rc;
+
+	run.session = session_new();
+	if (!opt->slot_given && file_exists(opt->mirror_path)) {
+		if ((rc = open_mirror(&run, MIRROR_READ)) != EXIT_OK)
+			goto done;
+		if (run.state.present)
+			slot = run.state.slot;
+	}
+	rc = EXIT_ERROR;
+	if (!session_connect(run.session, opt->conninfo) ||
+	    !session_slot_info(run.session, slot, &si)) {
+		log_error("%s", session_error(run.session));
+		goto done;
+	}
+	if (!si.exists) {
+		log_error("replication slot \"%s\" does not exist on the source", slot);
+		goto done;
+	}
+	if (si.active) {
+		log_error("replication slot \"%s\" is in use by another connection; stop it first",
+			  slot);
+		rc = EXIT_IN_USE;
+		goto done;
+	}
+	if (!session_drop_slot(run.session, slot)) {
+		log_error("%s", session_error(run.session));
+		rc = session_error_in_use(run.session) ? EXIT_IN_USE : EXIT_ERROR;
+		goto done;
+	}
+	log_info("dropped replication slot \"%s\"", slot);
+	rc = EXIT_OK;
+done:
+	slot_info_clear(&si);
+	session_free(run.session);
+	mirror_state_clear(&run.state);
+	mirror_close(run.mirror);
+	return rc;
+}
