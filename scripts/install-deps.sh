@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# install-deps.sh: installs the Debian packages pgmirror's build, tests and
+# demo need, when any is missing (with sudo when not root). --always runs
+# apt-get update and install even when everything looks present (CI).
+set -euo pipefail
+
+packages=(
+	build-essential autoconf automake libtool pkg-config
+	libpq-dev libsqlite3-dev libcmocka-dev
+	postgresql postgresql-common postgresql-client sqlite3
+	clang libclang-rt-dev
+	python3 python3-psycopg2
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing+=("$p")
+done
+if [ "${1:-}" != --always ] && [ ${#missing[@]} -eq 0 ]; then
+	exit 0
+fi
+
+sudo=
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+echo "install-deps: installing ${missing[*]:-${packages[*]}}" >&2
+$sudo apt-get update
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${packages[@]}"
