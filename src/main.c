@@ -199,7 +199,8 @@ int main(int argc, char **argv)
 	if (opt.once && opt.endpos != LSN_INVALID)
 		usage_error("%s", "--once and --endpos do not go together");
 	log_set_level(level);
-	qsort(opt.pubs, (size_t)opt.npubs, sizeof(char *), cmp_str);
+	if (opt.npubs > 1)
+		qsort(opt.pubs, (size_t)opt.npubs, sizeof(char *), cmp_str);
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = handle_stop;
