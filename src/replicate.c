@@ -503,6 +503,61 @@ done:
 	return end;
 }
 
+/*
+ * The applier's catalog questions, answered over a plain connection that
+ * is opened on the first question and again after a failure.
+ */
+typedef struct Lookup {
+	Session *session;
+	const char *conninfo;
+	bool connected;
+} Lookup;
+
+static bool lookup_ready(Lookup *l)
+{
+	if (!l->connected)
+		l->connected = session_connect_plain(l->session, l->conninfo);
+	return l->connected;
+}
+
+static bool lookup_type(void *ctx, uint32_t oid, SourceType *out)
+{
+	Lookup *l = ctx;
+
+	if (lookup_ready(l) && session_type_info(l->session, oid, out))
+		return true;
+	l->connected = false;
+	return false;
+}
+
+static bool lookup_fill(void *ctx, uint32_t relid, const char *column, SourceFill *out)
+{
+	Lookup *l = ctx;
+
+	if (lookup_ready(l) && session_column_fill(l->session, relid, column, out))
+		return true;
+	l->connected = false;
+	return false;
+}
+
+static bool lookup_values(void *ctx, const char *schema, const char *table,
+			  const char *const *keys, int nkeys, const char *column,
+			  CatalogRowFn row, void *arg)
+{
+	Lookup *l = ctx;
+
+	if (lookup_ready(l) &&
+	    session_column_values(l->session, schema, table, keys, nkeys, column, row, arg))
+		return true;
+	l->connected = false;
+	return false;
+}
+
+static const char *lookup_error(void *ctx)
+{
+	return session_error(((Lookup *)ctx)->session);
+}
+
 /* Sleeps up to secs, waking early when asked to stop. */
 static void backoff_sleep(int secs)
 {
@@ -516,6 +571,8 @@ int replicate_run(const ReplicateOptions *opt)
 	int rc;
 	int backoff = 1;
 	bool continuous = !opt->once && opt->endpos == LSN_INVALID;
+	Lookup lookup = {.session = session_new(), .conninfo = opt->conninfo};
+	Catalog catalog = {&lookup, lookup_type, lookup_fill, lookup_values, lookup_error};
 
 	run.pubs_text = join_pubs(opt->pubs, opt->npubs);
 	run.session = session_new();
@@ -554,7 +611,7 @@ int replicate_run(const ReplicateOptions *opt)
 			run.endpos = opt->endpos != LSN_INVALID ? opt->endpos
 				     : opt->once ? run.sys.xlogpos : LSN_INVALID;
 
-		apply = apply_new(run.mirror, run.state.confirmed_lsn);
+		apply = apply_new(run.mirror, run.state.confirmed_lsn, &catalog);
 		end = stream(&run, apply);
 		mirror_rollback(run.mirror);
 		apply_free(apply);
@@ -586,6 +643,7 @@ int replicate_run(const ReplicateOptions *opt)
 		backoff = backoff * 2 > BACKOFF_MAX_SECS ? BACKOFF_MAX_SECS : backoff * 2;
 	}
 done:
+	session_free(lookup.session);
 	session_free(run.session);
 	system_info_clear(&run.sys);
 	mirror_state_clear(&run.state);

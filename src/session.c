@@ -396,6 +396,72 @@ done:
 	return ok;
 }
 
+bool session_column_values(Session *s, const char *schema, const char *table,
+			   const char *const *keys, int nkeys, const char *column,
+			   CatalogRowFn row, void *arg)
+{
+	char *list = xstrdup(""), *sql = NULL, *tmp, *q;
+	const char **vals = xcalloc((size_t)nkeys + 1, sizeof(char *));
+	int *lens = xcalloc((size_t)nkeys + 1, sizeof(int));
+	PGresult *res = NULL;
+	bool ok = false, stop = false;
+
+	for (int i = 0; i <= nkeys; i++) {
+		if ((q = quote(s, i < nkeys ? keys[i] : column, true)) == NULL)
+			goto done;
+		tmp = xasprintf("%s%s%s", list, i ? ", " : "", q);
+		PQfreemem(q);
+		free(list);
+		list = tmp;
+	}
+	{
+		char *qs = quote(s, schema, true), *qt = quote(s, table, true);
+
+		if (qs != NULL && qt != NULL)
+			sql = xasprintf("SELECT %s FROM %s.%s", list, qs, qt);
+		if (qs)
+			PQfreemem(qs);
+		if (qt)
+			PQfreemem(qt);
+		if (sql == NULL)
+			goto done;
+	}
+	/* row by row, so that a big table is never held in memory */
+	if (!PQsendQuery(s->conn, sql) || !PQsetSingleRowMode(s->conn)) {
+		set_error(s, "could not read %s.%s on the source: %s", schema, table,
+			  PQerrorMessage(s->conn));
+		goto done;
+	}
+	ok = true;
+	while ((res = PQgetResult(s->conn)) != NULL) {
+		ExecStatusType st = PQresultStatus(res);
+
+		if (st == PGRES_SINGLE_TUPLE && ok && !stop) {
+			for (int i = 0; i <= nkeys; i++) {
+				vals[i] = PQgetisnull(res, 0, i) ? NULL : PQgetvalue(res, 0, i);
+				lens[i] = PQgetlength(res, 0, i);
+			}
+			stop = !row(arg, vals, lens);
+		} else if (st != PGRES_SINGLE_TUPLE && st != PGRES_TUPLES_OK && ok) {
+			set_error(s, "could not read %s.%s on the source: %s", schema, table,
+				  PQresultErrorMessage(res));
+			ok = false;
+		}
+		PQclear(res);
+	}
+	res = NULL;
+	if (stop && ok) {
+		set_error(s, "reading %s.%s on the source was stopped", schema, table);
+		ok = false;
+	}
+done:
+	free(vals);
+	free(lens);
+	free(list);
+	free(sql);
+	return ok;
+}
+
 bool session_create_slot(Session *s, const char *slot, Lsn *consistent_point)
 {
 	PGresult *res;

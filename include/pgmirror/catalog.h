@@ -30,11 +30,22 @@ typedef struct SourceFill {
 void source_type_clear(SourceType *t);
 void source_fill_clear(SourceFill *f);
 
+/*
+ * Receives one row of column_values(): vals[i] (lens[i] bytes, NULL for
+ * NULL) for the key columns, then the column asked for. False stops.
+ */
+typedef bool (*CatalogRowFn)(void *arg, const char *const *vals, const int *lens);
+
 /* Each call returns false with an error text from error(ctx). */
 typedef struct Catalog {
 	void *ctx;
 	bool (*type_info)(void *ctx, uint32_t oid, SourceType *out);
 	bool (*column_fill)(void *ctx, uint32_t relid, const char *column, SourceFill *out);
+	/* The source's current values of column, with the keys of their rows,
+	 * row by row, in text form. */
+	bool (*column_values)(void *ctx, const char *schema, const char *table,
+			      const char *const *keys, int nkeys, const char *column,
+			      CatalogRowFn row, void *arg);
 	const char *(*error)(void *ctx);
 } Catalog;
 

@@ -94,6 +94,12 @@ bool session_type_info(Session *s, uint32_t oid, SourceType *out) PGM_MUST_CHECK
 bool session_column_fill(Session *s, uint32_t relid, const char *column,
 			 SourceFill *out) PGM_MUST_CHECK;
 
+/* The current values of column in schema.table with the given key columns,
+ * streamed row by row to row() (see CatalogRowFn). */
+bool session_column_values(Session *s, const char *schema, const char *table,
+			   const char *const *keys, int nkeys, const char *column,
+			   CatalogRowFn row, void *arg) PGM_MUST_CHECK;
+
 /* Highest pgoutput protocol version a server of this version speaks. */
 int session_proto_version_for(int server_version);
 
