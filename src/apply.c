@@ -20,7 +20,9 @@
 typedef struct RelEntry {
 	uint32_t oid;           /* 0: free slot */
 	char *display;          /* "schema.table", for messages */
-	MirrorTable *table;
+	MirrorTableDef def;     /* from the Relation message; strings owned */
+	MirrorColumnDef *cols;  /* def.cols, owned */
+	MirrorTable *table;     /* NULL until the first change (see rel_sync) */
 	char replident;
 	int ncols;
 	ColumnType *types;
@@ -98,7 +100,13 @@ static void rel_clear(RelEntry *r)
 	for (int i = 0; i < r->ncols; i++) {
 		values_buf_free(&r->newbufs[i]);
 		values_buf_free(&r->oldbufs[i]);
+		free((char *)r->cols[i].name);
+		free((char *)r->cols[i].pg_type);
 	}
+	free(r->cols);
+	free((char *)r->def.name);
+	free((char *)r->def.source_schema);
+	free((char *)r->def.source_table);
 	free(r->display);
 	free(r->types);
 	free(r->is_key);
@@ -443,40 +451,20 @@ static bool fill_from_source(Applier *a, RelEntry *r, const MirrorTableDef *def,
 	return ok;
 }
 
+/*
+ * A Relation message describes a table, but does not mean it is
+ * published: with publish_via_partition_root the server describes the
+ * partition as well as the root it publishes changes as. So the mirror
+ * table is made or changed (rel_sync) when the first change for it comes.
+ */
 static bool apply_relation(Applier *a, const PgoRelation *rel)
 {
-	RelEntry *r;
-	MirrorColumnDef *cols = NULL;
-	MirrorTableDef def;
-	MirrorPlan plan = {0};
-	char *name;
-	bool ok = false;
+	RelEntry *r = rel_get(a, rel->oid);
+	uint32_t oid = r->oid;
 
-	if (strcmp(rel->nspname, "public") == 0)
-		name = xstrdup(rel->relname);
-	else
-		name = xasprintf("%s_%s", rel->nspname, rel->relname);
-	if (is_reserved(name)) {
-		set_error(a, "source table \"%s\".\"%s\" would be mirrored as \"%s\", a name "
-			  "reserved for pgmirror's own tables; rename it or leave it out of "
-			  "the publication", rel->nspname, rel->relname, name);
-		goto done;
-	}
-	if (rel->ncols == 0) {
-		set_error(a, "source table \"%s\".\"%s\" has no published columns and cannot "
-			  "be mirrored; publish at least one column", rel->nspname, rel->relname);
-		goto done;
-	}
-	if (!open_group(a))
-		goto done;
-
-	r = rel_get(a, rel->oid);
-	if (r->display != NULL) {
-		uint32_t oid = r->oid;
-
+	if (r->display != NULL)
 		rel_clear(r);
-		r->oid = oid;
-	}
+	r->oid = oid;
 	r->display = xasprintf("%s.%s", rel->nspname, rel->relname);
 	r->replident = rel->replident;
 	r->ncols = rel->ncols;
@@ -488,56 +476,79 @@ static bool apply_relation(Applier *a, const PgoRelation *rel)
 	r->oldvals = xcalloc(rel->ncols, sizeof(Value));
 	r->keep = xcalloc(rel->ncols, sizeof(bool));
 	r->used = xcalloc(rel->ncols, sizeof(bool));
-
-	cols = xcalloc(rel->ncols, sizeof(MirrorColumnDef));
+	r->cols = xcalloc(rel->ncols, sizeof(MirrorColumnDef));
 	for (int i = 0; i < rel->ncols; i++) {
 		const PgoColumn *c = &rel->cols[i];
+		const char *pg_type;
 
-		if (!resolve_type(a, c->type_oid, c->type_mod, 0, &r->types[i], &cols[i].pg_type))
-			goto done;
+		if (!resolve_type(a, c->type_oid, c->type_mod, 0, &r->types[i], &pg_type))
+			return false;
 		r->is_key[i] = (c->flags & PGO_COLUMN_KEY) != 0;
-		cols[i].name = c->name;
-		cols[i].type_oid = c->type_oid;
-		cols[i].type_mod = c->type_mod;
-		cols[i].type = r->types[i];
-		cols[i].is_key = r->is_key[i];
+		r->cols[i].name = xstrdup(c->name);
+		r->cols[i].pg_type = xstrdup(pg_type);
+		r->cols[i].type_oid = c->type_oid;
+		r->cols[i].type_mod = c->type_mod;
+		r->cols[i].type = r->types[i];
+		r->cols[i].is_key = r->is_key[i];
 	}
-	def.name = name;
-	def.source_schema = rel->nspname;
-	def.source_table = rel->relname;
-	def.relation_oid = rel->oid;
-	def.replident = rel->replident;
-	def.ncols = rel->ncols;
-	def.cols = cols;
-	/* Even inside a transaction being skipped, a Relation describes the
-	 * table for the transactions that follow. */
-	if (!mirror_table_plan(a->m, &def, &plan)) {
+	if (strcmp(rel->nspname, "public") == 0)
+		r->def.name = xstrdup(rel->relname);
+	else
+		r->def.name = xasprintf("%s_%s", rel->nspname, rel->relname);
+	r->def.source_schema = xstrdup(rel->nspname);
+	r->def.source_table = xstrdup(rel->relname);
+	r->def.relation_oid = rel->oid;
+	r->def.replident = rel->replident;
+	r->def.ncols = rel->ncols;
+	r->def.cols = r->cols;
+	return true;
+}
+
+/* Makes the mirror table match the relation's last description. */
+static bool rel_sync(Applier *a, RelEntry *r)
+{
+	const MirrorTableDef *def = &r->def;
+	MirrorPlan plan = {0};
+	bool ok = false;
+
+	if (is_reserved(def->name)) {
+		set_error(a, "source table \"%s\" would be mirrored as \"%s\", a name reserved "
+			  "for pgmirror's own tables; rename it or leave it out of the publication",
+			  r->display, def->name);
+		return false;
+	}
+	if (def->ncols == 0) {
+		set_error(a, "source table \"%s\" has no published columns and cannot be "
+			  "mirrored; publish at least one column", r->display);
+		return false;
+	}
+	if (!open_group(a))
+		return false;
+	if (!mirror_table_plan(a->m, def, &plan)) {
 		set_error(a, "could not mirror table \"%s\": %s", r->display, mirror_error(a->m));
 		goto done;
 	}
-	for (int i = 0; i < def.ncols; i++) {
+	for (int i = 0; i < def->ncols; i++) {
 		r->newvals[i].kind = VAL_NULL;
 		if (plan.conv[i] == CONV_FILL && plan.has_rows && !has_key(r) &&
-		    !fill_constant(a, r, i, def.cols[i].name, &r->newvals[i]))
+		    !fill_constant(a, r, i, def->cols[i].name, &r->newvals[i]))
 			goto done;
 	}
-	if (!mirror_table_sync(a->m, &def, &plan, r->newvals, &r->table)) {
+	if (!mirror_table_sync(a->m, def, &plan, r->newvals, &r->table)) {
 		set_error(a, "could not mirror table \"%s\": %s", r->display,
 			  mirror_error(a->m));
 		goto done;
 	}
-	for (int i = 0; i < def.ncols; i++)
+	for (int i = 0; i < def->ncols; i++)
 		if (plan.conv[i] == CONV_FILL && plan.has_rows && has_key(r) &&
-		    !fill_from_source(a, r, &def, i))
+		    !fill_from_source(a, r, def, i))
 			goto done;
 	if (plan.exists && !plan.same)
 		log_info("table \"%s\" changed on the source; mirror table \"%s\" follows",
-			 r->display, name);
+			 r->display, def->name);
 	ok = true;
 done:
 	mirror_plan_free(&plan);
-	free(cols);
-	free(name);
 	return ok;
 }
 
@@ -555,11 +566,14 @@ static bool apply_type(Applier *a, const PgoType *t)
 
 /* --- rows --------------------------------------------------------------- */
 
+static bool rel_sync(Applier *a, RelEntry *r);
+
+/* The relation a change is for; its mirror table is made on first use. */
 static RelEntry *rel_for_change(Applier *a, uint32_t relid, const char *what)
 {
 	RelEntry *r = rel_find(a, relid);
 
-	if (r == NULL || r->table == NULL) {
+	if (r == NULL || r->display == NULL) {
 		set_error(a, "protocol error: %s for relation OID %u, which no Relation "
 			  "message described", what, relid);
 		return NULL;
@@ -569,6 +583,8 @@ static RelEntry *rel_for_change(Applier *a, uint32_t relid, const char *what)
 			  r->display);
 		return NULL;
 	}
+	if (r->table == NULL && !rel_sync(a, r))
+		return NULL;
 	return r;
 }
 

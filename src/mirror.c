@@ -868,11 +868,14 @@ static sqlite3_stmt *table_stmt(MirrorTable *t, sqlite3_stmt **slot,
 	return *slot;
 }
 
+/* An insert whose key the mirror already holds replaces that row: a
+ * publication that sends only inserts never sends the delete in between,
+ * and the mirror holds the last version the source sent. */
 static char *build_insert(const MirrorTable *t)
 {
 	sqlite3_str *s = sqlite3_str_new(NULL);
 
-	sqlite3_str_appendf(s, "INSERT INTO \"%w\" (%s) VALUES (", t->name, t->collist);
+	sqlite3_str_appendf(s, "INSERT OR REPLACE INTO \"%w\" (%s) VALUES (", t->name, t->collist);
 	for (int i = 0; i < t->ncols; i++)
 		sqlite3_str_appendf(s, "%s?%d", i ? ", " : "", i + 1);
 	sqlite3_str_appendall(s, ")");
