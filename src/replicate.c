@@ -677,7 +677,8 @@ int replicate_drop_slot(const ReplicateOptions *opt)
 		goto done;
 	}
 	if (!si.exists) {
-		log_error("replication slot \"%s\" does not exist on the source", slot);
+		log_error("replication slot \"%s\" does not exist on the source; nothing to drop "
+			  "(check -S and -d)", slot);
 		goto done;
 	}
 	if (si.active) {
