@@ -631,6 +631,9 @@ int replicate_run(const ReplicateOptions *opt)
 			rc = EXIT_IN_USE;
 			break;
 		}
+		if (end == STREAM_LOST && !continuous && !stop_requested)
+			log_error("connection to the source lost; the mirror keeps every transaction "
+				  "applied so far: run pgmirror again to continue");
 		if (end != STREAM_LOST || !continuous || stop_requested) {
 			rc = stop_requested && end == STREAM_LOST ? EXIT_OK : EXIT_ERROR;
 			break;
