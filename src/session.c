@@ -27,6 +27,7 @@ struct Session {
 };
 
 static void set_error(Session *s, const char *fmt, ...) PGM_PRINTF(2, 3);
+static char *quote(Session *s, const char *text, bool ident);
 
 static void set_error(Session *s, const char *fmt, ...)
 {
@@ -135,20 +136,26 @@ static bool run(Session *s, const char *sql, ExecStatusType want, PGresult **out
 	return true;
 }
 
-bool session_connect(Session *s, const char *conninfo)
+/* Connects; replication: "database" for the walsender, NULL for plain. */
+static bool connect_with(Session *s, const char *conninfo, const char *replication)
 {
-	const char *keys[] = {"dbname", "replication", "fallback_application_name", NULL};
-	const char *vals[] = {conninfo, "database", "pgmirror", NULL};
+	const char *keys[4], *vals[4];
+	int n = 0;
 
 	session_disconnect(s);
-	if (conninfo == NULL) {
-		/* no -d: the PG* environment alone; skip the expanded dbname */
-		keys[0] = "replication";
-		vals[0] = "database";
-		keys[1] = "fallback_application_name";
-		vals[1] = "pgmirror";
-		keys[2] = NULL;
+	/* without -d, the PG* environment alone: no dbname to expand */
+	if (conninfo != NULL) {
+		keys[n] = "dbname";
+		vals[n++] = conninfo;
 	}
+	if (replication != NULL) {
+		keys[n] = "replication";
+		vals[n++] = replication;
+	}
+	keys[n] = "fallback_application_name";
+	vals[n++] = "pgmirror";
+	keys[n] = NULL;
+	vals[n] = NULL;
 	s->conn = PQconnectdbParams(keys, vals, 1);
 	if (s->conn == NULL || PQstatus(s->conn) != CONNECTION_OK) {
 		const char *msg = s->conn ? PQerrorMessage(s->conn) : "out of memory";
@@ -177,6 +184,87 @@ bool session_connect(Session *s, const char *conninfo)
 		   "SET IntervalStyle = 'postgres'; SET extra_float_digits = 3; "
 		   "SET bytea_output = 'hex'",
 		   PGRES_COMMAND_OK, NULL, "set the session's output settings");
+}
+
+bool session_connect(Session *s, const char *conninfo)
+{
+	return connect_with(s, conninfo, "database");
+}
+
+bool session_connect_plain(Session *s, const char *conninfo)
+{
+	return connect_with(s, conninfo, NULL);
+}
+
+void source_type_clear(SourceType *t)
+{
+	free(t->name);
+	memset(t, 0, sizeof(*t));
+}
+
+void source_fill_clear(SourceFill *f)
+{
+	free(f->missing);
+	memset(f, 0, sizeof(*f));
+}
+
+bool session_type_info(Session *s, uint32_t oid, SourceType *out)
+{
+	PGresult *res;
+	char *sql;
+	bool ok = false;
+
+	memset(out, 0, sizeof(*out));
+	sql = xasprintf("SELECT typname, typtype, typbasetype, typtypmod, "
+			"CASE WHEN typlen = -1 AND typcategory = 'A' THEN typelem ELSE 0 END "
+			"FROM pg_catalog.pg_type WHERE oid = %u", oid);
+	if (!run(s, sql, PGRES_TUPLES_OK, &res, "look up a column type on the source"))
+		goto done;
+	if (PQntuples(res) != 1) {
+		set_error(s, "type with OID %u no longer exists on the source", oid);
+	} else {
+		out->name = xstrdup(PQgetvalue(res, 0, 0));
+		out->typtype = PQgetvalue(res, 0, 1)[0];
+		out->basetype = (uint32_t)strtoul(PQgetvalue(res, 0, 2), NULL, 10);
+		out->typmod = (int32_t)strtol(PQgetvalue(res, 0, 3), NULL, 10);
+		out->elemtype = (uint32_t)strtoul(PQgetvalue(res, 0, 4), NULL, 10);
+		ok = true;
+	}
+	PQclear(res);
+done:
+	free(sql);
+	return ok;
+}
+
+bool session_column_fill(Session *s, uint32_t relid, const char *column, SourceFill *out)
+{
+	PGresult *res = NULL;
+	char *lit = quote(s, column, false), *sql = NULL;
+	bool ok = false;
+
+	memset(out, 0, sizeof(*out));
+	if (lit == NULL)
+		return false;
+	/* attmissingval is an anyarray of one element; its text goes through
+	 * text[] to get the element's own output. */
+	sql = xasprintf("SELECT atthasmissing, (attmissingval::text::text[])[1], atthasdef "
+			"FROM pg_catalog.pg_attribute WHERE attrelid = %u AND attname = %s "
+			"AND NOT attisdropped", relid, lit);
+	PQfreemem(lit);
+	if (!run(s, sql, PGRES_TUPLES_OK, &res, "look up an added column on the source"))
+		goto done;
+	if (PQntuples(res) == 1) {
+		out->found = true;
+		out->has_missing = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+		if (out->has_missing && !PQgetisnull(res, 0, 1))
+			out->missing = xstrdup(PQgetvalue(res, 0, 1));
+		out->has_default = strcmp(PQgetvalue(res, 0, 2), "t") == 0;
+	}
+	ok = true;
+done:
+	free(sql);
+	PQclear(res);
+	return ok;
 }
 
 static bool parse_lsn_field(Session *s, PGresult *res, int row, int col, Lsn *out,

@@ -1,0 +1,41 @@
+/*
+ * catalog.h: what the applier may ask of the source's catalog while it
+ * streams (a column's type when it is not built in; what existing rows
+ * hold in an added column). The replication loop answers over a plain
+ * connection; the applier sees only these callbacks.
+ */
+#ifndef PGMIRROR_CATALOG_H
+#define PGMIRROR_CATALOG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* What the source's catalog says of a type. */
+typedef struct SourceType {
+	char *name;          /* pg_type.typname */
+	char typtype;        /* b base, d domain, e enum, c composite, r range, ... */
+	uint32_t basetype;   /* domain: its base type */
+	int32_t typmod;      /* domain: the base type's modifier */
+	uint32_t elemtype;   /* array: the element type; else 0 */
+} SourceType;
+
+/* What existing rows hold in a column added to a table. */
+typedef struct SourceFill {
+	bool found;          /* the column exists on the source now */
+	bool has_missing;    /* a constant the source gave existing rows */
+	char *missing;       /* its text (NULL: the constant is NULL) */
+	bool has_default;    /* the column has a default expression */
+} SourceFill;
+
+void source_type_clear(SourceType *t);
+void source_fill_clear(SourceFill *f);
+
+/* Each call returns false with an error text from error(ctx). */
+typedef struct Catalog {
+	void *ctx;
+	bool (*type_info)(void *ctx, uint32_t oid, SourceType *out);
+	bool (*column_fill)(void *ctx, uint32_t relid, const char *column, SourceFill *out);
+	const char *(*error)(void *ctx);
+} Catalog;
+
+#endif
