@@ -160,7 +160,7 @@ static bool connect_with(Session *s, const char *conninfo, const char *replicati
 	if (s->conn == NULL || PQstatus(s->conn) != CONNECTION_OK) {
 		const char *msg = s->conn ? PQerrorMessage(s->conn) : "out of memory";
 		const char *hint = NULL;
-		int n = (int)strlen(msg);
+		int len = (int)strlen(msg);
 
 		/* the server's words differ between versions */
 		if (strstr(msg, "replication role") != NULL ||
@@ -170,9 +170,9 @@ static bool connect_with(Session *s, const char *conninfo, const char *replicati
 		else if (strstr(msg, "password authentication failed") != NULL ||
 			 strstr(msg, "no password supplied") != NULL)
 			hint = "check the password in -d, PGPASSWORD or ~/.pgpass";
-		while (n > 0 && msg[n - 1] == '\n')
-			n--;
-		set_error(s, "could not connect to the source: %.*s%s%s", n, msg,
+		while (len > 0 && msg[len - 1] == '\n')
+			len--;
+		set_error(s, "could not connect to the source: %.*s%s%s", len, msg,
 			  hint ? "; " : "", hint ? hint : "");
 		return false;
 	}
