@@ -180,7 +180,11 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 	m->lock_fd = open(path, (mode == MIRROR_READ ? O_RDONLY : O_RDWR) | O_CLOEXEC |
 			  (create ? O_CREAT : 0), 0644);
 	if (m->lock_fd < 0) {
-		set_error(m, "could not open mirror \"%s\": %s", path, strerror(errno));
+		if (create && errno == ENOENT)
+			set_error(m, "could not create mirror \"%s\": %s; create its directory "
+				  "first, or give another path", path, strerror(errno));
+		else
+			set_error(m, "could not open mirror \"%s\": %s", path, strerror(errno));
 		goto error;
 	}
 	if (mode != MIRROR_READ && flock(m->lock_fd, LOCK_EX | LOCK_NB) != 0) {
@@ -200,8 +204,12 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 	sqlite3_busy_timeout(m->db, 10000);
 	/* The first read tells whether this is an SQLite file at all. */
 	if (!is_foreign_database(m, &foreign)) {
-		set_error(m, "could not open mirror \"%s\": %s (is it an SQLite database?)",
-			  path, sqlite3_errmsg(m->db));
+		if (sqlite3_errcode(m->db) == SQLITE_NOTADB)
+			set_error(m, "\"%s\" is not an SQLite database, so not a mirror; give a "
+				  "new file name or an existing mirror", path);
+		else
+			set_error(m, "could not open mirror \"%s\": %s", path,
+				  sqlite3_errmsg(m->db));
 		goto error;
 	}
 	if (foreign) {

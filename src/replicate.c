@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +60,7 @@ typedef struct Run {
 	Session *session;
 	SystemInfo sys;
 	Lsn endpos;             /* stop here; LSN_INVALID: run until stopped */
+	bool conn_failed;       /* the last error was reaching the source */
 } Run;
 
 static char *join_pubs(char *const *pubs, int n)
@@ -135,9 +137,14 @@ static int connect_source(Run *run)
 	const char *slot = run->state.present ? run->state.slot : run->opt->slot;
 
 	system_info_clear(&run->sys);
+	run->conn_failed = false;
 	if (!session_connect(run->session, run->opt->conninfo) ||
-	    !session_identify(run->session, &run->sys) ||
-	    !session_check_wal_level(run->session)) {
+	    !session_identify(run->session, &run->sys)) {
+		run->conn_failed = true;
+		log_error("%s", session_error(run->session));
+		return EXIT_ERROR;
+	}
+	if (!session_check_wal_level(run->session)) {
 		log_error("%s", session_error(run->session));
 		return EXIT_ERROR;
 	}
@@ -326,6 +333,9 @@ typedef struct Stream {
 	int64_t last_ping;      /* when a keepalive was last asked for */
 	int64_t group_started;  /* when the open group began */
 	bool reached;           /* the end position was reached */
+	Lsn server_end;         /* the server's WAL end, as last reported */
+	ApplyStats reported;    /* counters at the last progress line */
+	int64_t last_progress;  /* when the last progress line was written */
 } Stream;
 
 static bool send_status(Stream *s, bool reply)
@@ -394,6 +404,32 @@ static StreamEnd handle_xlogdata(Stream *s, const Frame *f)
 	return STREAM_DONE;
 }
 
+/*
+ * The -v progress line, once per status interval: what was applied since
+ * the last line, and how far behind the mirror is. Lag in bytes is the
+ * server's WAL end minus the durable position; lag in seconds is the age
+ * of the last applied commit, and 0 when nothing is waiting.
+ */
+static void log_progress(Stream *s)
+{
+	ApplyStats now;
+	Lsn durable = apply_durable_lsn(s->apply);
+	uint64_t lag_bytes = s->server_end > durable ? s->server_end - durable : 0;
+	double lag_secs = 0;
+	char lsn[LSN_TEXT_SIZE];
+
+	if (log_get_level() < LOG_DEBUG)
+		return;
+	apply_stats(s->apply, &now);
+	if (lag_bytes > 0 && now.last_commit_time > 0 &&
+	    pgtime_now() > now.last_commit_time)
+		lag_secs = (double)(pgtime_now() - now.last_commit_time) / 1e6;
+	log_debug("progress: %" PRIu64 " transactions, %" PRIu64 " rows; lag %" PRIu64
+		  " bytes, %.1f s; confirmed %s", now.txns - s->reported.txns,
+		  now.rows - s->reported.rows, lag_bytes, lag_secs, lsn_format(durable, lsn));
+	s->reported = now;
+}
+
 static StreamEnd stream(Run *run, Applier *apply)
 {
 	const ReplicateOptions *opt = run->opt;
@@ -413,6 +449,7 @@ static StreamEnd stream(Run *run, Applier *apply)
 	}
 	s.dec = pgoutput_decoder_new(proto, false);
 	s.last_status = now_usecs();
+	s.last_progress = s.last_status;
 	{
 		char lsn[LSN_TEXT_SIZE];
 
@@ -458,6 +495,8 @@ static StreamEnd stream(Run *run, Applier *apply)
 				log_error("%s", err);
 				goto done;
 			}
+			if (f.wal_end > s.server_end)
+				s.server_end = f.wal_end;
 			if (f.type == FRAME_KEEPALIVE) {
 				if (f.wal_end > s.received)
 					s.received = f.wal_end;
@@ -487,6 +526,10 @@ static StreamEnd stream(Run *run, Applier *apply)
 				end = STREAM_LOST;
 				goto done;
 			}
+		}
+		if (now - s.last_progress >= interval) {
+			s.last_progress = now;
+			log_progress(&s);
 		}
 	}
 	/* Stopping: keep whole transactions, drop a partial one. */
@@ -571,6 +614,7 @@ int replicate_run(const ReplicateOptions *opt)
 	int rc;
 	int backoff = 1;
 	bool continuous = !opt->once && opt->endpos == LSN_INVALID;
+	bool reconnecting = false; /* a stream was lost: wait for the source */
 	Lookup lookup = {.session = session_new(), .conninfo = opt->conninfo};
 	Catalog catalog = {&lookup, lookup_type, lookup_fill, lookup_values, lookup_error};
 
@@ -591,6 +635,7 @@ int replicate_run(const ReplicateOptions *opt)
 		StreamEnd end;
 		char **pubs = NULL;
 		int npubs;
+		int64_t started;
 
 		rc = connect_source(&run);
 		if (rc == EXIT_OK) {
@@ -605,6 +650,18 @@ int replicate_run(const ReplicateOptions *opt)
 			else
 				rc = check_slot(&run);
 		}
+		if (rc != EXIT_OK && reconnecting && (run.conn_failed || rc == EXIT_IN_USE)) {
+			/* a restarting server, or its old walsender not gone yet */
+			session_disconnect(run.session);
+			log_warning("the source is not available yet; trying again in %d s", backoff);
+			backoff_sleep(backoff);
+			backoff = backoff * 2 > BACKOFF_MAX_SECS ? BACKOFF_MAX_SECS : backoff * 2;
+			if (stop_requested) {
+				rc = EXIT_OK;
+				break;
+			}
+			continue;
+		}
 		if (rc != EXIT_OK)
 			goto done;
 		if (run.endpos == LSN_INVALID)
@@ -612,6 +669,7 @@ int replicate_run(const ReplicateOptions *opt)
 				     : opt->once ? run.sys.xlogpos : LSN_INVALID;
 
 		apply = apply_new(run.mirror, run.state.confirmed_lsn, &catalog);
+		started = now_usecs();
 		end = stream(&run, apply);
 		mirror_rollback(run.mirror);
 		apply_free(apply);
@@ -630,10 +688,17 @@ int replicate_run(const ReplicateOptions *opt)
 			rc = EXIT_IN_USE;
 			break;
 		}
+		if (end == STREAM_LOST && !continuous && !stop_requested)
+			log_error("connection to the source lost; the mirror keeps every transaction "
+				  "applied so far: run pgmirror again to continue");
 		if (end != STREAM_LOST || !continuous || stop_requested) {
 			rc = stop_requested && end == STREAM_LOST ? EXIT_OK : EXIT_ERROR;
 			break;
 		}
+		/* a connection that lasted starts the backoff over */
+		if (now_usecs() - started > (int64_t)BACKOFF_MAX_SECS * 1000000)
+			backoff = 1;
+		reconnecting = true;
 		log_warning("connection to the source lost; reconnecting in %d s", backoff);
 		backoff_sleep(backoff);
 		if (stop_requested) {
@@ -673,7 +738,8 @@ int replicate_drop_slot(const ReplicateOptions *opt)
 		goto done;
 	}
 	if (!si.exists) {
-		log_error("replication slot \"%s\" does not exist on the source", slot);
+		log_error("replication slot \"%s\" does not exist on the source; nothing to drop "
+			  "(check -S and -d)", slot);
 		goto done;
 	}
 	if (si.active) {

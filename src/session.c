@@ -159,14 +159,21 @@ static bool connect_with(Session *s, const char *conninfo, const char *replicati
 	s->conn = PQconnectdbParams(keys, vals, 1);
 	if (s->conn == NULL || PQstatus(s->conn) != CONNECTION_OK) {
 		const char *msg = s->conn ? PQerrorMessage(s->conn) : "out of memory";
+		const char *hint = NULL;
+		int len = (int)strlen(msg);
 
-		if (strstr(msg, "replication") != NULL &&
-		    strstr(msg, "permission") != NULL)
-			set_error(s, "could not connect to the source: %s"
-				  "(the role needs the REPLICATION attribute: ALTER ROLE ... REPLICATION)",
-				  msg);
-		else
-			set_error(s, "could not connect to the source: %s", msg);
+		/* the server's words differ between versions */
+		if (strstr(msg, "replication role") != NULL ||
+		    (strstr(msg, "replication") != NULL && strstr(msg, "permission") != NULL))
+			hint = "give the role the REPLICATION attribute on the source "
+			       "(ALTER ROLE name REPLICATION)";
+		else if (strstr(msg, "password authentication failed") != NULL ||
+			 strstr(msg, "no password supplied") != NULL)
+			hint = "check the password in -d, PGPASSWORD or ~/.pgpass";
+		while (len > 0 && msg[len - 1] == '\n')
+			len--;
+		set_error(s, "could not connect to the source: %.*s%s%s", len, msg,
+			  hint ? "; " : "", hint ? hint : "");
 		return false;
 	}
 	/*
