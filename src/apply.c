@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "pgmirror/apply.h"
 #include "pgmirror/values.h"
@@ -521,6 +522,17 @@ static bool rel_sync(Applier *a, RelEntry *r)
 		set_error(a, "source table \"%s\" has no published columns and cannot be "
 			  "mirrored; publish at least one column", r->display);
 		return false;
+	}
+	for (int i = 0; i < def->ncols; i++) {
+		for (int j = 0; j < i; j++) {
+			if (strcasecmp(def->cols[i].name, def->cols[j].name) == 0) {
+				set_error(a, "source table \"%s\" has columns \"%s\" and \"%s\", which "
+					  "SQLite cannot tell apart (it ignores case in names); rename one "
+					  "of them, or leave one out with a column list in the publication",
+					  r->display, def->cols[j].name, def->cols[i].name);
+				return false;
+			}
+		}
 	}
 	if (!open_group(a))
 		return false;

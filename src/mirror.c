@@ -431,8 +431,9 @@ static bool read_definition(Mirror *m, const MirrorTableDef *def, bool *exists,
 	*same_table = true;
 	*cols = NULL;
 	*ncols = 0;
+	/* SQLite does not tell names apart by (ASCII) case: neither may we */
 	q = prepare(m, "SELECT replica_identity, source_schema, source_table FROM pgmirror_tables "
-		    "WHERE table_name = ?1", false);
+		    "WHERE table_name = ?1 COLLATE NOCASE", false);
 	if (q == NULL)
 		return false;
 	sqlite3_bind_text(q, 1, def->name, -1, SQLITE_STATIC);
