@@ -338,7 +338,7 @@ static bool apply_commit(Applier *a, const PgoCommit *c)
 
 static bool is_reserved(const char *name)
 {
-	return strncmp(name, "pgmirror_", 9) == 0;
+	return strncasecmp(name, "pgmirror_", 9) == 0; /* SQLite ignores case */
 }
 
 static bool has_key(const RelEntry *r)

@@ -20,7 +20,9 @@ int4 -> text, varchar(10) -> varchar(20), int4 -> numeric(10,2) (or a clear
 error, except varchar widening and int8 which must work); REPLICA IDENTITY
 DEFAULT -> FULL -> DEFAULT; primary key moved to another column, dropped,
 added on two columns; several changes in one transaction; several changes
-while pgmirror is down between rounds; a change while pgmirror follows.
+while pgmirror is down between rounds (incl. a column added with a default
+then dropped or renamed before pgmirror runs); a change while pgmirror
+follows.
 """
 
 import collections
@@ -316,6 +318,15 @@ def test(ctx):
         UPDATE while_down SET e = 'two' WHERE id = 2;
         ALTER TABLE while_down ALTER COLUMN v TYPE varchar(40);
         INSERT INTO while_down VALUES (8, 80, 'b8', 'v8 is a longer one', 'e8');
+    """])
+
+    # a column added with a default, then renamed before pgmirror runs
+    base("add_then_rename", [("""
+        ALTER TABLE add_then_rename ADD COLUMN c int DEFAULT 42;
+        INSERT INTO add_then_rename (id, a) VALUES (6, 60);
+    """, False), """
+        ALTER TABLE add_then_rename RENAME COLUMN c TO c2;
+        INSERT INTO add_then_rename (id, a, c2) VALUES (7, 70, 7);
     """])
 
     # a change while pgmirror follows the stream
