@@ -24,6 +24,7 @@ CREATE TABLE IF NOT EXISTS pgmirror_columns (
     is_key        INTEGER NOT NULL,           -- 1 if part of the replica identity
     type_oid      INTEGER NOT NULL,           -- source type OID
     value_type    INTEGER NOT NULL,           -- how values are stored (ValueType in values.h)
+    source_attnum INTEGER NOT NULL,           -- pg_attribute.attnum on the source; 0 unknown
     PRIMARY KEY (table_name, position)
 );
 

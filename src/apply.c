@@ -425,16 +425,21 @@ static bool fill_one_row(void *arg, const char *const *vals, const int *lens)
 
 /*
  * Gives the existing rows of a keyed table the values the source holds
- * now in an added column (a default, constant or computed row by row,
- * perhaps changed since). Where a row changed after the schema change,
- * the stream brings that change again, so the mirror ends up equal.
+ * now in a column that was added (a default, constant or computed row by
+ * row) or retyped (perhaps converted USING an expression). Where a row
+ * changed after the schema change, the stream brings that change again,
+ * so the mirror ends up equal.
  */
 static bool fill_from_source(Applier *a, RelEntry *r, const MirrorTableDef *def, int col)
 {
-	const char **keynames = xcalloc((size_t)r->ncols, sizeof(char *));
-	FillRows f = {a, r, col, def->cols[col].name, xcalloc((size_t)r->ncols, sizeof(int)), 0};
+	const char **keynames;
+	FillRows f = {a, r, col, def->cols[col].name, NULL, 0};
 	bool ok;
 
+	if (def->cols[col].attnum == 0)
+		return true; /* gone on the source since: a later Relation will say so */
+	keynames = xcalloc((size_t)r->ncols, sizeof(char *));
+	f.keys = xcalloc((size_t)r->ncols, sizeof(int));
 	for (int i = 0; i < r->ncols; i++) {
 		if (r->is_key[i]) {
 			keynames[f.nkeys] = def->cols[i].name;
@@ -445,7 +450,7 @@ static bool fill_from_source(Applier *a, RelEntry *r, const MirrorTableDef *def,
 	ok = a->catalog->column_values(a->catalog->ctx, def->source_schema, def->source_table,
 				       keynames, f.nkeys, f.name, fill_one_row, &f);
 	if (!ok && a->errbuf[0] == '\0')
-		set_error(a, "could not read column \"%s\" added to \"%s\" on the source: %s",
+		set_error(a, "could not read column \"%s\" of \"%s\" on the source: %s",
 			  f.name, r->display, a->catalog->error(a->catalog->ctx));
 	free(keynames);
 	free(f.keys);
@@ -536,7 +541,26 @@ static bool rel_sync(Applier *a, RelEntry *r)
 	}
 	if (!open_group(a))
 		return false;
-	if (!mirror_table_plan(a->m, def, &plan)) {
+	{
+		const char **names = xcalloc((size_t)def->ncols, sizeof(char *));
+		int *attnums = xcalloc((size_t)def->ncols, sizeof(int));
+		bool looked;
+
+		for (int i = 0; i < def->ncols; i++)
+			names[i] = def->cols[i].name;
+		looked = a->catalog->column_attnums(a->catalog->ctx, r->oid, names, def->ncols,
+						    attnums);
+		for (int i = 0; looked && i < def->ncols; i++)
+			r->cols[i].attnum = attnums[i];
+		free(names);
+		free(attnums);
+		if (!looked) {
+			set_error(a, "could not look up the columns of \"%s\" on the source: %s",
+				  r->display, a->catalog->error(a->catalog->ctx));
+			return false;
+		}
+	}
+	if (!mirror_table_plan(a->m, def, has_key(r), &plan)) {
 		set_error(a, "could not mirror table \"%s\": %s", r->display, mirror_error(a->m));
 		goto done;
 	}

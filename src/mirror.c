@@ -409,6 +409,7 @@ typedef struct OldColumn {
 	int32_t type_mod;
 	int value_type;
 	bool is_key;
+	int attnum;          /* 0: unknown */
 	bool matched;
 } OldColumn;
 
@@ -421,7 +422,7 @@ static void old_columns_free(OldColumn *cols, int n)
 
 /* Reads what the mirror records of table name; *exists false if nothing. */
 static bool read_definition(Mirror *m, const MirrorTableDef *def, bool *exists,
-			    bool *same_table, OldColumn **cols, int *ncols)
+			    bool *same_table, bool *same_oid, OldColumn **cols, int *ncols)
 {
 	sqlite3_stmt *q;
 	int rc;
@@ -429,11 +430,12 @@ static bool read_definition(Mirror *m, const MirrorTableDef *def, bool *exists,
 
 	*exists = false;
 	*same_table = true;
+	*same_oid = true;
 	*cols = NULL;
 	*ncols = 0;
 	/* SQLite does not tell names apart by (ASCII) case: neither may we */
-	q = prepare(m, "SELECT replica_identity, source_schema, source_table FROM pgmirror_tables "
-		    "WHERE table_name = ?1 COLLATE NOCASE", false);
+	q = prepare(m, "SELECT replica_identity, source_schema, source_table, relation_oid "
+		    "FROM pgmirror_tables WHERE table_name = ?1 COLLATE NOCASE", false);
 	if (q == NULL)
 		return false;
 	sqlite3_bind_text(q, 1, def->name, -1, SQLITE_STATIC);
@@ -453,6 +455,7 @@ static bool read_definition(Mirror *m, const MirrorTableDef *def, bool *exists,
 			goto done;
 		}
 		*same_table = ri != NULL && ri[0] == def->replident;
+		*same_oid = (uint32_t)sqlite3_column_int64(q, 3) == def->relation_oid;
 	} else if (rc != SQLITE_DONE)
 		goto sqlerr;
 	sqlite3_finalize(q);
@@ -460,8 +463,9 @@ static bool read_definition(Mirror *m, const MirrorTableDef *def, bool *exists,
 	if (!*exists)
 		return true;
 
-	q = prepare(m, "SELECT column_name, type_oid, type_modifier, value_type, is_key "
-		    "FROM pgmirror_columns WHERE table_name = ?1 ORDER BY position", false);
+	q = prepare(m, "SELECT column_name, type_oid, type_modifier, value_type, is_key, "
+		    "source_attnum FROM pgmirror_columns WHERE table_name = ?1 ORDER BY position",
+		    false);
 	if (q == NULL)
 		return false;
 	sqlite3_bind_text(q, 1, def->name, -1, SQLITE_STATIC);
@@ -475,6 +479,7 @@ static bool read_definition(Mirror *m, const MirrorTableDef *def, bool *exists,
 		c->type_mod = sqlite3_column_int(q, 2);
 		c->value_type = sqlite3_column_int(q, 3);
 		c->is_key = sqlite3_column_int(q, 4) != 0;
+		c->attnum = sqlite3_column_int(q, 5);
 		c->matched = false;
 	}
 	if (rc != SQLITE_DONE)
@@ -563,54 +568,75 @@ static bool table_has_rows(Mirror *m, const char *name, bool *has)
 	return ok;
 }
 
-bool mirror_table_plan(Mirror *m, const MirrorTableDef *def, MirrorPlan *plan)
+/* Is o the old version of new column c, by the rules of pass 0..2? */
+static bool same_column(const OldColumn *o, int i, const MirrorColumnDef *c, int j, int pass)
+{
+	if (o->matched)
+		return false;
+	if (pass == 0) /* both attnums known */
+		return o->attnum != 0 && c->attnum != 0 && o->attnum == c->attnum;
+	if (o->attnum != 0 && c->attnum != 0)
+		return false; /* known to be different columns */
+	if (pass == 1)
+		return strcmp(o->name, c->name) == 0;
+	return i == j && o->type_oid == c->type_oid && o->type_mod == c->type_mod;
+}
+
+bool mirror_table_plan(Mirror *m, const MirrorTableDef *def, bool refill, MirrorPlan *plan)
 {
 	OldColumn *old = NULL;
 	int nold = 0;
-	bool same_table, ok = false;
+	bool same_table, same_oid, ok = false;
 
 	memset(plan, 0, sizeof(*plan));
 	plan->ncols = def->ncols;
 	plan->conv = xcalloc((size_t)def->ncols + 1, sizeof(ColumnConv));
 	plan->src = xcalloc((size_t)def->ncols + 1, sizeof(char *));
-	if (!read_definition(m, def, &plan->exists, &same_table, &old, &nold))
+	if (!read_definition(m, def, &plan->exists, &same_table, &same_oid, &old, &nold))
 		goto done;
 	if (!plan->exists) {
 		ok = true;
 		goto done;
 	}
-	plan->same = same_table && nold == def->ncols;
-	/* by name first, then a renamed column by position and type */
-	for (int pass = 0; pass < 2; pass++) {
+	plan->same = same_table && same_oid && nold == def->ncols;
+	/* another table of the same name: none of its rows are this one's */
+	for (int pass = 0; same_oid && pass < 3; pass++) {
 		for (int j = 0; j < def->ncols; j++) {
 			const MirrorColumnDef *c = &def->cols[j];
 			OldColumn *o = NULL;
 
 			if (plan->src[j] != NULL)
 				continue;
-			if (pass == 0) {
-				for (int i = 0; i < nold && o == NULL; i++)
-					if (strcmp(old[i].name, c->name) == 0)
-						o = &old[i];
-			} else if (j < nold && !old[j].matched && old[j].type_oid == c->type_oid &&
-				   old[j].type_mod == c->type_mod)
-				o = &old[j];
-			if (o == NULL || o->matched)
+			for (int i = 0; i < nold && o == NULL; i++)
+				if (same_column(&old[i], i, c, j, pass))
+					o = &old[i];
+			if (o == NULL)
 				continue;
-			if (!conversion(o, c, &plan->conv[j])) {
-				set_error(m, "column \"%s\" of mirror table \"%s\" changed type on the "
-					  "source (type OID %u modifier %d to OID %u modifier %d), and "
-					  "pgmirror cannot convert the rows it holds the way the source "
-					  "did; start this mirror over (--drop-slot, remove the file, run "
-					  "again)", c->name, def->name, o->type_oid, o->type_mod,
-					  c->type_oid, c->type_mod);
-				goto done;
-			}
 			o->matched = true;
+			if (!conversion(o, c, &plan->conv[j])) {
+				if (!refill || c->is_key) {
+					set_error(m, "column \"%s\" of mirror table \"%s\" changed type on "
+						  "the source (type OID %u modifier %d to OID %u modifier %d), "
+						  "and pgmirror cannot convert the rows it holds the way the "
+						  "source did; start this mirror over (--drop-slot, remove the "
+						  "file, run again)", c->name, def->name, o->type_oid,
+						  o->type_mod, c->type_oid, c->type_mod);
+					goto done;
+				}
+				plan->same = false;
+				continue; /* refilled from the source */
+			}
+			/* with a key, a retyped column is read again: the source may
+			 * have converted it with USING */
+			if (refill && !c->is_key &&
+			    (o->type_oid != c->type_oid || o->type_mod != c->type_mod)) {
+				plan->same = false;
+				continue;
+			}
 			plan->src[j] = xstrdup(o->name);
 			if (plan->conv[j] != CONV_COPY || strcmp(o->name, c->name) != 0 ||
 			    o->type_oid != c->type_oid || o->type_mod != c->type_mod ||
-			    o->is_key != c->is_key || o - old != j)
+			    o->is_key != c->is_key || o - old != j || o->attnum != c->attnum)
 				plan->same = false;
 		}
 	}
@@ -620,7 +646,17 @@ bool mirror_table_plan(Mirror *m, const MirrorTableDef *def, MirrorPlan *plan)
 			plan->same = false;
 		}
 	}
-	ok = plan->same || table_has_rows(m, def->name, &plan->has_rows);
+	plan->keep_rows = same_oid;
+	ok = plan->same || !same_oid || table_has_rows(m, def->name, &plan->has_rows);
+	for (int j = 0; ok && plan->has_rows && j < def->ncols; j++) {
+		if (plan->conv[j] == CONV_FILL && def->cols[j].is_key) {
+			/* rows would be found by a key they do not have yet */
+			set_error(m, "the key of mirror table \"%s\" now includes column \"%s\", "
+				  "which its rows do not have; start this mirror over (--drop-slot, "
+				  "remove the file, run again)", def->name, def->cols[j].name);
+			ok = false;
+		}
+	}
 done:
 	old_columns_free(old, nold);
 	if (!ok)
@@ -666,8 +702,8 @@ static bool record_definition(Mirror *m, const MirrorTableDef *def)
 		    def->relation_oid, def->replident)))
 		return false;
 	ins = prepare(m, "INSERT INTO pgmirror_columns (table_name, column_name, position, "
-		      "pg_type, type_modifier, is_key, type_oid, value_type) "
-		      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", false);
+		      "pg_type, type_modifier, is_key, type_oid, value_type, source_attnum) "
+		      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", false);
 	if (ins == NULL)
 		return false;
 	for (int i = 0; ok && i < def->ncols; i++) {
@@ -681,6 +717,7 @@ static bool record_definition(Mirror *m, const MirrorTableDef *def)
 		sqlite3_bind_int(ins, 6, c->is_key);
 		sqlite3_bind_int64(ins, 7, c->type_oid);
 		sqlite3_bind_int(ins, 8, (int)c->type.vt);
+		sqlite3_bind_int(ins, 9, c->attnum);
 		ok = step_done(m, ins, "record a column");
 	}
 	sqlite3_finalize(ins);
@@ -726,9 +763,10 @@ static bool rebuild_table(Mirror *m, const MirrorTableDef *def, const MirrorPlan
 	sql = sqlite3_str_finish(s);
 
 	ok = exec_owned(m, sqlite3_mprintf("DROP TABLE IF EXISTS %s", tmp)) &&
-	     exec_owned(m, create_table_sql(def, tmp)) && (st = prepare(m, sql, false)) != NULL;
+	     exec_owned(m, create_table_sql(def, tmp)) &&
+	     (!plan->keep_rows || (st = prepare(m, sql, false)) != NULL);
 	sqlite3_free(sql);
-	if (ok) {
+	if (ok && plan->keep_rows) {
 		for (int j = 0; j < def->ncols; j++)
 			if (plan->conv[j] == CONV_FILL)
 				bind_value(st, j + 1, &fill[j]);

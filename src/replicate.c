@@ -583,6 +583,17 @@ static bool lookup_fill(void *ctx, uint32_t relid, const char *column, SourceFil
 	return false;
 }
 
+static bool lookup_attnums(void *ctx, uint32_t relid, const char *const *names, int n,
+			   int *attnums)
+{
+	Lookup *l = ctx;
+
+	if (lookup_ready(l) && session_column_attnums(l->session, relid, names, n, attnums))
+		return true;
+	l->connected = false;
+	return false;
+}
+
 static bool lookup_values(void *ctx, const char *schema, const char *table,
 			  const char *const *keys, int nkeys, const char *column,
 			  CatalogRowFn row, void *arg)
@@ -616,7 +627,8 @@ int replicate_run(const ReplicateOptions *opt)
 	bool continuous = !opt->once && opt->endpos == LSN_INVALID;
 	bool reconnecting = false; /* a stream was lost: wait for the source */
 	Lookup lookup = {.session = session_new(), .conninfo = opt->conninfo};
-	Catalog catalog = {&lookup, lookup_type, lookup_fill, lookup_values, lookup_error};
+	Catalog catalog = {&lookup, lookup_type, lookup_fill, lookup_attnums, lookup_values,
+			   lookup_error};
 
 	run.pubs_text = join_pubs(opt->pubs, opt->npubs);
 	run.session = session_new();

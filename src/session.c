@@ -236,6 +236,27 @@ done:
 	return ok;
 }
 
+bool session_column_attnums(Session *s, uint32_t relid, const char *const *names, int n,
+			    int *attnums)
+{
+	PGresult *res;
+	char *sql = xasprintf("SELECT attname, attnum FROM pg_catalog.pg_attribute "
+			      "WHERE attrelid = %u AND attnum > 0 AND NOT attisdropped", relid);
+	bool ok = run(s, sql, PGRES_TUPLES_OK, &res, "look up the columns of a table on the source");
+
+	free(sql);
+	if (!ok)
+		return false;
+	for (int i = 0; i < n; i++) {
+		attnums[i] = 0;
+		for (int r = 0; r < PQntuples(res); r++)
+			if (strcmp(PQgetvalue(res, r, 0), names[i]) == 0)
+				attnums[i] = atoi(PQgetvalue(res, r, 1));
+	}
+	PQclear(res);
+	return true;
+}
+
 bool session_column_fill(Session *s, uint32_t relid, const char *column, SourceFill *out)
 {
 	PGresult *res = NULL;

@@ -41,6 +41,10 @@ typedef struct Catalog {
 	void *ctx;
 	bool (*type_info)(void *ctx, uint32_t oid, SourceType *out);
 	bool (*column_fill)(void *ctx, uint32_t relid, const char *column, SourceFill *out);
+	/* The attnums the named columns of relid have now; 0 for a name the
+	 * relation has no column of (any more). */
+	bool (*column_attnums)(void *ctx, uint32_t relid, const char *const *names, int n,
+			       int *attnums);
 	/* The source's current values of column, with the keys of their rows,
 	 * row by row, in text form. */
 	bool (*column_values)(void *ctx, const char *schema, const char *table,

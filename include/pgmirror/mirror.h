@@ -86,6 +86,7 @@ typedef struct MirrorColumnDef {
 	int32_t type_mod;
 	ColumnType type;      /* how values are stored */
 	bool is_key;
+	int attnum;           /* the source's attnum; 0 when unknown */
 } MirrorColumnDef;
 
 typedef struct MirrorTableDef {
@@ -110,22 +111,29 @@ typedef enum ColumnConv {
 typedef struct MirrorPlan {
 	bool exists;        /* the table is in the mirror */
 	bool same;          /* and already matches: nothing to change */
-	bool has_rows;      /* it holds rows */
+	bool has_rows;      /* it holds rows that are kept */
+	bool keep_rows;     /* false: another source table, start empty */
 	int ncols;          /* of the new definition */
 	ColumnConv *conv;   /* per new column */
 	char **src;         /* per new column: the old column's name, or NULL */
 } MirrorPlan;
 
 /*
- * Compares def with the table the mirror has under def->name. False, with
- * the error set, when def cannot be followed faithfully: another source
- * table already has that name, or a column changed type in a way whose
- * effect on existing rows pgmirror cannot reproduce. Columns are matched
- * by name, then a column whose name is gone by position and type (a
- * rename).
+ * Compares def with the table the mirror has under def->name. Columns are
+ * the same column when their source attnums are (a rename keeps values, a
+ * column dropped and added again does not); where an attnum is unknown,
+ * by name, then a column whose name is gone by position and type. A source
+ * table that is not the one the mirror table was made from (another OID)
+ * starts the table empty.
+ *
+ * refill: the caller can refill any column from the source (a table with
+ * a key), so a retyped column is planned as CONV_FILL. Otherwise a type
+ * change is followed only where pgmirror reproduces the source's
+ * conversion exactly, and false, with the error set, where it cannot; also
+ * when another source table already has the name.
  */
-bool mirror_table_plan(Mirror *m, const MirrorTableDef *def, MirrorPlan *plan)
-	PGM_MUST_CHECK;
+bool mirror_table_plan(Mirror *m, const MirrorTableDef *def, bool refill,
+		       MirrorPlan *plan) PGM_MUST_CHECK;
 void mirror_plan_free(MirrorPlan *plan);
 
 /*

@@ -90,6 +90,10 @@ bool session_connect_plain(Session *s, const char *conninfo) PGM_MUST_CHECK;
 /* Looks up a type by OID; false (error set) when it cannot, e.g. gone. */
 bool session_type_info(Session *s, uint32_t oid, SourceType *out) PGM_MUST_CHECK;
 
+/* The attnums of the named columns of relid now (0: no such column). */
+bool session_column_attnums(Session *s, uint32_t relid, const char *const *names, int n,
+			    int *attnums) PGM_MUST_CHECK;
+
 /* What existing rows hold in column of relid (looked up now). */
 bool session_column_fill(Session *s, uint32_t relid, const char *column,
 			 SourceFill *out) PGM_MUST_CHECK;
