@@ -416,7 +416,7 @@ def spot_checks(ctx, path, soft, table, base=0):
 # TEXT, PostgreSQL's text output.  If the project decides instead that a
 # domain is stored like its base type ("a value keeps its meaning"), the
 # README must say so, and this flips to True.
-DOMAIN_AS_BASE = False
+DOMAIN_AS_BASE = True
 
 
 def domains(ctx, path, soft):
