@@ -32,6 +32,14 @@ const char *apply_error(const Applier *a);
  * rolled back and nothing more may be applied). */
 bool apply_message(Applier *a, const PgoMessage *msg) PGM_MUST_CHECK;
 
+/*
+ * Drops every mirrored table and forgets the relations seen, inside the
+ * open source transaction (after a Begin): the initial copy that follows
+ * fills the mirror afresh, and readers see the old tables until the whole
+ * copy commits.
+ */
+bool apply_reset(Applier *a) PGM_MUST_CHECK;
+
 /* Between a Begin and its Commit. */
 bool apply_in_transaction(const Applier *a);
 
