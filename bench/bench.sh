@@ -29,7 +29,8 @@
 #   pgmirror -d DB -S S1 -P bench_pub --endpos END MIRROR.db
 # are timed.  Printed: median seconds, row changes per second, and the time
 # ratio pgmirror/pg_recvlogical (1.0 = as fast as just receiving the stream).
-# Every command runs under `timeout` (BENCH_TIMEOUT, default 600 s), so the
+# Every command runs under `timeout` (BENCH_TIMEOUT, default 300 s; a pgmirror that fails or times out
+# is not run again), so the
 # script always ends.  Without a usable pgmirror binary its columns read n/a
 # and the pg_recvlogical half still runs.
 set -u
@@ -60,7 +61,7 @@ if [ -z "${PGHOST:-}" ]; then
         "$0" -n "$N" -r "$REPEATS" -b "$BIN" -p "$PROTO"
 fi
 
-T=${BENCH_TIMEOUT:-600}
+T=${BENCH_TIMEOUT:-300}
 DB=pgm_bench
 PUB=bench_pub
 S1=pgm_bench_mirror
@@ -178,7 +179,9 @@ print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM bench_t").fetch
                       "$WORK/mirror.db" 2>/dev/null || echo "?")
                 [ "$src" = "$got" ] || echo "bench: WARNING: mirror has $got rows, source $src ($w)" >&2
             else
-                echo "bench: pgmirror failed ($w, repeat $r); see below" >&2
+                echo "bench: pgmirror failed or timed out ($w, repeat $r): not run" \
+                     "again; see its stderr below" >&2
+                have_pgmirror=no
             fi
         fi
         echo "  $w #$r: $rows rows, recvlogical $(tail -n1 "$WORK/recv.$w")s" \

@@ -10,7 +10,6 @@ CREATE TABLE IF NOT EXISTS pgmirror_state (
     database          TEXT NOT NULL,          -- IDENTIFY_SYSTEM dbname
     confirmed_lsn     TEXT NOT NULL,          -- X/Y: everything up to here is applied
     last_commit_time  TEXT,                   -- UTC source commit time of the last transaction
-    slot_created_lsn  TEXT,                   -- consistent point of the slot this mirror created
     initial_copy_done INTEGER NOT NULL DEFAULT 0, -- 1 once the first run's copy committed
     format_version    INTEGER NOT NULL DEFAULT 1
 );
@@ -24,6 +23,7 @@ CREATE TABLE IF NOT EXISTS pgmirror_columns (
     type_modifier INTEGER NOT NULL,           -- atttypmod (-1 when none)
     is_key        INTEGER NOT NULL,           -- 1 if part of the replica identity
     type_oid      INTEGER NOT NULL,           -- source type OID
+    value_type    INTEGER NOT NULL,           -- how values are stored (ValueType in values.h)
     PRIMARY KEY (table_name, position)
 );
 

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "pgmirror/apply.h"
 #include "pgmirror/values.h"
@@ -20,7 +21,9 @@
 typedef struct RelEntry {
 	uint32_t oid;           /* 0: free slot */
 	char *display;          /* "schema.table", for messages */
-	MirrorTable *table;
+	MirrorTableDef def;     /* from the Relation message; strings owned */
+	MirrorColumnDef *cols;  /* def.cols, owned */
+	MirrorTable *table;     /* NULL until the first change (see rel_sync) */
 	char replident;
 	int ncols;
 	ColumnType *types;
@@ -35,11 +38,13 @@ typedef struct RelEntry {
 
 typedef struct TypeEntry {
 	uint32_t oid;
-	char *name;
+	char *name;             /* pg_type.typname */
+	ColumnType type;        /* how its values are stored */
 } TypeEntry;
 
 struct Applier {
 	Mirror *m;
+	const Catalog *catalog;
 	RelEntry *rels;          /* open-addressing table, size nrels_cap */
 	size_t nrels_cap;
 	size_t nrels;
@@ -78,11 +83,12 @@ const char *apply_error(const Applier *a)
 	return a->errbuf;
 }
 
-Applier *apply_new(Mirror *m, Lsn durable)
+Applier *apply_new(Mirror *m, Lsn durable, const Catalog *catalog)
 {
 	Applier *a = xcalloc(1, sizeof(*a));
 
 	a->m = m;
+	a->catalog = catalog;
 	a->durable = a->applied = durable;
 	a->nrels_cap = 64;
 	a->rels = xcalloc(a->nrels_cap, sizeof(RelEntry));
@@ -95,7 +101,13 @@ static void rel_clear(RelEntry *r)
 	for (int i = 0; i < r->ncols; i++) {
 		values_buf_free(&r->newbufs[i]);
 		values_buf_free(&r->oldbufs[i]);
+		free((char *)r->cols[i].name);
+		free((char *)r->cols[i].pg_type);
 	}
+	free(r->cols);
+	free((char *)r->def.name);
+	free((char *)r->def.source_schema);
+	free((char *)r->def.source_table);
 	free(r->display);
 	free(r->types);
 	free(r->is_key);
@@ -164,27 +176,73 @@ static RelEntry *rel_get(Applier *a, uint32_t oid)
 	return r;
 }
 
-static const char *type_name(const Applier *a, uint32_t oid)
+static TypeEntry *type_find(Applier *a, uint32_t oid)
 {
-	const char *name = values_builtin_type_name(oid);
-
-	if (name != NULL)
-		return name;
 	for (size_t i = 0; i < a->ntypes; i++)
 		if (a->types[i].oid == oid)
-			return a->types[i].name;
-	return "unknown";
+			return &a->types[i];
+	return NULL;
 }
 
-/* How a column of a type that is not built in is stored: the Type message
- * gave its name; an array type's name starts with an underscore. */
-static ColumnType column_type(const Applier *a, uint32_t oid, int32_t typmod)
+/*
+ * How a column of type oid is stored, and the type's name. Built-in types
+ * are known; others are asked of the source's catalog once: a domain is
+ * stored as its base type, an array of anything as a JSON array, enums and
+ * the rest as text.
+ */
+static bool resolve_type(Applier *a, uint32_t oid, int32_t typmod, int depth,
+			 ColumnType *out, const char **name)
 {
-	ColumnType t = {VT_TEXT, VT_TEXT};
+	TypeEntry *t;
+	SourceType st = {0};
+	ColumnType ct = {VT_TEXT, VT_TEXT};
+	const char *dummy;
+	bool ok = true;
 
-	if (!values_builtin_type(oid, typmod, &t) && type_name(a, oid)[0] == '_')
-		t.vt = VT_ARRAY;
-	return t;
+	if (values_builtin_type(oid, typmod, out)) {
+		*name = values_builtin_type_name(oid);
+		return true;
+	}
+	if ((t = type_find(a, oid)) != NULL && t->name != NULL) {
+		*out = t->type;
+		*name = t->name;
+		return true;
+	}
+	if (depth > 8) {
+		set_error(a, "type with OID %u nests domains or arrays too deeply", oid);
+		return false;
+	}
+	if (!a->catalog->type_info(a->catalog->ctx, oid, &st)) {
+		set_error(a, "could not look up the type with OID %u on the source: %s", oid,
+			  a->catalog->error(a->catalog->ctx));
+		return false;
+	}
+	if (st.typtype == 'd') {
+		ok = resolve_type(a, st.basetype, st.typmod, depth + 1, &ct, &dummy);
+	} else if (st.elemtype != 0) {
+		ColumnType elem;
+
+		ok = resolve_type(a, st.elemtype, typmod, depth + 1, &elem, &dummy);
+		ct.vt = VT_ARRAY;
+		ct.elem_vt = elem.vt == VT_ARRAY ? VT_TEXT : elem.vt;
+	}
+	if (ok) {
+		t = type_find(a, oid); /* the recursion may have moved the array */
+		if (t == NULL) {
+			a->types = xreallocarray(a->types, a->ntypes + 1, sizeof(TypeEntry));
+			t = &a->types[a->ntypes++];
+			t->oid = oid;
+			t->name = NULL;
+		}
+		free(t->name);
+		t->name = st.name;
+		st.name = NULL;
+		t->type = ct;
+		*out = ct;
+		*name = t->name;
+	}
+	source_type_clear(&st);
+	return ok;
 }
 
 /* --- transactions ------------------------------------------------------- */
@@ -280,46 +338,134 @@ static bool apply_commit(Applier *a, const PgoCommit *c)
 
 static bool is_reserved(const char *name)
 {
-	return strncmp(name, "pgmirror_", 9) == 0;
+	return strncasecmp(name, "pgmirror_", 9) == 0; /* SQLite ignores case */
 }
 
+static bool has_key(const RelEntry *r)
+{
+	if (r->replident == 'f' || r->replident == 'n')
+		return false;
+	for (int i = 0; i < r->ncols; i++)
+		if (r->is_key[i])
+			return true;
+	return false;
+}
+
+/*
+ * The values existing rows get in a column a schema change adds, for a
+ * table without a key: the constant the source gave them (stored once as
+ * the column's "missing value"), or NULL when it gave them nothing. A
+ * default computed row by row cannot be seen without a key to match rows.
+ */
+static bool fill_constant(Applier *a, RelEntry *r, int col, const char *name, Value *out)
+{
+	SourceFill f = {0};
+	char err[256];
+	bool ok = true;
+
+	out->kind = VAL_NULL;
+	if (!a->catalog->column_fill(a->catalog->ctx, r->oid, name, &f)) {
+		set_error(a, "could not look up column \"%s\" added to \"%s\": %s", name,
+			  r->display, a->catalog->error(a->catalog->ctx));
+		return false;
+	}
+	if (f.has_missing && f.missing != NULL) {
+		ok = values_convert(r->types[col], f.missing, strlen(f.missing), &r->newbufs[col],
+				    out, err, sizeof(err));
+		if (!ok)
+			set_error(a, "could not use the value of column \"%s\" added to \"%s\": %s",
+				  name, r->display, err);
+	} else if (f.found && !f.has_missing && f.has_default) {
+		set_error(a, "column \"%s\" was added to \"%s\", which has no key, with a "
+			  "default the source computed row by row (or set later), so pgmirror cannot "
+			  "tell what the existing rows hold; start this mirror over (--drop-slot, "
+			  "remove the file, run again)", name, r->display);
+		ok = false;
+	}
+	source_fill_clear(&f);
+	return ok;
+}
+
+typedef struct FillRows {
+	Applier *a;
+	RelEntry *r;
+	int col;             /* the added column */
+	const char *name;
+	int *keys;           /* key column indexes */
+	int nkeys;
+} FillRows;
+
+static bool fill_one_row(void *arg, const char *const *vals, const int *lens)
+{
+	FillRows *f = arg;
+	RelEntry *r = f->r;
+	char err[256];
+
+	for (int k = 0; k <= f->nkeys; k++) {
+		int c = k < f->nkeys ? f->keys[k] : f->col;
+		Value *v = k < f->nkeys ? &r->oldvals[c] : &r->newvals[c];
+		ValueBuf *b = k < f->nkeys ? &r->oldbufs[c] : &r->newbufs[c];
+
+		if (vals[k] == NULL)
+			v->kind = VAL_NULL;
+		else if (!values_convert(r->types[c], vals[k], (size_t)lens[k], b, v, err,
+					 sizeof(err))) {
+			set_error(f->a, "could not fill column \"%s\" added to \"%s\": column %d: %s",
+				  f->name, r->display, c + 1, err);
+			return false;
+		}
+	}
+	if (!mirror_table_set_column(r->table, f->col, r->oldvals, &r->newvals[f->col])) {
+		set_error(f->a, "could not fill column \"%s\" added to \"%s\": %s", f->name,
+			  r->display, mirror_error(f->a->m));
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Gives the existing rows of a keyed table the values the source holds
+ * now in an added column (a default, constant or computed row by row,
+ * perhaps changed since). Where a row changed after the schema change,
+ * the stream brings that change again, so the mirror ends up equal.
+ */
+static bool fill_from_source(Applier *a, RelEntry *r, const MirrorTableDef *def, int col)
+{
+	const char **keynames = xcalloc((size_t)r->ncols, sizeof(char *));
+	FillRows f = {a, r, col, def->cols[col].name, xcalloc((size_t)r->ncols, sizeof(int)), 0};
+	bool ok;
+
+	for (int i = 0; i < r->ncols; i++) {
+		if (r->is_key[i]) {
+			keynames[f.nkeys] = def->cols[i].name;
+			f.keys[f.nkeys++] = i;
+		}
+	}
+	a->errbuf[0] = '\0';
+	ok = a->catalog->column_values(a->catalog->ctx, def->source_schema, def->source_table,
+				       keynames, f.nkeys, f.name, fill_one_row, &f);
+	if (!ok && a->errbuf[0] == '\0')
+		set_error(a, "could not read column \"%s\" added to \"%s\" on the source: %s",
+			  f.name, r->display, a->catalog->error(a->catalog->ctx));
+	free(keynames);
+	free(f.keys);
+	return ok;
+}
+
+/*
+ * A Relation message describes a table, but does not mean it is
+ * published: with publish_via_partition_root the server describes the
+ * partition as well as the root it publishes changes as. So the mirror
+ * table is made or changed (rel_sync) when the first change for it comes.
+ */
 static bool apply_relation(Applier *a, const PgoRelation *rel)
 {
-	RelEntry *r;
-	MirrorColumnDef *cols;
-	MirrorTableDef def;
-	char *name;
-	bool ok = false;
+	RelEntry *r = rel_get(a, rel->oid);
+	uint32_t oid = r->oid;
 
-	if (strcmp(rel->nspname, "public") == 0)
-		name = xstrdup(rel->relname);
-	else
-		name = xasprintf("%s_%s", rel->nspname, rel->relname);
-	if (is_reserved(name)) {
-		set_error(a, "source table \"%s\".\"%s\" would be mirrored as \"%s\", a name "
-			  "reserved for pgmirror's own tables; rename it or leave it out of "
-			  "the publication", rel->nspname, rel->relname, name);
-		free(name);
-		return false;
-	}
-	if (rel->ncols == 0) {
-		set_error(a, "source table \"%s\".\"%s\" has no published columns and cannot "
-			  "be mirrored; publish at least one column", rel->nspname, rel->relname);
-		free(name);
-		return false;
-	}
-	if (!open_group(a)) {
-		free(name);
-		return false;
-	}
-
-	r = rel_get(a, rel->oid);
-	if (r->display != NULL) {
-		uint32_t oid = r->oid;
-
+	if (r->display != NULL)
 		rel_clear(r);
-		r->oid = oid;
-	}
+	r->oid = oid;
 	r->display = xasprintf("%s.%s", rel->nspname, rel->relname);
 	r->replident = rel->replident;
 	r->ncols = rel->ncols;
@@ -331,64 +477,115 @@ static bool apply_relation(Applier *a, const PgoRelation *rel)
 	r->oldvals = xcalloc(rel->ncols, sizeof(Value));
 	r->keep = xcalloc(rel->ncols, sizeof(bool));
 	r->used = xcalloc(rel->ncols, sizeof(bool));
-
-	cols = xcalloc(rel->ncols, sizeof(MirrorColumnDef));
+	r->cols = xcalloc(rel->ncols, sizeof(MirrorColumnDef));
 	for (int i = 0; i < rel->ncols; i++) {
 		const PgoColumn *c = &rel->cols[i];
+		const char *pg_type;
 
-		r->types[i] = column_type(a, c->type_oid, c->type_mod);
+		if (!resolve_type(a, c->type_oid, c->type_mod, 0, &r->types[i], &pg_type))
+			return false;
 		r->is_key[i] = (c->flags & PGO_COLUMN_KEY) != 0;
-		cols[i].name = c->name;
-		cols[i].pg_type = type_name(a, c->type_oid);
-		cols[i].type_oid = c->type_oid;
-		cols[i].type_mod = c->type_mod;
-		cols[i].type = r->types[i];
-		cols[i].is_key = r->is_key[i];
+		r->cols[i].name = xstrdup(c->name);
+		r->cols[i].pg_type = xstrdup(pg_type);
+		r->cols[i].type_oid = c->type_oid;
+		r->cols[i].type_mod = c->type_mod;
+		r->cols[i].type = r->types[i];
+		r->cols[i].is_key = r->is_key[i];
 	}
-	def.name = name;
-	def.source_schema = rel->nspname;
-	def.source_table = rel->relname;
-	def.relation_oid = rel->oid;
-	def.replident = rel->replident;
-	def.ncols = rel->ncols;
-	def.cols = cols;
-	/* Even inside a transaction being skipped, a Relation describes the
-	 * table for the transactions that follow. */
-	if (!mirror_table_sync(a->m, &def, &r->table)) {
+	if (strcmp(rel->nspname, "public") == 0)
+		r->def.name = xstrdup(rel->relname);
+	else
+		r->def.name = xasprintf("%s_%s", rel->nspname, rel->relname);
+	r->def.source_schema = xstrdup(rel->nspname);
+	r->def.source_table = xstrdup(rel->relname);
+	r->def.relation_oid = rel->oid;
+	r->def.replident = rel->replident;
+	r->def.ncols = rel->ncols;
+	r->def.cols = r->cols;
+	return true;
+}
+
+/* Makes the mirror table match the relation's last description. */
+static bool rel_sync(Applier *a, RelEntry *r)
+{
+	const MirrorTableDef *def = &r->def;
+	MirrorPlan plan = {0};
+	bool ok = false;
+
+	if (is_reserved(def->name)) {
+		set_error(a, "source table \"%s\" would be mirrored as \"%s\", a name reserved "
+			  "for pgmirror's own tables; rename it or leave it out of the publication",
+			  r->display, def->name);
+		return false;
+	}
+	if (def->ncols == 0) {
+		set_error(a, "source table \"%s\" has no published columns and cannot be "
+			  "mirrored; publish at least one column", r->display);
+		return false;
+	}
+	for (int i = 0; i < def->ncols; i++) {
+		for (int j = 0; j < i; j++) {
+			if (strcasecmp(def->cols[i].name, def->cols[j].name) == 0) {
+				set_error(a, "source table \"%s\" has columns \"%s\" and \"%s\", which "
+					  "SQLite cannot tell apart (it ignores case in names); rename one "
+					  "of them, or leave one out with a column list in the publication",
+					  r->display, def->cols[j].name, def->cols[i].name);
+				return false;
+			}
+		}
+	}
+	if (!open_group(a))
+		return false;
+	if (!mirror_table_plan(a->m, def, &plan)) {
+		set_error(a, "could not mirror table \"%s\": %s", r->display, mirror_error(a->m));
+		goto done;
+	}
+	for (int i = 0; i < def->ncols; i++) {
+		r->newvals[i].kind = VAL_NULL;
+		if (plan.conv[i] == CONV_FILL && plan.has_rows && !has_key(r) &&
+		    !fill_constant(a, r, i, def->cols[i].name, &r->newvals[i]))
+			goto done;
+	}
+	if (!mirror_table_sync(a->m, def, &plan, r->newvals, &r->table)) {
 		set_error(a, "could not mirror table \"%s\": %s", r->display,
 			  mirror_error(a->m));
 		goto done;
 	}
+	for (int i = 0; i < def->ncols; i++)
+		if (plan.conv[i] == CONV_FILL && plan.has_rows && has_key(r) &&
+		    !fill_from_source(a, r, def, i))
+			goto done;
+	if (plan.exists && !plan.same)
+		log_info("table \"%s\" changed on the source; mirror table \"%s\" follows",
+			 r->display, def->name);
 	ok = true;
 done:
-	free(cols);
-	free(name);
+	mirror_plan_free(&plan);
 	return ok;
 }
 
+/* A Type message says a type may have changed: look it up again. */
 static bool apply_type(Applier *a, const PgoType *t)
 {
-	for (size_t i = 0; i < a->ntypes; i++) {
-		if (a->types[i].oid == t->oid) {
-			free(a->types[i].name);
-			a->types[i].name = xstrdup(t->typname);
-			return true;
-		}
+	TypeEntry *e = type_find(a, t->oid);
+
+	if (e != NULL) {
+		free(e->name);
+		e->name = NULL;
 	}
-	a->types = xreallocarray(a->types, a->ntypes + 1, sizeof(TypeEntry));
-	a->types[a->ntypes].oid = t->oid;
-	a->types[a->ntypes].name = xstrdup(t->typname);
-	a->ntypes++;
 	return true;
 }
 
 /* --- rows --------------------------------------------------------------- */
 
+static bool rel_sync(Applier *a, RelEntry *r);
+
+/* The relation a change is for; its mirror table is made on first use. */
 static RelEntry *rel_for_change(Applier *a, uint32_t relid, const char *what)
 {
 	RelEntry *r = rel_find(a, relid);
 
-	if (r == NULL || r->table == NULL) {
+	if (r == NULL || r->display == NULL) {
 		set_error(a, "protocol error: %s for relation OID %u, which no Relation "
 			  "message described", what, relid);
 		return NULL;
@@ -398,6 +595,8 @@ static RelEntry *rel_for_change(Applier *a, uint32_t relid, const char *what)
 			  r->display);
 		return NULL;
 	}
+	if (r->table == NULL && !rel_sync(a, r))
+		return NULL;
 	return r;
 }
 

@@ -18,10 +18,6 @@
 
 #include "pgmirror/copy.h"
 
-/* pgoutput sends a Type message only for types at or above this OID
- * (FirstGenbkiObjectId); the applier knows the ones below by heart. */
-#define FIRST_NON_BUILTIN_OID 10000
-
 struct Copier {
 	Session *s;
 	Applier *a;
@@ -201,25 +197,17 @@ static bool feed(Copier *c, const PgoMessage *msg)
 	return true;
 }
 
-/* Type and Relation messages as pgoutput would send them for t. */
+/* The Relation message pgoutput would send for t. (Types that are not
+ * built in the applier asks of the catalog itself.) */
 static bool describe_table(Copier *c, const SourceTable *t)
 {
 	PgoMessage msg;
 	PgoColumn *cols = xcalloc(t->ncols > 0 ? (size_t)t->ncols : 1, sizeof(PgoColumn));
-	bool ok = false;
+	bool ok;
 
 	for (int i = 0; i < t->ncols; i++) {
 		const SourceColumn *sc = &t->cols[i];
 
-		if (sc->type_oid >= FIRST_NON_BUILTIN_OID) {
-			memset(&msg, 0, sizeof(msg));
-			msg.type = PGO_TYPE;
-			msg.u.type.oid = sc->type_oid;
-			msg.u.type.nspname = "";
-			msg.u.type.typname = sc->type_name;
-			if (!feed(c, &msg))
-				goto done;
-		}
 		cols[i].flags = sc->is_key ? PGO_COLUMN_KEY : 0;
 		cols[i].name = sc->name;
 		cols[i].type_oid = sc->type_oid;
@@ -234,7 +222,6 @@ static bool describe_table(Copier *c, const SourceTable *t)
 	msg.u.relation.ncols = (uint16_t)t->ncols;
 	msg.u.relation.cols = cols;
 	ok = feed(c, &msg);
-done:
 	free(cols);
 	return ok;
 }

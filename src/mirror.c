@@ -52,6 +52,8 @@ struct MirrorTable {
 	sqlite3_stmt *upd;
 	sqlite3_stmt *del;
 	sqlite3_stmt *trunc;
+	sqlite3_stmt *setcol;    /* mirror_table_set_column, for column setcol_index */
+	int setcol_index;
 };
 
 static void set_error(Mirror *m, const char *fmt, ...) PGM_PRINTF(2, 3);
@@ -178,7 +180,11 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 	m->lock_fd = open(path, (mode == MIRROR_READ ? O_RDONLY : O_RDWR) | O_CLOEXEC |
 			  (create ? O_CREAT : 0), 0644);
 	if (m->lock_fd < 0) {
-		set_error(m, "could not open mirror \"%s\": %s", path, strerror(errno));
+		if (create && errno == ENOENT)
+			set_error(m, "could not create mirror \"%s\": %s; create its directory "
+				  "first, or give another path", path, strerror(errno));
+		else
+			set_error(m, "could not open mirror \"%s\": %s", path, strerror(errno));
 		goto error;
 	}
 	if (mode != MIRROR_READ && flock(m->lock_fd, LOCK_EX | LOCK_NB) != 0) {
@@ -198,8 +204,12 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 	sqlite3_busy_timeout(m->db, 10000);
 	/* The first read tells whether this is an SQLite file at all. */
 	if (!is_foreign_database(m, &foreign)) {
-		set_error(m, "could not open mirror \"%s\": %s (is it an SQLite database?)",
-			  path, sqlite3_errmsg(m->db));
+		if (sqlite3_errcode(m->db) == SQLITE_NOTADB)
+			set_error(m, "\"%s\" is not an SQLite database, so not a mirror; give a "
+				  "new file name or an existing mirror", path);
+		else
+			set_error(m, "could not open mirror \"%s\": %s", path,
+				  sqlite3_errmsg(m->db));
 		goto error;
 	}
 	if (foreign) {
@@ -380,28 +390,57 @@ bool mirror_drop_all_tables(Mirror *m)
 
 /* --- tables --------------------------------------------------------- */
 
-/* Does pgmirror_columns/pgmirror_tables describe def exactly? */
-static bool definition_matches(Mirror *m, const MirrorTableDef *def, bool *exists,
-			       bool *same)
+/* A column as recorded in pgmirror_columns. */
+typedef struct OldColumn {
+	char *name;
+	uint32_t type_oid;
+	int32_t type_mod;
+	int value_type;
+	bool is_key;
+	bool matched;
+} OldColumn;
+
+static void old_columns_free(OldColumn *cols, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(cols[i].name);
+	free(cols);
+}
+
+/* Reads what the mirror records of table name; *exists false if nothing. */
+static bool read_definition(Mirror *m, const MirrorTableDef *def, bool *exists,
+			    bool *same_table, OldColumn **cols, int *ncols)
 {
 	sqlite3_stmt *q;
-	int rc, n = 0;
+	int rc;
 	bool ok = false;
 
 	*exists = false;
-	*same = true;
-	q = prepare(m, "SELECT replica_identity FROM pgmirror_tables WHERE table_name = ?1",
-		    false);
+	*same_table = true;
+	*cols = NULL;
+	*ncols = 0;
+	/* SQLite does not tell names apart by (ASCII) case: neither may we */
+	q = prepare(m, "SELECT replica_identity, source_schema, source_table FROM pgmirror_tables "
+		    "WHERE table_name = ?1 COLLATE NOCASE", false);
 	if (q == NULL)
 		return false;
 	sqlite3_bind_text(q, 1, def->name, -1, SQLITE_STATIC);
 	rc = sqlite3_step(q);
 	if (rc == SQLITE_ROW) {
 		const char *ri = (const char *)sqlite3_column_text(q, 0);
+		const char *sch = (const char *)sqlite3_column_text(q, 1);
+		const char *tab = (const char *)sqlite3_column_text(q, 2);
 
 		*exists = true;
-		if (ri == NULL || ri[0] != def->replident)
-			*same = false;
+		if (sch == NULL || tab == NULL || strcmp(sch, def->source_schema) != 0 ||
+		    strcmp(tab, def->source_table) != 0) {
+			set_error(m, "source tables \"%s\".\"%s\" and \"%s\".\"%s\" would both be "
+				  "mirrored as \"%s\"; leave one of them out of the publication or "
+				  "rename it", sch ? sch : "", tab ? tab : "", def->source_schema,
+				  def->source_table, def->name);
+			goto done;
+		}
+		*same_table = ri != NULL && ri[0] == def->replident;
 	} else if (rc != SQLITE_DONE)
 		goto sqlerr;
 	sqlite3_finalize(q);
@@ -409,26 +448,25 @@ static bool definition_matches(Mirror *m, const MirrorTableDef *def, bool *exist
 	if (!*exists)
 		return true;
 
-	q = prepare(m, "SELECT column_name, type_oid, type_modifier, is_key "
+	q = prepare(m, "SELECT column_name, type_oid, type_modifier, value_type, is_key "
 		    "FROM pgmirror_columns WHERE table_name = ?1 ORDER BY position", false);
 	if (q == NULL)
 		return false;
 	sqlite3_bind_text(q, 1, def->name, -1, SQLITE_STATIC);
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		const MirrorColumnDef *c = n < def->ncols ? &def->cols[n] : NULL;
-		const char *name = (const char *)sqlite3_column_text(q, 0);
+		OldColumn *c;
 
-		if (c == NULL || name == NULL || strcmp(name, c->name) != 0 ||
-		    (uint32_t)sqlite3_column_int64(q, 1) != c->type_oid ||
-		    sqlite3_column_int(q, 2) != c->type_mod ||
-		    (sqlite3_column_int(q, 3) != 0) != c->is_key)
-			*same = false;
-		n++;
+		*cols = xreallocarray(*cols, (size_t)*ncols + 1, sizeof(OldColumn));
+		c = &(*cols)[(*ncols)++];
+		c->name = xstrdup((const char *)sqlite3_column_text(q, 0));
+		c->type_oid = (uint32_t)sqlite3_column_int64(q, 1);
+		c->type_mod = sqlite3_column_int(q, 2);
+		c->value_type = sqlite3_column_int(q, 3);
+		c->is_key = sqlite3_column_int(q, 4) != 0;
+		c->matched = false;
 	}
 	if (rc != SQLITE_DONE)
 		goto sqlerr;
-	if (n != def->ncols)
-		*same = false;
 	ok = true;
 	goto done;
 sqlerr:
@@ -436,6 +474,145 @@ sqlerr:
 		  sqlite3_errmsg(m->db));
 done:
 	sqlite3_finalize(q);
+	if (!ok) {
+		old_columns_free(*cols, *ncols);
+		*cols = NULL;
+		*ncols = 0;
+	}
+	return ok;
+}
+
+static bool is_plain_text(uint32_t oid)
+{
+	return oid == OID_TEXT || oid == OID_VARCHAR;
+}
+
+/*
+ * How values of old column o become values of new column c, or false when
+ * the source's conversion cannot be reproduced from what the mirror holds
+ * (e.g. bool to text gives "true" on the source, but the mirror holds 1;
+ * a narrower numeric scale rounds; char(n) pads).
+ */
+static bool conversion(const OldColumn *o, const MirrorColumnDef *c, ColumnConv *conv)
+{
+	int32_t scale_old = o->type_mod >= 4 ? (o->type_mod - 4) & 0xffff : -1;
+	int32_t scale_new = c->type_mod >= 4 ? (c->type_mod - 4) & 0xffff : -1;
+
+	*conv = CONV_COPY;
+	if (o->type_oid == c->type_oid && o->type_mod == c->type_mod)
+		return true;
+	if (is_plain_text(o->type_oid) && is_plain_text(c->type_oid))
+		return true;
+	if (o->value_type == VT_INT) {
+		if (c->type.vt == VT_INT || c->type.vt == VT_NUMERIC_NUM)
+			return true;
+		if (c->type_oid == OID_FLOAT8) {
+			*conv = CONV_REAL;
+			return true;
+		}
+		if (is_plain_text(c->type_oid) ||
+		    (c->type.vt == VT_NUMERIC_TEXT && c->type_mod == -1)) {
+			*conv = CONV_TEXT;
+			return true;
+		}
+		return false;
+	}
+	if (o->type_oid == OID_NUMERIC && c->type_oid == OID_NUMERIC)
+		return o->value_type == (int)c->type.vt &&
+		       (scale_old == scale_new || (c->type.vt == VT_NUMERIC_TEXT && c->type_mod == -1));
+	return false;
+}
+
+void mirror_plan_free(MirrorPlan *plan)
+{
+	if (plan->src != NULL)
+		for (int i = 0; i < plan->ncols; i++)
+			free(plan->src[i]);
+	free(plan->src);
+	free(plan->conv);
+	memset(plan, 0, sizeof(*plan));
+}
+
+static bool table_has_rows(Mirror *m, const char *name, bool *has)
+{
+	char *sql = sqlite3_mprintf("SELECT EXISTS (SELECT 1 FROM \"%w\")", name);
+	sqlite3_stmt *q = prepare(m, sql, false);
+	bool ok = false;
+
+	sqlite3_free(sql);
+	if (q == NULL)
+		return false;
+	if (sqlite3_step(q) == SQLITE_ROW) {
+		*has = sqlite3_column_int(q, 0) != 0;
+		ok = true;
+	} else
+		set_error(m, "could not read table \"%s\": %s", name, sqlite3_errmsg(m->db));
+	sqlite3_finalize(q);
+	return ok;
+}
+
+bool mirror_table_plan(Mirror *m, const MirrorTableDef *def, MirrorPlan *plan)
+{
+	OldColumn *old = NULL;
+	int nold = 0;
+	bool same_table, ok = false;
+
+	memset(plan, 0, sizeof(*plan));
+	plan->ncols = def->ncols;
+	plan->conv = xcalloc((size_t)def->ncols + 1, sizeof(ColumnConv));
+	plan->src = xcalloc((size_t)def->ncols + 1, sizeof(char *));
+	if (!read_definition(m, def, &plan->exists, &same_table, &old, &nold))
+		goto done;
+	if (!plan->exists) {
+		ok = true;
+		goto done;
+	}
+	plan->same = same_table && nold == def->ncols;
+	/* by name first, then a renamed column by position and type */
+	for (int pass = 0; pass < 2; pass++) {
+		for (int j = 0; j < def->ncols; j++) {
+			const MirrorColumnDef *c = &def->cols[j];
+			OldColumn *o = NULL;
+
+			if (plan->src[j] != NULL)
+				continue;
+			if (pass == 0) {
+				for (int i = 0; i < nold && o == NULL; i++)
+					if (strcmp(old[i].name, c->name) == 0)
+						o = &old[i];
+			} else if (j < nold && !old[j].matched && old[j].type_oid == c->type_oid &&
+				   old[j].type_mod == c->type_mod)
+				o = &old[j];
+			if (o == NULL || o->matched)
+				continue;
+			if (!conversion(o, c, &plan->conv[j])) {
+				set_error(m, "column \"%s\" of mirror table \"%s\" changed type on the "
+					  "source (type OID %u modifier %d to OID %u modifier %d), and "
+					  "pgmirror cannot convert the rows it holds the way the source "
+					  "did; start this mirror over (--drop-slot, remove the file, run "
+					  "again)", c->name, def->name, o->type_oid, o->type_mod,
+					  c->type_oid, c->type_mod);
+				goto done;
+			}
+			o->matched = true;
+			plan->src[j] = xstrdup(o->name);
+			if (plan->conv[j] != CONV_COPY || strcmp(o->name, c->name) != 0 ||
+			    o->type_oid != c->type_oid || o->type_mod != c->type_mod ||
+			    o->is_key != c->is_key || o - old != j)
+				plan->same = false;
+		}
+	}
+	for (int j = 0; j < def->ncols; j++) {
+		if (plan->src[j] == NULL) {
+			plan->conv[j] = CONV_FILL;
+			plan->same = false;
+		}
+	}
+	ok = plan->same || table_has_rows(m, def->name, &plan->has_rows);
+done:
+	old_columns_free(old, nold);
+	if (!ok)
+		mirror_plan_free(plan);
 	return ok;
 }
 
@@ -477,8 +654,8 @@ static bool record_definition(Mirror *m, const MirrorTableDef *def)
 		    def->relation_oid, def->replident)))
 		return false;
 	ins = prepare(m, "INSERT INTO pgmirror_columns (table_name, column_name, position, "
-		      "pg_type, type_modifier, is_key, type_oid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-		      false);
+		      "pg_type, type_modifier, is_key, type_oid, value_type) "
+		      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", false);
 	if (ins == NULL)
 		return false;
 	for (int i = 0; ok && i < def->ncols; i++) {
@@ -491,88 +668,79 @@ static bool record_definition(Mirror *m, const MirrorTableDef *def)
 		sqlite3_bind_int(ins, 5, c->type_mod);
 		sqlite3_bind_int(ins, 6, c->is_key);
 		sqlite3_bind_int64(ins, 7, c->type_oid);
+		sqlite3_bind_int(ins, 8, (int)c->type.vt);
 		ok = step_done(m, ins, "record a column");
 	}
 	sqlite3_finalize(ins);
 	return ok;
 }
 
-/* Is name a column of the existing table? */
-static bool table_has_column(Mirror *m, const char *table, const char *col, bool *has)
-{
-	sqlite3_stmt *q = prepare(m, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2",
-				  false);
-	int rc;
-
-	if (q == NULL)
-		return false;
-	sqlite3_bind_text(q, 1, table, -1, SQLITE_STATIC);
-	sqlite3_bind_text(q, 2, col, -1, SQLITE_STATIC);
-	rc = sqlite3_step(q);
-	sqlite3_finalize(q);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		set_error(m, "could not read columns of \"%s\": %s", table, sqlite3_errmsg(m->db));
-		return false;
-	}
-	*has = rc == SQLITE_ROW;
-	return true;
-}
+static void bind_value(sqlite3_stmt *st, int idx, const Value *v);
 
 /*
  * Rebuilds the table for a changed definition: a new table is filled from
- * the old one, column by column where the names match, then takes its
- * name. Runs inside the caller's transaction, so readers see the old table
- * or the new one, never a mix.
+ * the old one as planned, then takes its name. Runs inside the caller's
+ * transaction, so readers see the old table or the new one, never a mix.
  */
-static bool rebuild_table(Mirror *m, const MirrorTableDef *def)
+static bool rebuild_table(Mirror *m, const MirrorTableDef *def, const MirrorPlan *plan,
+			  const Value *fill)
 {
 	static const char tmp[] = "pgmirror_rebuild";
-	sqlite3_str *dst = sqlite3_str_new(NULL), *src = sqlite3_str_new(NULL);
-	char *dsts, *srcs;
-	bool ok, any = false;
+	sqlite3_str *s = sqlite3_str_new(NULL);
+	sqlite3_stmt *st = NULL;
+	char *sql;
+	bool ok;
+
+	sqlite3_str_appendf(s, "INSERT INTO %s SELECT ", tmp);
+	for (int j = 0; j < def->ncols; j++) {
+		const char *sep = j ? ", " : "";
+
+		switch (plan->conv[j]) {
+		case CONV_COPY:
+			sqlite3_str_appendf(s, "%s\"%w\"", sep, plan->src[j]);
+			break;
+		case CONV_TEXT:
+			sqlite3_str_appendf(s, "%sCAST(\"%w\" AS TEXT)", sep, plan->src[j]);
+			break;
+		case CONV_REAL:
+			sqlite3_str_appendf(s, "%sCAST(\"%w\" AS REAL)", sep, plan->src[j]);
+			break;
+		case CONV_FILL:
+			sqlite3_str_appendf(s, "%s?%d", sep, j + 1);
+			break;
+		}
+	}
+	sqlite3_str_appendf(s, " FROM \"%w\"", def->name);
+	sql = sqlite3_str_finish(s);
 
 	ok = exec_owned(m, sqlite3_mprintf("DROP TABLE IF EXISTS %s", tmp)) &&
-	     exec_owned(m, create_table_sql(def, tmp));
-	for (int i = 0; ok && i < def->ncols; i++) {
-		bool has;
-
-		ok = table_has_column(m, def->name, def->cols[i].name, &has);
-		if (!ok || !has)
-			continue;
-		sqlite3_str_appendf(dst, "%s\"%w\"", any ? ", " : "", def->cols[i].name);
-		sqlite3_str_appendf(src, "%s\"%w\"", any ? ", " : "", def->cols[i].name);
-		any = true;
+	     exec_owned(m, create_table_sql(def, tmp)) && (st = prepare(m, sql, false)) != NULL;
+	sqlite3_free(sql);
+	if (ok) {
+		for (int j = 0; j < def->ncols; j++)
+			if (plan->conv[j] == CONV_FILL)
+				bind_value(st, j + 1, &fill[j]);
+		ok = step_done(m, st, "copy rows into the rebuilt table");
 	}
-	dsts = sqlite3_str_finish(dst);
-	srcs = sqlite3_str_finish(src);
-	if (ok && any)
-		ok = exec_owned(m, sqlite3_mprintf("INSERT INTO %s (%s) SELECT %s FROM \"%w\"",
-						   tmp, dsts, srcs, def->name));
-	else if (ok && def->ncols > 0) /* no column survives: keep the row count */
-		ok = exec_owned(m, sqlite3_mprintf("INSERT INTO %s (\"%w\") SELECT NULL FROM \"%w\"",
-						   tmp, def->cols[0].name, def->name));
-	sqlite3_free(dsts);
-	sqlite3_free(srcs);
+	sqlite3_finalize(st);
 	return ok &&
 	       exec_owned(m, sqlite3_mprintf("DROP TABLE \"%w\"", def->name)) &&
 	       exec_owned(m, sqlite3_mprintf("ALTER TABLE %s RENAME TO \"%w\"", tmp, def->name));
 }
 
-bool mirror_table_sync(Mirror *m, const MirrorTableDef *def, MirrorTable **out)
+bool mirror_table_sync(Mirror *m, const MirrorTableDef *def, const MirrorPlan *plan,
+		       const Value *fill, MirrorTable **out)
 {
 	MirrorTable *t;
-	bool exists, same;
 	sqlite3_str *cols;
 
 	*out = NULL;
-	if (!definition_matches(m, def, &exists, &same))
-		return false;
-	if (!exists) {
+	if (!plan->exists) {
 		if (!exec_owned(m, create_table_sql(def, def->name)) ||
 		    !record_definition(m, def))
 			return false;
-	} else if (!same) {
-		if (!rebuild_table(m, def) || !record_definition(m, def))
+	} else if (!plan->same) {
+		if (!rebuild_table(m, def, plan, fill) || !record_definition(m, def))
 			return false;
 	}
 
@@ -604,6 +772,7 @@ void mirror_table_free(MirrorTable *t)
 	sqlite3_finalize(t->upd);
 	sqlite3_finalize(t->del);
 	sqlite3_finalize(t->trunc);
+	sqlite3_finalize(t->setcol);
 	for (int i = 0; i < t->ncols; i++)
 		sqlite3_free(t->qcols[i]);
 	free(t->qcols);
@@ -696,11 +865,14 @@ static sqlite3_stmt *table_stmt(MirrorTable *t, sqlite3_stmt **slot,
 	return *slot;
 }
 
+/* An insert whose key the mirror already holds replaces that row: a
+ * publication that sends only inserts never sends the delete in between,
+ * and the mirror holds the last version the source sent. */
 static char *build_insert(const MirrorTable *t)
 {
 	sqlite3_str *s = sqlite3_str_new(NULL);
 
-	sqlite3_str_appendf(s, "INSERT INTO \"%w\" (%s) VALUES (", t->name, t->collist);
+	sqlite3_str_appendf(s, "INSERT OR REPLACE INTO \"%w\" (%s) VALUES (", t->name, t->collist);
 	for (int i = 0; i < t->ncols; i++)
 		sqlite3_str_appendf(s, "%s?%d", i ? ", " : "", i + 1);
 	sqlite3_str_appendall(s, ")");
@@ -784,6 +956,33 @@ bool mirror_table_truncate(MirrorTable *t)
 	sqlite3_stmt *st = table_stmt(t, &t->trunc, build_truncate);
 
 	return st != NULL && step_done(t->m, st, "truncate a table");
+}
+
+bool mirror_table_set_column(MirrorTable *t, int col, const Value *match, const Value *v)
+{
+	if (t->setcol != NULL && t->setcol_index != col) {
+		sqlite3_finalize(t->setcol);
+		t->setcol = NULL;
+	}
+	if (t->setcol == NULL) {
+		sqlite3_str *s = sqlite3_str_new(NULL);
+		char *sql;
+
+		sqlite3_str_appendf(s, "UPDATE \"%w\" SET %s = ?%d", t->name, t->qcols[col],
+				    2 * t->ncols + 1);
+		append_match(s, t, 1);
+		sql = sqlite3_str_finish(s);
+		t->setcol = prepare(t->m, sql, false);
+		sqlite3_free(sql);
+		if (t->setcol == NULL)
+			return false;
+		t->setcol_index = col;
+	}
+	for (int i = 0; i < t->ncols; i++)
+		if (t->is_key[i])
+			bind_value(t->setcol, i + 1, &match[i]);
+	bind_value(t->setcol, 2 * t->ncols + 1, v);
+	return step_done(t->m, t->setcol, "fill an added column");
 }
 
 bool mirror_count_rows(Mirror *m, const char *table, int64_t *count)

@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +61,8 @@ typedef struct Run {
 	Session *session;
 	SystemInfo sys;
 	Lsn endpos;             /* stop here; LSN_INVALID: run until stopped */
+	const Catalog *catalog; /* the applier's questions to the source */
+	bool conn_failed;       /* the last error was reaching the source */
 } Run;
 
 static char *join_pubs(char *const *pubs, int n)
@@ -136,9 +139,14 @@ static int connect_source(Run *run)
 	const char *slot = run->state.present ? run->state.slot : run->opt->slot;
 
 	system_info_clear(&run->sys);
+	run->conn_failed = false;
 	if (!session_connect(run->session, run->opt->conninfo) ||
-	    !session_identify(run->session, &run->sys) ||
-	    !session_check_wal_level(run->session)) {
+	    !session_identify(run->session, &run->sys)) {
+		run->conn_failed = true;
+		log_error("%s", session_error(run->session));
+		return EXIT_ERROR;
+	}
+	if (!session_check_wal_level(run->session)) {
 		log_error("%s", session_error(run->session));
 		return EXIT_ERROR;
 	}
@@ -275,7 +283,7 @@ static int first_run(Run *run, bool rebuild)
 	}
 	log_info("created replication slot \"%s\" at %s", slot, lsn_format(start, lsn));
 
-	apply = apply_new(run->mirror, LSN_INVALID);
+	apply = apply_new(run->mirror, LSN_INVALID, run->catalog);
 	copier = copy_new(run->session, apply);
 	if (!copy_tables(copier, tables, ntables, start)) {
 		log_error("%s", copy_error(copier));
@@ -375,6 +383,9 @@ typedef struct Stream {
 	int64_t last_ping;      /* when a keepalive was last asked for */
 	int64_t group_started;  /* when the open group began */
 	bool reached;           /* the end position was reached */
+	Lsn server_end;         /* the server's WAL end, as last reported */
+	ApplyStats reported;    /* counters at the last progress line */
+	int64_t last_progress;  /* when the last progress line was written */
 } Stream;
 
 static bool send_status(Stream *s, bool reply)
@@ -443,6 +454,32 @@ static StreamEnd handle_xlogdata(Stream *s, const Frame *f)
 	return STREAM_DONE;
 }
 
+/*
+ * The -v progress line, once per status interval: what was applied since
+ * the last line, and how far behind the mirror is. Lag in bytes is the
+ * server's WAL end minus the durable position; lag in seconds is the age
+ * of the last applied commit, and 0 when nothing is waiting.
+ */
+static void log_progress(Stream *s)
+{
+	ApplyStats now;
+	Lsn durable = apply_durable_lsn(s->apply);
+	uint64_t lag_bytes = s->server_end > durable ? s->server_end - durable : 0;
+	double lag_secs = 0;
+	char lsn[LSN_TEXT_SIZE];
+
+	if (log_get_level() < LOG_DEBUG)
+		return;
+	apply_stats(s->apply, &now);
+	if (lag_bytes > 0 && now.last_commit_time > 0 &&
+	    pgtime_now() > now.last_commit_time)
+		lag_secs = (double)(pgtime_now() - now.last_commit_time) / 1e6;
+	log_debug("progress: %" PRIu64 " transactions, %" PRIu64 " rows; lag %" PRIu64
+		  " bytes, %.1f s; confirmed %s", now.txns - s->reported.txns,
+		  now.rows - s->reported.rows, lag_bytes, lag_secs, lsn_format(durable, lsn));
+	s->reported = now;
+}
+
 static StreamEnd stream(Run *run, Applier *apply)
 {
 	const ReplicateOptions *opt = run->opt;
@@ -462,6 +499,7 @@ static StreamEnd stream(Run *run, Applier *apply)
 	}
 	s.dec = pgoutput_decoder_new(proto, false);
 	s.last_status = now_usecs();
+	s.last_progress = s.last_status;
 	{
 		char lsn[LSN_TEXT_SIZE];
 
@@ -507,6 +545,8 @@ static StreamEnd stream(Run *run, Applier *apply)
 				log_error("%s", err);
 				goto done;
 			}
+			if (f.wal_end > s.server_end)
+				s.server_end = f.wal_end;
 			if (f.type == FRAME_KEEPALIVE) {
 				if (f.wal_end > s.received)
 					s.received = f.wal_end;
@@ -537,6 +577,10 @@ static StreamEnd stream(Run *run, Applier *apply)
 				goto done;
 			}
 		}
+		if (now - s.last_progress >= interval) {
+			s.last_progress = now;
+			log_progress(&s);
+		}
 	}
 	/* Stopping: keep whole transactions, drop a partial one. */
 	if (apply_in_transaction(apply)) {
@@ -552,6 +596,61 @@ done:
 	return end;
 }
 
+/*
+ * The applier's catalog questions, answered over a plain connection that
+ * is opened on the first question and again after a failure.
+ */
+typedef struct Lookup {
+	Session *session;
+	const char *conninfo;
+	bool connected;
+} Lookup;
+
+static bool lookup_ready(Lookup *l)
+{
+	if (!l->connected)
+		l->connected = session_connect_plain(l->session, l->conninfo);
+	return l->connected;
+}
+
+static bool lookup_type(void *ctx, uint32_t oid, SourceType *out)
+{
+	Lookup *l = ctx;
+
+	if (lookup_ready(l) && session_type_info(l->session, oid, out))
+		return true;
+	l->connected = false;
+	return false;
+}
+
+static bool lookup_fill(void *ctx, uint32_t relid, const char *column, SourceFill *out)
+{
+	Lookup *l = ctx;
+
+	if (lookup_ready(l) && session_column_fill(l->session, relid, column, out))
+		return true;
+	l->connected = false;
+	return false;
+}
+
+static bool lookup_values(void *ctx, const char *schema, const char *table,
+			  const char *const *keys, int nkeys, const char *column,
+			  CatalogRowFn row, void *arg)
+{
+	Lookup *l = ctx;
+
+	if (lookup_ready(l) &&
+	    session_column_values(l->session, schema, table, keys, nkeys, column, row, arg))
+		return true;
+	l->connected = false;
+	return false;
+}
+
+static const char *lookup_error(void *ctx)
+{
+	return session_error(((Lookup *)ctx)->session);
+}
+
 /* Sleeps up to secs, waking early when asked to stop. */
 static void backoff_sleep(int secs)
 {
@@ -565,8 +664,12 @@ int replicate_run(const ReplicateOptions *opt)
 	int rc;
 	int backoff = 1;
 	bool continuous = !opt->once && opt->endpos == LSN_INVALID;
+	bool reconnecting = false; /* a stream was lost: wait for the source */
+	Lookup lookup = {.session = session_new(), .conninfo = opt->conninfo};
+	Catalog catalog = {&lookup, lookup_type, lookup_fill, lookup_values, lookup_error};
 
 	run.pubs_text = join_pubs(opt->pubs, opt->npubs);
+	run.catalog = &catalog;
 	run.session = session_new();
 	if (file_exists(opt->mirror_path) && (rc = open_mirror(&run, MIRROR_WRITE)) != EXIT_OK)
 		goto done;
@@ -583,6 +686,7 @@ int replicate_run(const ReplicateOptions *opt)
 		StreamEnd end;
 		char **pubs = NULL;
 		int npubs;
+		int64_t started;
 
 		rc = connect_source(&run);
 		if (rc == EXIT_OK) {
@@ -600,13 +704,26 @@ int replicate_run(const ReplicateOptions *opt)
 					      !run.state.initial_copy_done))
 				rc = first_run(&run, rebuild);
 		}
+		if (rc != EXIT_OK && reconnecting && (run.conn_failed || rc == EXIT_IN_USE)) {
+			/* a restarting server, or its old walsender not gone yet */
+			session_disconnect(run.session);
+			log_warning("the source is not available yet; trying again in %d s", backoff);
+			backoff_sleep(backoff);
+			backoff = backoff * 2 > BACKOFF_MAX_SECS ? BACKOFF_MAX_SECS : backoff * 2;
+			if (stop_requested) {
+				rc = EXIT_OK;
+				break;
+			}
+			continue;
+		}
 		if (rc != EXIT_OK)
 			goto done;
 		if (run.endpos == LSN_INVALID)
 			run.endpos = opt->endpos != LSN_INVALID ? opt->endpos
 				     : opt->once ? run.sys.xlogpos : LSN_INVALID;
 
-		apply = apply_new(run.mirror, run.state.confirmed_lsn);
+		apply = apply_new(run.mirror, run.state.confirmed_lsn, &catalog);
+		started = now_usecs();
 		end = stream(&run, apply);
 		mirror_rollback(run.mirror);
 		apply_free(apply);
@@ -625,10 +742,17 @@ int replicate_run(const ReplicateOptions *opt)
 			rc = EXIT_IN_USE;
 			break;
 		}
+		if (end == STREAM_LOST && !continuous && !stop_requested)
+			log_error("connection to the source lost; the mirror keeps every transaction "
+				  "applied so far: run pgmirror again to continue");
 		if (end != STREAM_LOST || !continuous || stop_requested) {
 			rc = stop_requested && end == STREAM_LOST ? EXIT_OK : EXIT_ERROR;
 			break;
 		}
+		/* a connection that lasted starts the backoff over */
+		if (now_usecs() - started > (int64_t)BACKOFF_MAX_SECS * 1000000)
+			backoff = 1;
+		reconnecting = true;
 		log_warning("connection to the source lost; reconnecting in %d s", backoff);
 		backoff_sleep(backoff);
 		if (stop_requested) {
@@ -638,6 +762,7 @@ int replicate_run(const ReplicateOptions *opt)
 		backoff = backoff * 2 > BACKOFF_MAX_SECS ? BACKOFF_MAX_SECS : backoff * 2;
 	}
 done:
+	session_free(lookup.session);
 	session_free(run.session);
 	system_info_clear(&run.sys);
 	mirror_state_clear(&run.state);
@@ -667,7 +792,8 @@ int replicate_drop_slot(const ReplicateOptions *opt)
 		goto done;
 	}
 	if (!si.exists) {
-		log_error("replication slot \"%s\" does not exist on the source", slot);
+		log_error("replication slot \"%s\" does not exist on the source; nothing to drop "
+			  "(check -S and -d)", slot);
 		goto done;
 	}
 	if (si.active) {

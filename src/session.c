@@ -27,6 +27,7 @@ struct Session {
 };
 
 static void set_error(Session *s, const char *fmt, ...) PGM_PRINTF(2, 3);
+static char *quote(Session *s, const char *text, bool ident);
 
 static void set_error(Session *s, const char *fmt, ...)
 {
@@ -73,7 +74,6 @@ void source_tables_free(SourceTable *tables, int n)
 
 		for (int j = 0; j < t->ncols; j++) {
 			free(t->cols[j].name);
-			free(t->cols[j].type_name);
 		}
 		free(t->cols);
 		free(t->nspname);
@@ -152,31 +152,44 @@ static bool run(Session *s, const char *sql, ExecStatusType want, PGresult **out
 	return true;
 }
 
-bool session_connect(Session *s, const char *conninfo)
+/* Connects; replication: "database" for the walsender, NULL for plain. */
+static bool connect_with(Session *s, const char *conninfo, const char *replication)
 {
-	const char *keys[] = {"dbname", "replication", "fallback_application_name", NULL};
-	const char *vals[] = {conninfo, "database", "pgmirror", NULL};
+	const char *keys[4], *vals[4];
+	int n = 0;
 
 	session_disconnect(s);
-	if (conninfo == NULL) {
-		/* no -d: the PG* environment alone; skip the expanded dbname */
-		keys[0] = "replication";
-		vals[0] = "database";
-		keys[1] = "fallback_application_name";
-		vals[1] = "pgmirror";
-		keys[2] = NULL;
+	/* without -d, the PG* environment alone: no dbname to expand */
+	if (conninfo != NULL) {
+		keys[n] = "dbname";
+		vals[n++] = conninfo;
 	}
+	if (replication != NULL) {
+		keys[n] = "replication";
+		vals[n++] = replication;
+	}
+	keys[n] = "fallback_application_name";
+	vals[n++] = "pgmirror";
+	keys[n] = NULL;
+	vals[n] = NULL;
 	s->conn = PQconnectdbParams(keys, vals, 1);
 	if (s->conn == NULL || PQstatus(s->conn) != CONNECTION_OK) {
 		const char *msg = s->conn ? PQerrorMessage(s->conn) : "out of memory";
+		const char *hint = NULL;
+		int len = (int)strlen(msg);
 
-		if (strstr(msg, "replication") != NULL &&
-		    strstr(msg, "permission") != NULL)
-			set_error(s, "could not connect to the source: %s"
-				  "(the role needs the REPLICATION attribute: ALTER ROLE ... REPLICATION)",
-				  msg);
-		else
-			set_error(s, "could not connect to the source: %s", msg);
+		/* the server's words differ between versions */
+		if (strstr(msg, "replication role") != NULL ||
+		    (strstr(msg, "replication") != NULL && strstr(msg, "permission") != NULL))
+			hint = "give the role the REPLICATION attribute on the source "
+			       "(ALTER ROLE name REPLICATION)";
+		else if (strstr(msg, "password authentication failed") != NULL ||
+			 strstr(msg, "no password supplied") != NULL)
+			hint = "check the password in -d, PGPASSWORD or ~/.pgpass";
+		while (len > 0 && msg[len - 1] == '\n')
+			len--;
+		set_error(s, "could not connect to the source: %.*s%s%s", len, msg,
+			  hint ? "; " : "", hint ? hint : "");
 		return false;
 	}
 	/*
@@ -187,6 +200,87 @@ bool session_connect(Session *s, const char *conninfo)
 		   "SET IntervalStyle = 'postgres'; SET extra_float_digits = 3; "
 		   "SET bytea_output = 'hex'",
 		   PGRES_COMMAND_OK, NULL, "set the session's output settings");
+}
+
+bool session_connect(Session *s, const char *conninfo)
+{
+	return connect_with(s, conninfo, "database");
+}
+
+bool session_connect_plain(Session *s, const char *conninfo)
+{
+	return connect_with(s, conninfo, NULL);
+}
+
+void source_type_clear(SourceType *t)
+{
+	free(t->name);
+	memset(t, 0, sizeof(*t));
+}
+
+void source_fill_clear(SourceFill *f)
+{
+	free(f->missing);
+	memset(f, 0, sizeof(*f));
+}
+
+bool session_type_info(Session *s, uint32_t oid, SourceType *out)
+{
+	PGresult *res;
+	char *sql;
+	bool ok = false;
+
+	memset(out, 0, sizeof(*out));
+	sql = xasprintf("SELECT typname, typtype, typbasetype, typtypmod, "
+			"CASE WHEN typlen = -1 AND typcategory = 'A' THEN typelem ELSE 0 END "
+			"FROM pg_catalog.pg_type WHERE oid = %u", oid);
+	if (!run(s, sql, PGRES_TUPLES_OK, &res, "look up a column type on the source"))
+		goto done;
+	if (PQntuples(res) != 1) {
+		set_error(s, "type with OID %u no longer exists on the source", oid);
+	} else {
+		out->name = xstrdup(PQgetvalue(res, 0, 0));
+		out->typtype = PQgetvalue(res, 0, 1)[0];
+		out->basetype = (uint32_t)strtoul(PQgetvalue(res, 0, 2), NULL, 10);
+		out->typmod = (int32_t)strtol(PQgetvalue(res, 0, 3), NULL, 10);
+		out->elemtype = (uint32_t)strtoul(PQgetvalue(res, 0, 4), NULL, 10);
+		ok = true;
+	}
+	PQclear(res);
+done:
+	free(sql);
+	return ok;
+}
+
+bool session_column_fill(Session *s, uint32_t relid, const char *column, SourceFill *out)
+{
+	PGresult *res = NULL;
+	char *lit = quote(s, column, false), *sql = NULL;
+	bool ok = false;
+
+	memset(out, 0, sizeof(*out));
+	if (lit == NULL)
+		return false;
+	/* attmissingval is an anyarray of one element; its text goes through
+	 * text[] to get the element's own output. */
+	sql = xasprintf("SELECT atthasmissing, (attmissingval::text::text[])[1], atthasdef "
+			"FROM pg_catalog.pg_attribute WHERE attrelid = %u AND attname = %s "
+			"AND NOT attisdropped", relid, lit);
+	PQfreemem(lit);
+	if (!run(s, sql, PGRES_TUPLES_OK, &res, "look up an added column on the source"))
+		goto done;
+	if (PQntuples(res) == 1) {
+		out->found = true;
+		out->has_missing = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+		if (out->has_missing && !PQgetisnull(res, 0, 1))
+			out->missing = xstrdup(PQgetvalue(res, 0, 1));
+		out->has_default = strcmp(PQgetvalue(res, 0, 2), "t") == 0;
+	}
+	ok = true;
+done:
+	free(sql);
+	PQclear(res);
+	return ok;
 }
 
 static bool parse_lsn_field(Session *s, PGresult *res, int row, int col, Lsn *out,
@@ -337,6 +431,72 @@ done:
 	return ok;
 }
 
+bool session_column_values(Session *s, const char *schema, const char *table,
+			   const char *const *keys, int nkeys, const char *column,
+			   CatalogRowFn row, void *arg)
+{
+	char *list = xstrdup(""), *sql = NULL, *tmp, *q;
+	const char **vals = xcalloc((size_t)nkeys + 1, sizeof(char *));
+	int *lens = xcalloc((size_t)nkeys + 1, sizeof(int));
+	PGresult *res = NULL;
+	bool ok = false, stop = false;
+
+	for (int i = 0; i <= nkeys; i++) {
+		if ((q = quote(s, i < nkeys ? keys[i] : column, true)) == NULL)
+			goto done;
+		tmp = xasprintf("%s%s%s", list, i ? ", " : "", q);
+		PQfreemem(q);
+		free(list);
+		list = tmp;
+	}
+	{
+		char *qs = quote(s, schema, true), *qt = quote(s, table, true);
+
+		if (qs != NULL && qt != NULL)
+			sql = xasprintf("SELECT %s FROM %s.%s", list, qs, qt);
+		if (qs)
+			PQfreemem(qs);
+		if (qt)
+			PQfreemem(qt);
+		if (sql == NULL)
+			goto done;
+	}
+	/* row by row, so that a big table is never held in memory */
+	if (!PQsendQuery(s->conn, sql) || !PQsetSingleRowMode(s->conn)) {
+		set_error(s, "could not read %s.%s on the source: %s", schema, table,
+			  PQerrorMessage(s->conn));
+		goto done;
+	}
+	ok = true;
+	while ((res = PQgetResult(s->conn)) != NULL) {
+		ExecStatusType st = PQresultStatus(res);
+
+		if (st == PGRES_SINGLE_TUPLE && ok && !stop) {
+			for (int i = 0; i <= nkeys; i++) {
+				vals[i] = PQgetisnull(res, 0, i) ? NULL : PQgetvalue(res, 0, i);
+				lens[i] = PQgetlength(res, 0, i);
+			}
+			stop = !row(arg, vals, lens);
+		} else if (st != PGRES_SINGLE_TUPLE && st != PGRES_TUPLES_OK && ok) {
+			set_error(s, "could not read %s.%s on the source: %s", schema, table,
+				  PQresultErrorMessage(res));
+			ok = false;
+		}
+		PQclear(res);
+	}
+	res = NULL;
+	if (stop && ok) {
+		set_error(s, "reading %s.%s on the source was stopped", schema, table);
+		ok = false;
+	}
+done:
+	free(vals);
+	free(lens);
+	free(list);
+	free(sql);
+	return ok;
+}
+
 bool session_create_slot(Session *s, const char *slot, bool use_snapshot,
 			 Lsn *consistent_point)
 {
@@ -392,16 +552,12 @@ static char *publication_tables_sql(int server_version, const char *publist)
 		" t.relreplident = 'f' OR EXISTS (SELECT 1 FROM pg_catalog.pg_index i"
 		"  WHERE i.indrelid = t.relid AND a.attnum = ANY (i.indkey) AND"
 		"  CASE t.relreplident WHEN 'i' THEN i.indisreplident"
-		"  WHEN 'd' THEN i.indisprimary ELSE false END),"
-		" bt.typname "
+		"  WHEN 'd' THEN i.indisprimary ELSE false END) "
 		"FROM t LEFT JOIN pg_catalog.pg_attribute a ON a.attrelid = t.relid"
 		" AND a.attnum > 0 AND NOT a.attisdropped %s"
 		" AND EXISTS (SELECT 1 FROM pubrel p WHERE p.relid = t.relid"
 		"  AND (p.attnames IS NULL OR a.attname = ANY (p.attnames)))"
-		" LEFT JOIN pg_catalog.pg_type ty ON ty.oid = a.atttypid"
-		" LEFT JOIN pg_catalog.pg_type bt ON bt.oid ="
-		"  CASE WHEN ty.typtype = 'd' THEN ty.typbasetype ELSE ty.oid END "
-		"ORDER BY t.nspname, t.relname, a.attnum",
+		" ORDER BY t.nspname, t.relname, a.attnum",
 		v15 ? "pt.rowfilter" : "NULL::text", v15 ? "pt.attnames" : "NULL::name[]",
 		publist, server_version >= 120000 ? "AND a.attgenerated = ''" : "");
 }
@@ -447,7 +603,6 @@ bool session_publication_tables(Session *s, char *const *pubs, int npubs,
 		c->type_oid = (uint32_t)strtoul(PQgetvalue(res, row, 7), NULL, 10);
 		c->type_mod = (int32_t)strtol(PQgetvalue(res, row, 8), NULL, 10);
 		c->is_key = strcmp(PQgetvalue(res, row, 9), "t") == 0;
-		c->type_name = xstrdup(PQgetvalue(res, row, 10));
 	}
 	*out = tables;
 	*n = ntables;

@@ -24,7 +24,8 @@ int replicate_status(const ReplicateOptions *opt)
 	MirrorOpenResult r;
 
 	if (stat(opt->mirror_path, &sb) != 0) {
-		log_error("mirror \"%s\" does not exist", opt->mirror_path);
+		log_error("mirror \"%s\" does not exist; give the path of an existing mirror file",
+			  opt->mirror_path);
 		return EXIT_ERROR;
 	}
 	r = mirror_open(opt->mirror_path, MIRROR_READ, &m, &err);

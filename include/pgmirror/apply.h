@@ -16,15 +16,20 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "pgmirror/catalog.h"
 #include "pgmirror/mirror.h"
 #include "pgmirror/pgoutput.h"
 #include "pgmirror/util.h"
 
 typedef struct Applier Applier;
 
-/* durable: the mirror's confirmed_lsn; transactions whose commit record
- * lies before it were applied already and are skipped. */
-Applier *apply_new(Mirror *m, Lsn durable);
+/*
+ * durable: the mirror's confirmed_lsn; transactions whose commit record
+ * lies before it were applied already and are skipped. catalog answers
+ * the few questions the stream leaves open (types that are not built in,
+ * values of added columns); it must outlive the applier.
+ */
+Applier *apply_new(Mirror *m, Lsn durable, const Catalog *catalog);
 void apply_free(Applier *a);
 const char *apply_error(const Applier *a);
 

@@ -98,15 +98,45 @@ typedef struct MirrorTableDef {
 	const MirrorColumnDef *cols;
 } MirrorTableDef;
 
+/* How a column of the new definition gets its values from the old table. */
+typedef enum ColumnConv {
+	CONV_COPY,   /* the old column's values as they are */
+	CONV_TEXT,   /* the old integers as text */
+	CONV_REAL,   /* the old integers as reals */
+	CONV_FILL,   /* a new column: one value for every existing row */
+} ColumnConv;
+
+/* What making the table match a definition takes. */
+typedef struct MirrorPlan {
+	bool exists;        /* the table is in the mirror */
+	bool same;          /* and already matches: nothing to change */
+	bool has_rows;      /* it holds rows */
+	int ncols;          /* of the new definition */
+	ColumnConv *conv;   /* per new column */
+	char **src;         /* per new column: the old column's name, or NULL */
+} MirrorPlan;
+
 /*
- * Makes the SQLite table match def, creating it or changing it while
- * keeping its rows, and records it in pgmirror_tables/pgmirror_columns;
- * within a transaction. The returned handle stays valid until
- * mirror_table_free() (the caller's; prepared statements are cached in
- * it).
+ * Compares def with the table the mirror has under def->name. False, with
+ * the error set, when def cannot be followed faithfully: another source
+ * table already has that name, or a column changed type in a way whose
+ * effect on existing rows pgmirror cannot reproduce. Columns are matched
+ * by name, then a column whose name is gone by position and type (a
+ * rename).
  */
-bool mirror_table_sync(Mirror *m, const MirrorTableDef *def,
-		       MirrorTable **out) PGM_MUST_CHECK;
+bool mirror_table_plan(Mirror *m, const MirrorTableDef *def, MirrorPlan *plan)
+	PGM_MUST_CHECK;
+void mirror_plan_free(MirrorPlan *plan);
+
+/*
+ * Makes the SQLite table match def as planned, creating it or rebuilding
+ * it with its rows (fill[i] for CONV_FILL columns), and records it in
+ * pgmirror_tables/pgmirror_columns; within a transaction. The handle
+ * caches the table's prepared statements; free it with mirror_table_free()
+ * before the table changes again.
+ */
+bool mirror_table_sync(Mirror *m, const MirrorTableDef *def, const MirrorPlan *plan,
+		       const Value *fill, MirrorTable **out) PGM_MUST_CHECK;
 void mirror_table_free(MirrorTable *t);
 const char *mirror_table_name(const MirrorTable *t);
 
@@ -126,6 +156,10 @@ bool mirror_table_update(MirrorTable *t, const Value *match,
 bool mirror_table_delete(MirrorTable *t, const Value *match,
 			 const bool *match_used, int *nchanged) PGM_MUST_CHECK;
 bool mirror_table_truncate(MirrorTable *t) PGM_MUST_CHECK;
+/* Sets column col of the row whose key columns equal match[] (one Value
+ * per column; only the key columns are read) to v. */
+bool mirror_table_set_column(MirrorTable *t, int col, const Value *match, const Value *v)
+	PGM_MUST_CHECK;
 
 /* The mirrored tables' names, sorted; free with free() each and the array. */
 bool mirror_list_tables(Mirror *m, char ***names, int *n) PGM_MUST_CHECK;

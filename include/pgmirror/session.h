@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "pgmirror/catalog.h"
 #include "pgmirror/util.h"
 
 typedef struct Session Session;
@@ -40,7 +41,6 @@ typedef struct SourceColumn {
 	char *name;
 	uint32_t type_oid;
 	int32_t type_mod;
-	char *type_name;    /* of the base type, as pgoutput's Type message */
 	bool is_key;        /* replica identity column (all for FULL) */
 } SourceColumn;
 
@@ -130,6 +130,25 @@ bool session_send_status(Session *s, Lsn write, Lsn flush, Lsn apply,
 
 /* Ends the COPY cleanly (best effort) before disconnecting. */
 void session_end_copy(Session *s);
+
+/*
+ * A plain (non-replication) connection to the same database, for catalog
+ * look-ups while the replication connection streams. Same output settings.
+ */
+bool session_connect_plain(Session *s, const char *conninfo) PGM_MUST_CHECK;
+
+/* Looks up a type by OID; false (error set) when it cannot, e.g. gone. */
+bool session_type_info(Session *s, uint32_t oid, SourceType *out) PGM_MUST_CHECK;
+
+/* What existing rows hold in column of relid (looked up now). */
+bool session_column_fill(Session *s, uint32_t relid, const char *column,
+			 SourceFill *out) PGM_MUST_CHECK;
+
+/* The current values of column in schema.table with the given key columns,
+ * streamed row by row to row() (see CatalogRowFn). */
+bool session_column_values(Session *s, const char *schema, const char *table,
+			   const char *const *keys, int nkeys, const char *column,
+			   CatalogRowFn row, void *arg) PGM_MUST_CHECK;
 
 /* Highest pgoutput protocol version a server of this version speaks. */
 int session_proto_version_for(int server_version);

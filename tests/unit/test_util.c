@@ -1,7 +1,84 @@
+/*
+ * test_util.c: LSN text both ways and PostgreSQL timestamps as UTC text.
+ */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
+#include <string.h>
 #include <cmocka.h>
-static void placeholder(void **s) { (void)s; }
-int main(void) { const struct CMUnitTest t[] = { cmocka_unit_test(placeholder) }; return cmocka_run_group_tests(t, NULL, NULL); }
+
+#include "pgmirror/util.h"
+
+static void test_lsn_round_trip(void **state)
+{
+	static const Lsn lsns[] = {0, 1, 0x16B3748, UINT64_C(0x100000000),
+				   UINT64_C(0xFFFFFFFFFFFFFFFF), UINT64_C(0x12345678ABCDEF0)};
+	char buf[LSN_TEXT_SIZE];
+	Lsn back;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(lsns) / sizeof(lsns[0]); i++) {
+		lsn_format(lsns[i], buf);
+		assert_true(lsn_parse(buf, &back));
+		assert_int_equal(back, lsns[i]);
+	}
+	assert_string_equal(lsn_format(UINT64_C(0x1016B3748), buf), "1/16B3748");
+	assert_string_equal(lsn_format(UINT64_C(0xFFFFFFFFFFFFFFFF), buf), "FFFFFFFF/FFFFFFFF");
+}
+
+static void test_lsn_parse_accepts(void **state)
+{
+	Lsn l;
+
+	(void)state;
+	assert_true(lsn_parse("0/0", &l));
+	assert_int_equal(l, 0);
+	assert_true(lsn_parse("a/b", &l));
+	assert_int_equal(l, UINT64_C(0xA0000000B));
+	assert_true(lsn_parse("00000001/0000000F", &l));
+	assert_int_equal(l, UINT64_C(0x10000000F));
+}
+
+static void test_lsn_parse_rejects(void **state)
+{
+	static const char *const bad[] = {
+		"", "/", "0/", "/0", "0", "1/2/3", "g/0", "0/g", "0/ 1", " 0/1", "0/1 ",
+		"123456789/0", "0/123456789", "-1/0", "0x1/0", "+1/0",
+	};
+	Lsn l = 42;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_false(lsn_parse(bad[i], &l));
+		assert_int_equal(l, 42); /* untouched on failure */
+	}
+}
+
+static void test_pgtime(void **state)
+{
+	char buf[40];
+
+	(void)state;
+	assert_string_equal(pgtime_format_utc(0, buf, sizeof(buf)), "2000-01-01 00:00:00");
+	assert_string_equal(pgtime_format_utc(1, buf, sizeof(buf)), "2000-01-01 00:00:00.000001");
+	assert_string_equal(pgtime_format_utc(-1, buf, sizeof(buf)), "1999-12-31 23:59:59.999999");
+	assert_string_equal(pgtime_format_utc(INT64_C(500000), buf, sizeof(buf)),
+			    "2000-01-01 00:00:00.500000");
+	/* 2024-02-29 12:34:56 UTC is 762525296 s after 2000-01-01 */
+	assert_string_equal(pgtime_format_utc(INT64_C(762525296000000), buf, sizeof(buf)),
+			    "2024-02-29 12:34:56");
+	assert_true(pgtime_now() > INT64_C(762525296000000));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lsn_round_trip),
+		cmocka_unit_test(test_lsn_parse_accepts),
+		cmocka_unit_test(test_lsn_parse_rejects),
+		cmocka_unit_test(test_pgtime),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,52 @@
+/*
+ * catalog.h: what the applier may ask of the source's catalog while it
+ * streams (a column's type when it is not built in; what existing rows
+ * hold in an added column). The replication loop answers over a plain
+ * connection; the applier sees only these callbacks.
+ */
+#ifndef PGMIRROR_CATALOG_H
+#define PGMIRROR_CATALOG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* What the source's catalog says of a type. */
+typedef struct SourceType {
+	char *name;          /* pg_type.typname */
+	char typtype;        /* b base, d domain, e enum, c composite, r range, ... */
+	uint32_t basetype;   /* domain: its base type */
+	int32_t typmod;      /* domain: the base type's modifier */
+	uint32_t elemtype;   /* array: the element type; else 0 */
+} SourceType;
+
+/* What existing rows hold in a column added to a table. */
+typedef struct SourceFill {
+	bool found;          /* the column exists on the source now */
+	bool has_missing;    /* a constant the source gave existing rows */
+	char *missing;       /* its text (NULL: the constant is NULL) */
+	bool has_default;    /* the column has a default expression */
+} SourceFill;
+
+void source_type_clear(SourceType *t);
+void source_fill_clear(SourceFill *f);
+
+/*
+ * Receives one row of column_values(): vals[i] (lens[i] bytes, NULL for
+ * NULL) for the key columns, then the column asked for. False stops.
+ */
+typedef bool (*CatalogRowFn)(void *arg, const char *const *vals, const int *lens);
+
+/* Each call returns false with an error text from error(ctx). */
+typedef struct Catalog {
+	void *ctx;
+	bool (*type_info)(void *ctx, uint32_t oid, SourceType *out);
+	bool (*column_fill)(void *ctx, uint32_t relid, const char *column, SourceFill *out);
+	/* The source's current values of column, with the keys of their rows,
+	 * row by row, in text form. */
+	bool (*column_values)(void *ctx, const char *schema, const char *table,
+			      const char *const *keys, int nkeys, const char *column,
+			      CatalogRowFn row, void *arg);
+	const char *(*error)(void *ctx);
+} Catalog;
+
+#endif

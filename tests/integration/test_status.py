@@ -1,0 +1,125 @@
+"""--status: reads the mirror file alone.  With no server reachable at all
+(PGHOST naming a directory without a socket, no -d) it exits 0 and prints
+the documented lines in the documented order: mirror, slot, publications,
+system_identifier, database, confirmed_lsn, last_commit_time,
+initial_copy, tables, then "table: ROWS NAME" per table, sorted by name
+(a name with a space comes last on its line, whole).  While a continuous
+pgmirror holds the mirror, --status still exits 0 at once (it opens the
+file read-only, without the writer lock) and shows the running mirror's
+position and row counts.  A missing file is exit 1 with a message."""
+
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import check, fail  # noqa: E402
+
+KEYS = ["mirror", "slot", "publications", "system_identifier", "database",
+        "confirmed_lsn", "last_commit_time", "initial_copy", "tables"]
+
+
+def status(ctx, path, env=None):
+    """Runs pgmirror --status; returns (keys in order, {key: value},
+    [(rows, name)])."""
+    e = dict(os.environ)
+    e.update(env or {})
+    t0 = time.time()
+    p = subprocess.run([ctx.binary, "--status", path], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, env=e, timeout=30, cwd=ctx.tmpdir)
+    took = time.time() - t0
+    out = p.stdout.decode()
+    err = p.stderr.decode()
+    if p.returncode != 0:
+        fail("--status exited %d\nstdout:\n%s\nstderr:\n%s" % (p.returncode, out, err))
+    check(took < 10, "--status took %.1fs" % took)
+    keys, vals, tables = [], {}, []
+    for line in out.splitlines():
+        key, sep, value = line.partition(": ")
+        check(sep, "--status line is not 'key: value': %r" % line)
+        if key == "table":
+            rows, _, name = value.partition(" ")
+            check(rows.isdigit() and name, "bad table line %r" % line)
+            tables.append((int(rows), name))
+        else:
+            check(key not in vals, "--status repeats %r" % key)
+            check(not tables, "--status key %r after the table lines" % key)
+            keys.append(key)
+            vals[key] = value
+    return keys, vals, tables
+
+
+def test(ctx):
+    ctx.sql("""
+        CREATE SCHEMA s;
+        CREATE TABLE b (id int PRIMARY KEY, v text);
+        CREATE TABLE s.a (id int PRIMARY KEY);
+        CREATE TABLE "my table" (id int PRIMARY KEY);
+        CREATE PUBLICATION pub1 FOR TABLE b, s.a;
+        CREATE PUBLICATION pub2 FOR TABLE "my table";
+    """)
+    ctx.create_marker("pub1")
+    path, slot = ctx.path(), ctx.slot()
+    ctx.once(path, slot, ["pub2", "pub1"], first=True)
+    ctx.sql("""
+        INSERT INTO b SELECT g, 'v' FROM generate_series(1, 3) g;
+        INSERT INTO s.a VALUES (1), (2);
+        INSERT INTO "my table" VALUES (7);
+    """)
+    ctx.once(path, slot, ["pub1", "pub2"])
+    st = ctx.mirror_state(path)
+
+    # no server anywhere: PGHOST is a directory without a socket
+    nowhere = {"PGHOST": os.path.join(ctx.tmpdir, "no-server"), "PGPORT": "1",
+               "PGDATABASE": "nothing", "PGSERVICE": ""}
+    keys, vals, tables = status(ctx, path, env=nowhere)
+    check(keys == KEYS, "--status keys %s, expected %s" % (keys, KEYS))
+    expect = {
+        "mirror": path,
+        "slot": slot,
+        "publications": "pub1,pub2",
+        "system_identifier": ctx.system_identifier(),
+        "database": ctx.dbname,
+        "confirmed_lsn": st["confirmed_lsn"],
+        "last_commit_time": st["last_commit_time"],
+        "initial_copy": "done",
+        "tables": "3",  # pgm_marker has had no change yet: not mirrored
+    }
+    for k, v in expect.items():
+        check(vals[k] == v, "--status %s: %r, expected %r" % (k, vals[k], v))
+    check(harness.parse_lsn(vals["confirmed_lsn"]) == ctx.mirror_lsn(path),
+          "confirmed_lsn differs from the mirror's")
+    check(vals["last_commit_time"][:4].isdigit(),
+          "last_commit_time %r is not a time" % vals["last_commit_time"])
+    want = [(3, "b"), (1, "my table"), (2, "s_a")]
+    check(sorted(tables, key=lambda t: t[1]) == sorted(want, key=lambda t: t[1]),
+          "--status tables %s, expected %s" % (tables, want))
+    check([t[1] for t in tables] == sorted(t[1] for t in tables),
+          "--status tables are not sorted by name: %s" % tables)
+
+    # while a continuous pgmirror runs: read-only, no lock, current numbers
+    proc = ctx.start_follow(path, slot, ["pub1", "pub2"], tag="follow")
+    ctx.sql("INSERT INTO b VALUES (4, 'w'), (5, 'w')")
+    lsn = ctx.catch_up(path, proc=proc)
+    keys, vals, tables = status(ctx, path)
+    check(proc.poll() is None, "the running pgmirror died: %s" % proc.stderr())
+    check(keys == KEYS, "--status keys while running: %s" % keys)
+    check(harness.parse_lsn(vals["confirmed_lsn"]) >= lsn,
+          "--status while running shows %s, the mirror is at %s"
+          % (vals["confirmed_lsn"], harness.format_lsn(lsn)))
+    got = dict((n, r) for r, n in tables)
+    check(got.get("b") == 5 and got.get("pgm_marker") == 1,
+          "--status while running: tables %s" % tables)
+    rc = ctx.stop(proc)
+    check(rc == 0, "SIGTERM: exit %s\n%s" % (rc, proc.stderr()))
+
+    # a missing mirror file
+    rc, out, err = ctx.run(["--status", ctx.path("missing.db")])
+    check(rc == 1 and 'mirror "%s" does not exist' % ctx.path("missing.db") in err,
+          "--status of a missing file: exit %d, %r" % (rc, err))
+    check(not os.path.exists(ctx.path("missing.db")), "--status created the file")
+
+
+harness.main(test)
