@@ -876,3 +876,12 @@ void apply_stats(const Applier *a, ApplyStats *out)
 {
 	*out = a->stats;
 }
+
+bool apply_make_table(Applier *a, uint32_t relid)
+{
+	if (rel_for_change(a, relid, "the initial copy") == NULL) {
+		abort_group(a);
+		return false;
+	}
+	return true;
+}

@@ -238,6 +238,10 @@ static bool copy_table(Copier *c, const SourceTable *t)
 
 	if (!describe_table(c, t))
 		return false;
+	if (!apply_make_table(c->a, t->oid)) {
+		set_error(c, "%s", apply_error(c->a));
+		return false;
+	}
 	if (t->ncols > c->nvals_cap) {
 		c->vals = xreallocarray(c->vals, (size_t)t->ncols, sizeof(PgoValue));
 		c->nvals_cap = t->ncols;

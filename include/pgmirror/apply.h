@@ -45,6 +45,13 @@ bool apply_message(Applier *a, const PgoMessage *msg) PGM_MUST_CHECK;
  */
 bool apply_reset(Applier *a) PGM_MUST_CHECK;
 
+/*
+ * Makes the mirror table of relation relid (described by a Relation
+ * message) now, as its first change would: the initial copy makes every
+ * published table, even an empty one.
+ */
+bool apply_make_table(Applier *a, uint32_t relid) PGM_MUST_CHECK;
+
 /* Between a Begin and its Commit. */
 bool apply_in_transaction(const Applier *a);
 
