@@ -15,6 +15,9 @@
 #   small   N/10 single-row INSERT transactions (pgbench, one client)
 #   upddel  one transaction updating all N rows, then one deleting them all
 #           (the N rows are inserted and consumed by both sides first)
+#   copy    the initial copy: pgmirror's first run on a table of N rows
+#           (slot creation, COPY, SQLite, one commit) against
+#           psql -c "COPY bench_t TO STDOUT" > /dev/null of the same table
 # For each workload and each repeat (-r, default 3), two fresh slots exist
 # before the workload: pgmirror's own (created by a first pgmirror run on the
 # empty table, since pgmirror refuses slots it did not create) and a pgoutput
@@ -101,14 +104,18 @@ mirror() {  # mirror ENDPOS [extra args]: consume S1 up to ENDPOS
         "$WORK/mirror.db" 2>>"$WORK/pgmirror.err"
 }
 
-# setup for one repeat: fresh table, publication, both slots
-setup() {
+make_table() {  # a fresh empty bench_t, published; no slots, no mirror
     drop_slots
     q "DROP TABLE IF EXISTS bench_t; DROP PUBLICATION IF EXISTS $PUB;
        CREATE TABLE bench_t (id bigserial PRIMARY KEY, a int, b text,
                              c timestamptz DEFAULT now(), d numeric(10,2));
        CREATE PUBLICATION $PUB FOR TABLE bench_t;" || exit 1
     rm -f "$WORK"/mirror.db*
+}
+
+# setup for one repeat: fresh table, publication, both slots
+setup() {
+    make_table
     MIRROR_OK=$have_pgmirror
     if [ "$MIRROR_OK" = yes ]; then
         if ! timeout "$T" "$BIN" -q -d "dbname=$DB" -S "$S1" -P "$PUB" --once \
@@ -184,6 +191,34 @@ print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM bench_t").fetch
     RECV[$w]=$(median < "$WORK/recv.$w")
     MIRR[$w]=$(median < "$WORK/mirr.$w")
 done
+
+# Initial copy: pgmirror's first run (slot, COPY, SQLite, one commit) on a
+# table of N rows, against psql's COPY of the same table to /dev/null.
+: > "$WORK/copy.psql"; : > "$WORK/copy.pgm"
+for r in $(seq "$REPEATS"); do
+    make_table
+    insert_rows
+    t0=$(now)
+    timeout "$T" psql -X -q -d "$DB" -c "COPY bench_t TO STDOUT" > /dev/null \
+        || { echo "bench: psql COPY failed" >&2; exit 1; }
+    t1=$(now)
+    echo "$t1 - $t0" | bc -l >> "$WORK/copy.psql"
+    pgm=n/a
+    if [ "$have_pgmirror" = yes ]; then
+        t0=$(now)
+        if timeout "$T" "$BIN" -q -d "dbname=$DB" -S "$S1" -P "$PUB" --once \
+                "$WORK/mirror.db" 2>>"$WORK/pgmirror.err"; then
+            t1=$(now)
+            echo "$t1 - $t0" | bc -l >> "$WORK/copy.pgm"
+            pgm=$(tail -n1 "$WORK/copy.pgm")
+        else
+            echo "bench: pgmirror first run failed (copy, repeat $r)" >&2
+        fi
+    fi
+    echo "  copy #$r: $N rows, psql COPY $(tail -n1 "$WORK/copy.psql")s pgmirror ${pgm}s" >&2
+done
+COPY_PSQL=$(median < "$WORK/copy.psql")
+COPY_PGM=$(median < "$WORK/copy.pgm")
 drop_slots
 
 rate() { [ "$2" = n/a ] && echo n/a || echo "$1 / $2" | bc -l | xargs printf "%.0f"; }
@@ -199,6 +234,15 @@ for w in insert small upddel; do
         "$( [ "${MIRR[$w]}" = n/a ] && echo n/a || printf %.3f "${MIRR[$w]}")" "$mr" "$ratio"
 done
 echo "(ratio = pgmirror time / pg_recvlogical time for the same stream)"
+echo
+printf "%-8s %9s %12s %14s %12s %14s %8s\n" copy rows "COPY s" "COPY rows/s" "pgmirror s" "pgm rows/s" "ratio"
+if [ "$COPY_PGM" = n/a ]; then ratio=n/a; else
+    ratio=$(echo "$COPY_PGM / $COPY_PSQL" | bc -l | xargs printf "%.2f"); fi
+printf "%-8s %9s %12.3f %14s %12s %14s %8s\n" initial "$N" "$COPY_PSQL" \
+    "$(rate "$N" "$COPY_PSQL")" \
+    "$( [ "$COPY_PGM" = n/a ] && echo n/a || printf %.3f "$COPY_PGM")" \
+    "$(rate "$N" "$COPY_PGM")" "$ratio"
+echo "(ratio = pgmirror's first run, with its initial copy, / psql -c \"COPY bench_t TO STDOUT\" > /dev/null)"
 if [ -s "$WORK/pgmirror.err" ]; then
     echo; echo "pgmirror stderr (last lines):"; tail -n 5 "$WORK/pgmirror.err"
 fi

@@ -799,6 +799,38 @@ static bool apply_truncate(Applier *a, const PgoTruncate *tr)
 	return true;
 }
 
+/* After an error: nothing of the open group may be committed. */
+static void abort_group(Applier *a)
+{
+	if (!a->group_open)
+		return;
+	mirror_rollback(a->m);
+	a->group_open = false;
+	a->in_txn = false;
+	a->pending = 0;
+	a->applied = a->durable;
+	a->position_pending = false;
+}
+
+bool apply_reset(Applier *a)
+{
+	if (!a->in_txn || a->skipping || !a->group_open) {
+		set_error(a, "cannot reset the mirror outside a transaction being applied");
+		return false;
+	}
+	/* The cached tables hold statements on the tables about to go. */
+	for (size_t i = 0; i < a->nrels_cap; i++)
+		if (a->rels[i].oid != 0)
+			rel_clear(&a->rels[i]);
+	a->nrels = 0;
+	if (!mirror_drop_all_tables(a->m)) {
+		set_error(a, "could not drop the mirrored tables: %s", mirror_error(a->m));
+		abort_group(a);
+		return false;
+	}
+	return true;
+}
+
 bool apply_message(Applier *a, const PgoMessage *msg)
 {
 	bool ok;
@@ -839,14 +871,8 @@ bool apply_message(Applier *a, const PgoMessage *msg)
 		ok = false;
 		break;
 	}
-	if (!ok && a->group_open) {
-		mirror_rollback(a->m);
-		a->group_open = false;
-		a->in_txn = false;
-		a->pending = 0;
-		a->applied = a->durable;
-		a->position_pending = false;
-	}
+	if (!ok)
+		abort_group(a);
 	return ok;
 }
 
@@ -873,4 +899,13 @@ Lsn apply_applied_lsn(const Applier *a)
 void apply_stats(const Applier *a, ApplyStats *out)
 {
 	*out = a->stats;
+}
+
+bool apply_make_table(Applier *a, uint32_t relid)
+{
+	if (rel_for_change(a, relid, "the initial copy") == NULL) {
+		abort_group(a);
+		return false;
+	}
+	return true;
 }

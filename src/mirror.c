@@ -370,34 +370,22 @@ bool mirror_in_transaction(const Mirror *m)
 	return m->in_txn;
 }
 
-/* Calls fn for every table name recorded in pgmirror_tables. */
-static bool for_each_table(Mirror *m, bool (*fn)(Mirror *, const char *))
-{
-	sqlite3_stmt *q = prepare(m, "SELECT table_name FROM pgmirror_tables", false);
-	bool ok = true;
-	int rc;
-
-	if (q == NULL)
-		return false;
-	while (ok && (rc = sqlite3_step(q)) == SQLITE_ROW)
-		ok = fn(m, (const char *)sqlite3_column_text(q, 0));
-	if (ok && rc != SQLITE_DONE) {
-		set_error(m, "could not read pgmirror_tables: %s", sqlite3_errmsg(m->db));
-		ok = false;
-	}
-	sqlite3_finalize(q);
-	return ok;
-}
-
-static bool drop_one(Mirror *m, const char *name)
-{
-	return exec_owned(m, sqlite3_mprintf("DROP TABLE IF EXISTS \"%w\"", name));
-}
-
 bool mirror_drop_all_tables(Mirror *m)
 {
-	return for_each_table(m, drop_one) &&
-	       exec_sql(m, "DELETE FROM pgmirror_tables; DELETE FROM pgmirror_columns");
+	char **names;
+	int n;
+	bool ok;
+
+	/* Names first: SQLite cannot drop a table while a SELECT is running. */
+	if (!mirror_list_tables(m, &names, &n))
+		return false;
+	ok = true;
+	for (int i = 0; i < n; i++) {
+		ok = ok && exec_owned(m, sqlite3_mprintf("DROP TABLE IF EXISTS \"%w\"", names[i]));
+		free(names[i]);
+	}
+	free(names);
+	return ok && exec_sql(m, "DELETE FROM pgmirror_tables; DELETE FROM pgmirror_columns");
 }
 
 /* --- tables --------------------------------------------------------- */

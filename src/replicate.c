@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "pgmirror/apply.h"
+#include "pgmirror/copy.h"
 #include "pgmirror/frame.h"
 #include "pgmirror/mirror.h"
 #include "pgmirror/pgoutput.h"
@@ -60,6 +61,7 @@ typedef struct Run {
 	Session *session;
 	SystemInfo sys;
 	Lsn endpos;             /* stop here; LSN_INVALID: run until stopped */
+	const Catalog *catalog; /* the applier's questions to the source */
 	bool conn_failed;       /* the last error was reaching the source */
 } Run;
 
@@ -178,22 +180,57 @@ static int check_publications(Run *run, char *const *pubs, int npubs)
 	return EXIT_OK;
 }
 
-/*
- * A first run: makes the mirror and its slot. The state row is written
- * (initial_copy_done = 0) before the slot is created, so that a run
- * interrupted in between knows the slot is its own and starts over.
- */
-static int first_run(Run *run)
+/* Splits the stored "a,b" publication list for the catalog and START_REPLICATION. */
+static int split_pubs(const char *text, char ***out)
 {
-	const char *slot = run->opt->slot;
+	char *copy = xstrdup(text), *save = NULL, *tok;
+	char **v = NULL;
+	int n = 0;
+
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		v = xreallocarray(v, (size_t)n + 1, sizeof(char *));
+		v[n++] = xstrdup(tok);
+	}
+	free(copy);
+	*out = v;
+	return n;
+}
+
+static void free_strv(char **v, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/*
+ * Makes the mirror's slot and fills the mirror from its snapshot: on a
+ * first run, on a first run that did not finish (restart), and when the
+ * mirror's slot is gone (rebuild). The state row is marked
+ * initial_copy_done = 0 before the slot is created, so that a run
+ * interrupted after that knows the slot is its own and starts over. The
+ * old tables are dropped, the copy made and the new position stored in
+ * one SQLite transaction: readers keep the old contents until the new ones
+ * are complete, and nothing half-done ever looks complete.
+ */
+static int first_run(Run *run, bool rebuild)
+{
+	bool restart = run->state.present && !run->state.initial_copy_done;
+	bool own_slot = restart || rebuild;
+	bool copy = !run->opt->no_initial_copy;
+	const char *slot = own_slot ? run->state.slot : run->opt->slot;
+	const char *pubs_text = run->state.present ? run->state.publications : run->pubs_text;
 	SlotInfo si = {0};
 	MirrorState st = {0};
+	SourceTable *tables = NULL;
+	int ntables = 0, npubs = 0;
+	char **pubs = NULL;
+	Applier *apply = NULL;
+	Copier *copier = NULL;
 	Lsn start = LSN_INVALID;
+	char lsn[LSN_TEXT_SIZE];
 	int rc = EXIT_ERROR;
-	bool restart = run->state.present && !run->state.initial_copy_done;
 
-	if (restart)
-		slot = run->state.slot;
 	if (!session_slot_info(run->session, slot, &si)) {
 		log_error("%s", session_error(run->session));
 		goto done;
@@ -203,7 +240,7 @@ static int first_run(Run *run)
 		rc = EXIT_IN_USE;
 		goto done;
 	}
-	if (si.exists && !restart) {
+	if (si.exists && !own_slot) {
 		log_error("replication slot \"%s\" already exists, but mirror \"%s\" did not "
 			  "create it; choose another slot with -S, or drop it first with "
 			  "pgmirror --drop-slot -S %s (whatever used it loses its place)",
@@ -213,42 +250,62 @@ static int first_run(Run *run)
 	if (run->mirror == NULL && (rc = open_mirror(run, MIRROR_CREATE)) != EXIT_OK)
 		goto done;
 	rc = EXIT_ERROR;
-	if (restart) {
+	if (restart)
 		log_warning("the first run of mirror \"%s\" did not finish; starting over",
 			    run->opt->mirror_path);
-		if (si.exists && !session_drop_slot(run->session, slot)) {
-			log_error("%s", session_error(run->session));
-			goto done;
-		}
+	if (si.exists && !session_drop_slot(run->session, slot)) {
+		log_error("%s", session_error(run->session));
+		goto done;
 	}
+	/* Claim the slot before it exists; the mirror's data stays as it is. */
 	st.slot = (char *)slot;
-	st.publications = run->pubs_text;
+	st.publications = (char *)pubs_text;
 	st.system_identifier = run->sys.systemid;
 	st.database = run->sys.dbname;
-	st.confirmed_lsn = LSN_INVALID;
+	st.confirmed_lsn = run->state.present ? run->state.confirmed_lsn : LSN_INVALID;
+	st.last_commit_time = run->state.present ? run->state.last_commit_time : NULL;
 	st.initial_copy_done = false;
-	if (!mirror_begin(run->mirror) || !mirror_drop_all_tables(run->mirror) ||
-	    !mirror_write_state(run->mirror, &st) || !mirror_commit(run->mirror)) {
-		log_error("%s", mirror_error(run->mirror));
-		goto done;
-	}
-	if (!session_create_slot(run->session, slot, &start)) {
-		log_error("%s", session_error(run->session));
-		rc = session_error_in_use(run->session) ? EXIT_IN_USE : EXIT_ERROR;
-		goto done;
-	}
-	st.confirmed_lsn = start;
-	st.initial_copy_done = true;
 	if (!mirror_begin(run->mirror) || !mirror_write_state(run->mirror, &st) ||
 	    !mirror_commit(run->mirror)) {
 		log_error("%s", mirror_error(run->mirror));
 		goto done;
 	}
-	{
-		char lsn[LSN_TEXT_SIZE];
-
-		log_info("created replication slot \"%s\" at %s", slot, lsn_format(start, lsn));
+	npubs = split_pubs(pubs_text, &pubs);
+	if (copy && (!session_publication_tables(run->session, pubs, npubs, &tables, &ntables) ||
+		     !session_begin_snapshot(run->session))) {
+		log_error("%s", session_error(run->session));
+		goto done;
 	}
+	if (!session_create_slot(run->session, slot, copy, &start)) {
+		log_error("%s", session_error(run->session));
+		rc = session_error_in_use(run->session) ? EXIT_IN_USE : EXIT_ERROR;
+		goto done;
+	}
+	log_info("created replication slot \"%s\" at %s", slot, lsn_format(start, lsn));
+
+	apply = apply_new(run->mirror, LSN_INVALID, run->catalog);
+	copier = copy_new(run->session, apply);
+	if (!copy_tables(copier, tables, ntables, start)) {
+		log_error("%s", copy_error(copier));
+		goto done;
+	}
+	if (copy && !session_commit(run->session)) {
+		log_error("%s", session_error(run->session));
+		goto done;
+	}
+	st.confirmed_lsn = start;
+	st.last_commit_time = NULL; /* a snapshot has no commit time */
+	st.initial_copy_done = true;
+	if (!mirror_write_state(run->mirror, &st)) {
+		log_error("%s", mirror_error(run->mirror));
+		goto done;
+	}
+	if (!apply_flush(apply)) {
+		log_error("%s", apply_error(apply));
+		goto done;
+	}
+	if (rebuild || restart)
+		log_info("mirror \"%s\" rebuilt from a fresh copy", run->opt->mirror_path);
 	mirror_state_clear(&run->state);
 	if (!mirror_read_state(run->mirror, &run->state)) {
 		log_error("%s", mirror_error(run->mirror));
@@ -256,26 +313,42 @@ static int first_run(Run *run)
 	}
 	rc = EXIT_OK;
 done:
+	if (run->mirror != NULL)
+		mirror_rollback(run->mirror); /* a copy that did not finish */
+	copy_free(copier);
+	apply_free(apply);
+	source_tables_free(tables, ntables);
+	free_strv(pubs, npubs);
 	slot_info_clear(&si);
 	return rc;
 }
 
-/* An existing mirror: its slot must be there and not ahead of it. */
-static int check_slot(Run *run)
+/*
+ * An existing mirror: its slot must be there and not ahead of it. A slot
+ * that is gone or invalidated sets *rebuild: the mirror is made again from
+ * a fresh copy. A slot ahead of the mirror cannot be mended that way
+ * without the user's say (another mirror may be using it).
+ */
+static int check_slot(Run *run, bool *rebuild)
 {
 	SlotInfo si = {0};
 	char a[LSN_TEXT_SIZE], b[LSN_TEXT_SIZE];
 	int rc = EXIT_ERROR;
 
+	*rebuild = false;
 	if (!session_slot_info(run->session, run->state.slot, &si)) {
 		log_error("%s", session_error(run->session));
 		goto done;
 	}
 	if (!si.exists || !si.usable) {
-		log_error("replication slot \"%s\" of mirror \"%s\" %s on the source; start a new "
-			  "mirror file (and drop the slot with --drop-slot if it still exists)",
-			  run->state.slot, run->opt->mirror_path,
-			  si.exists ? "was invalidated" : "no longer exists");
+		log_warning("replication slot \"%s\" of mirror \"%s\" %s; creating it again and "
+			    "rebuilding the mirror from a fresh copy (readers keep the old "
+			    "contents until the new ones are complete)",
+			    run->state.slot, run->opt->mirror_path,
+			    si.exists ? "was invalidated on the source (max_slot_wal_keep_size)"
+				      : "no longer exists on the source");
+		*rebuild = true;
+		rc = EXIT_OK;
 		goto done;
 	}
 	if (si.active) {
@@ -298,29 +371,6 @@ static int check_slot(Run *run)
 done:
 	slot_info_clear(&si);
 	return rc;
-}
-
-/* Splits the stored "a,b" publication list for START_REPLICATION. */
-static int split_pubs(const char *text, char ***out)
-{
-	char *copy = xstrdup(text), *save = NULL, *tok;
-	char **v = NULL;
-	int n = 0;
-
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		v = xreallocarray(v, (size_t)n + 1, sizeof(char *));
-		v[n++] = xstrdup(tok);
-	}
-	free(copy);
-	*out = v;
-	return n;
-}
-
-static void free_strv(char **v, int n)
-{
-	for (int i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
 }
 
 typedef struct Stream {
@@ -631,6 +681,7 @@ int replicate_run(const ReplicateOptions *opt)
 			   lookup_error};
 
 	run.pubs_text = join_pubs(opt->pubs, opt->npubs);
+	run.catalog = &catalog;
 	run.session = session_new();
 	if (file_exists(opt->mirror_path) && (rc = open_mirror(&run, MIRROR_WRITE)) != EXIT_OK)
 		goto done;
@@ -657,10 +708,13 @@ int replicate_run(const ReplicateOptions *opt)
 			free_strv(pubs, npubs);
 		}
 		if (rc == EXIT_OK) {
-			if (!run.state.present || !run.state.initial_copy_done)
-				rc = first_run(&run);
-			else
-				rc = check_slot(&run);
+			bool rebuild = false;
+
+			if (run.state.present && run.state.initial_copy_done)
+				rc = check_slot(&run, &rebuild);
+			if (rc == EXIT_OK && (rebuild || !run.state.present ||
+					      !run.state.initial_copy_done))
+				rc = first_run(&run, rebuild);
 		}
 		if (rc != EXIT_OK && reconnecting && (run.conn_failed || rc == EXIT_IN_USE)) {
 			/* a restarting server, or its old walsender not gone yet */

@@ -67,6 +67,22 @@ void slot_info_clear(SlotInfo *si)
 	memset(si, 0, sizeof(*si));
 }
 
+void source_tables_free(SourceTable *tables, int n)
+{
+	for (int i = 0; i < n; i++) {
+		SourceTable *t = &tables[i];
+
+		for (int j = 0; j < t->ncols; j++) {
+			free(t->cols[j].name);
+		}
+		free(t->cols);
+		free(t->nspname);
+		free(t->relname);
+		free(t->rowfilter);
+	}
+	free(tables);
+}
+
 Session *session_new(void)
 {
 	return xcalloc(1, sizeof(Session));
@@ -388,24 +404,36 @@ done:
 	return ok;
 }
 
-bool session_missing_publications(Session *s, char *const *names, int n, char **missing)
+/* "'a', 'b'" for an IN list; NULL (error set) when quoting fails. */
+static char *literal_list(Session *s, char *const *names, int n)
 {
-	PGresult *res = NULL;
-	char *sql = NULL, *list = xstrdup(""), *tmp;
-	bool ok = false;
+	char *list = xstrdup(""), *tmp;
 
-	*missing = NULL;
 	for (int i = 0; i < n; i++) {
 		char *lit = quote(s, names[i], false);
 
-		if (lit == NULL)
-			goto done;
-		tmp = xasprintf("%s%s(%s)", list, i ? ", " : "", lit);
+		if (lit == NULL) {
+			free(list);
+			return NULL;
+		}
+		tmp = xasprintf("%s%s%s", list, i ? ", " : "", lit);
 		PQfreemem(lit);
 		free(list);
 		list = tmp;
 	}
-	sql = xasprintf("SELECT v.name FROM (VALUES %s) AS v(name) WHERE NOT EXISTS "
+	return list;
+}
+
+bool session_missing_publications(Session *s, char *const *names, int n, char **missing)
+{
+	PGresult *res = NULL;
+	char *sql = NULL, *list = literal_list(s, names, n), *tmp;
+	bool ok = false;
+
+	*missing = NULL;
+	if (list == NULL)
+		goto done;
+	sql = xasprintf("SELECT v.name FROM unnest(ARRAY[%s]::text[]) AS v(name) WHERE NOT EXISTS "
 			"(SELECT 1 FROM pg_catalog.pg_publication p WHERE p.pubname = v.name)",
 			list);
 	if (!run(s, sql, PGRES_TUPLES_OK, &res, "look up the publications"))
@@ -490,7 +518,8 @@ done:
 	return ok;
 }
 
-bool session_create_slot(Session *s, const char *slot, Lsn *consistent_point)
+bool session_create_slot(Session *s, const char *slot, bool use_snapshot,
+			 Lsn *consistent_point)
 {
 	PGresult *res;
 	char *id = quote(s, slot, true), *sql;
@@ -498,7 +527,9 @@ bool session_create_slot(Session *s, const char *slot, Lsn *consistent_point)
 
 	if (id == NULL)
 		return false;
-	sql = xasprintf("CREATE_REPLICATION_SLOT %s LOGICAL pgoutput NOEXPORT_SNAPSHOT", id);
+	/* the old spelling of the option, which every server from 10 on takes */
+	sql = xasprintf("CREATE_REPLICATION_SLOT %s LOGICAL pgoutput %s", id,
+			use_snapshot ? "USE_SNAPSHOT" : "NOEXPORT_SNAPSHOT");
 	PQfreemem(id);
 	if (run(s, sql, PGRES_TUPLES_OK, &res, "create the replication slot")) {
 		ok = PQntuples(res) == 1 && PQnfields(res) >= 2 &&
@@ -509,6 +540,184 @@ bool session_create_slot(Session *s, const char *slot, Lsn *consistent_point)
 	}
 	free(sql);
 	return ok;
+}
+
+/*
+ * One row per published column (or one with a NULL column for a table with
+ * none), ordered by table then attnum. The key flags follow pgoutput's
+ * RelationGetIdentityKeyBitmap(): the replica identity index for 'i', the
+ * primary key for 'd', every column for 'f'. A table in several
+ * publications gets the union of their column lists and the OR of their
+ * row filters; one publication without a filter means no filter.
+ */
+static char *publication_tables_sql(int server_version, const char *publist)
+{
+	bool v15 = server_version >= 150000;
+
+	return xasprintf(
+		"WITH pubrel AS ("
+		" SELECT c.oid AS relid, n.nspname, c.relname, c.relreplident, c.relkind,"
+		"  %s AS rowfilter, %s AS attnames"
+		" FROM pg_catalog.pg_publication_tables pt"
+		" JOIN pg_catalog.pg_namespace n ON n.nspname = pt.schemaname"
+		" JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = pt.tablename"
+		" WHERE pt.pubname IN (%s)"
+		"), t AS ("
+		" SELECT relid, nspname, relname, relreplident, relkind,"
+		"  CASE WHEN bool_or(rowfilter IS NULL) THEN NULL"
+		"  ELSE string_agg('(' || rowfilter || ')', ' OR ') END AS rowfilter"
+		" FROM pubrel GROUP BY relid, nspname, relname, relreplident, relkind"
+		") "
+		"SELECT t.relid, t.nspname, t.relname, t.relreplident, t.relkind = 'p',"
+		" t.rowfilter, a.attname, a.atttypid, a.atttypmod,"
+		" t.relreplident = 'f' OR EXISTS (SELECT 1 FROM pg_catalog.pg_index i"
+		"  WHERE i.indrelid = t.relid AND a.attnum = ANY (i.indkey) AND"
+		"  CASE t.relreplident WHEN 'i' THEN i.indisreplident"
+		"  WHEN 'd' THEN i.indisprimary ELSE false END) "
+		"FROM t LEFT JOIN pg_catalog.pg_attribute a ON a.attrelid = t.relid"
+		" AND a.attnum > 0 AND NOT a.attisdropped %s"
+		" AND EXISTS (SELECT 1 FROM pubrel p WHERE p.relid = t.relid"
+		"  AND (p.attnames IS NULL OR a.attname = ANY (p.attnames)))"
+		" ORDER BY t.nspname, t.relname, a.attnum",
+		v15 ? "pt.rowfilter" : "NULL::text", v15 ? "pt.attnames" : "NULL::name[]",
+		publist, server_version >= 120000 ? "AND a.attgenerated = ''" : "");
+}
+
+bool session_publication_tables(Session *s, char *const *pubs, int npubs,
+				SourceTable **out, int *n)
+{
+	PGresult *res = NULL;
+	char *list = literal_list(s, pubs, npubs), *sql = NULL;
+	SourceTable *tables = NULL;
+	int ntables = 0;
+	bool ok = false;
+
+	*out = NULL;
+	*n = 0;
+	if (list == NULL)
+		goto done;
+	sql = publication_tables_sql(session_server_version(s), list);
+	if (!run(s, sql, PGRES_TUPLES_OK, &res, "read the published tables"))
+		goto done;
+	for (int row = 0; row < PQntuples(res); row++) {
+		uint32_t oid = (uint32_t)strtoul(PQgetvalue(res, row, 0), NULL, 10);
+		SourceTable *t = ntables > 0 ? &tables[ntables - 1] : NULL;
+		SourceColumn *c;
+
+		if (t == NULL || t->oid != oid) {
+			tables = xreallocarray(tables, (size_t)ntables + 1, sizeof(SourceTable));
+			t = &tables[ntables++];
+			memset(t, 0, sizeof(*t));
+			t->oid = oid;
+			t->nspname = xstrdup(PQgetvalue(res, row, 1));
+			t->relname = xstrdup(PQgetvalue(res, row, 2));
+			t->replident = PQgetvalue(res, row, 3)[0];
+			t->partitioned = strcmp(PQgetvalue(res, row, 4), "t") == 0;
+			if (!PQgetisnull(res, row, 5))
+				t->rowfilter = xstrdup(PQgetvalue(res, row, 5));
+		}
+		if (PQgetisnull(res, row, 6))
+			continue; /* no published column */
+		t->cols = xreallocarray(t->cols, (size_t)t->ncols + 1, sizeof(SourceColumn));
+		c = &t->cols[t->ncols++];
+		c->name = xstrdup(PQgetvalue(res, row, 6));
+		c->type_oid = (uint32_t)strtoul(PQgetvalue(res, row, 7), NULL, 10);
+		c->type_mod = (int32_t)strtol(PQgetvalue(res, row, 8), NULL, 10);
+		c->is_key = strcmp(PQgetvalue(res, row, 9), "t") == 0;
+	}
+	*out = tables;
+	*n = ntables;
+	tables = NULL;
+	ntables = 0;
+	ok = true;
+done:
+	source_tables_free(tables, ntables);
+	PQclear(res);
+	free(sql);
+	free(list);
+	return ok;
+}
+
+bool session_begin_snapshot(Session *s)
+{
+	return run(s, "BEGIN READ ONLY ISOLATION LEVEL REPEATABLE READ", PGRES_COMMAND_OK,
+		   NULL, "begin the initial copy's transaction");
+}
+
+bool session_commit(Session *s)
+{
+	return run(s, "COMMIT", PGRES_COMMAND_OK, NULL, "end the initial copy's transaction");
+}
+
+bool session_copy_begin(Session *s, const SourceTable *t)
+{
+	char *nsp = quote(s, t->nspname, true), *rel = quote(s, t->relname, true);
+	char *cols = xstrdup(""), *sql = NULL, *what = NULL, *tmp;
+	bool ok = false;
+
+	if (nsp == NULL || rel == NULL)
+		goto done;
+	for (int i = 0; i < t->ncols; i++) {
+		char *id = quote(s, t->cols[i].name, true);
+
+		if (id == NULL)
+			goto done;
+		tmp = xasprintf("%s%s%s", cols, i ? ", " : "", id);
+		PQfreemem(id);
+		free(cols);
+		cols = tmp;
+	}
+	/*
+	 * ONLY: rows of inheritance children are not the table's in the stream;
+	 * a partitioned root (published via the root) holds none of its own.
+	 */
+	sql = xasprintf("COPY (SELECT %s FROM %s%s.%s%s%s) TO STDOUT", cols,
+			t->partitioned ? "" : "ONLY ", nsp, rel,
+			t->rowfilter ? " WHERE " : "", t->rowfilter ? t->rowfilter : "");
+	what = xasprintf("copy table \"%s.%s\"", t->nspname, t->relname);
+	ok = run(s, sql, PGRES_COPY_OUT, NULL, what);
+done:
+	if (nsp)
+		PQfreemem(nsp);
+	if (rel)
+		PQfreemem(rel);
+	free(cols);
+	free(sql);
+	free(what);
+	return ok;
+}
+
+int session_copy_next(Session *s, char **row, size_t *len)
+{
+	PGresult *res;
+	int n;
+	bool ok;
+
+	if (s->copybuf != NULL) {
+		PQfreemem(s->copybuf);
+		s->copybuf = NULL;
+	}
+	n = PQgetCopyData(s->conn, &s->copybuf, 0);
+	if (n > 0) {
+		*row = s->copybuf;
+		*len = (size_t)n;
+		return 1;
+	}
+	if (n == -2) {
+		set_error(s, "could not read the copy from the source: %s",
+			  PQerrorMessage(s->conn));
+		return -1;
+	}
+	/* the COPY ended: its result says how */
+	res = PQgetResult(s->conn);
+	ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+	if (!ok)
+		set_error(s, "the copy from the source failed: %s",
+			  res ? PQresultErrorMessage(res) : PQerrorMessage(s->conn));
+	PQclear(res);
+	while ((res = PQgetResult(s->conn)) != NULL)
+		PQclear(res);
+	return ok ? 0 : -1;
 }
 
 bool session_drop_slot(Session *s, const char *slot)

@@ -37,6 +37,21 @@ const char *apply_error(const Applier *a);
  * rolled back and nothing more may be applied). */
 bool apply_message(Applier *a, const PgoMessage *msg) PGM_MUST_CHECK;
 
+/*
+ * Drops every mirrored table and forgets the relations seen, inside the
+ * open source transaction (after a Begin): the initial copy that follows
+ * fills the mirror afresh, and readers see the old tables until the whole
+ * copy commits.
+ */
+bool apply_reset(Applier *a) PGM_MUST_CHECK;
+
+/*
+ * Makes the mirror table of relation relid (described by a Relation
+ * message) now, as its first change would: the initial copy makes every
+ * published table, even an empty one.
+ */
+bool apply_make_table(Applier *a, uint32_t relid) PGM_MUST_CHECK;
+
 /* Between a Begin and its Commit. */
 bool apply_in_transaction(const Applier *a);
 

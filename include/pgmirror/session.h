@@ -31,8 +31,33 @@ typedef struct SlotInfo {
 	Lsn confirmed_flush;
 } SlotInfo;
 
+/*
+ * A published table as the catalog describes it: the columns pgoutput's
+ * Relation message will list (not dropped, not generated, within the
+ * publications' column lists), with the same types, typmods and key flags,
+ * so the table the initial copy makes is the one the stream expects.
+ */
+typedef struct SourceColumn {
+	char *name;
+	uint32_t type_oid;
+	int32_t type_mod;
+	bool is_key;        /* replica identity column (all for FULL) */
+} SourceColumn;
+
+typedef struct SourceTable {
+	uint32_t oid;
+	char *nspname;
+	char *relname;
+	char replident;     /* d, n, f or i */
+	bool partitioned;   /* a partitioned root: its rows are in the leaves */
+	char *rowfilter;    /* the publications' row filters OR-ed; NULL: all rows */
+	int ncols;
+	SourceColumn *cols;
+} SourceTable;
+
 void system_info_clear(SystemInfo *si);
 void slot_info_clear(SlotInfo *si);
+void source_tables_free(SourceTable *tables, int n);
 
 Session *session_new(void);
 void session_free(Session *s);
@@ -59,9 +84,34 @@ bool session_slot_info(Session *s, const char *slot, SlotInfo *out) PGM_MUST_CHE
  * not publications of this database (NULL when all exist). */
 bool session_missing_publications(Session *s, char *const *names, int n,
 				  char **missing) PGM_MUST_CHECK;
-bool session_create_slot(Session *s, const char *slot, Lsn *consistent_point)
-	PGM_MUST_CHECK;
+/*
+ * The tables of the publications (the root of a partitioned table when a
+ * publication has publish_via_partition_root, else its leaves), sorted by
+ * schema and name. *out is malloc'd (source_tables_free()).
+ */
+bool session_publication_tables(Session *s, char *const *pubs, int npubs,
+				SourceTable **out, int *n) PGM_MUST_CHECK;
+
+/*
+ * use_snapshot: the slot's consistent snapshot becomes that of the open
+ * transaction (session_begin_snapshot() just before), for the initial copy.
+ */
+bool session_create_slot(Session *s, const char *slot, bool use_snapshot,
+			 Lsn *consistent_point) PGM_MUST_CHECK;
 bool session_drop_slot(Session *s, const char *slot) PGM_MUST_CHECK;
+
+/* BEGIN READ ONLY ISOLATION LEVEL REPEATABLE READ, for the initial copy. */
+bool session_begin_snapshot(Session *s) PGM_MUST_CHECK;
+bool session_commit(Session *s) PGM_MUST_CHECK;
+
+/*
+ * COPY (SELECT columns FROM table [WHERE rowfilter]) TO STDOUT in text
+ * format. Then session_copy_next() until it returns 0 (the COPY ended
+ * well) or -1 (session_error()); 1 gives one row in *row, *len bytes with
+ * its final newline, writable and valid until the next call.
+ */
+bool session_copy_begin(Session *s, const SourceTable *t) PGM_MUST_CHECK;
+int session_copy_next(Session *s, char **row, size_t *len);
 
 /* START_REPLICATION ... LOGICAL start (proto_version, publication_names). */
 bool session_start(Session *s, const char *slot, Lsn start, int proto_version,

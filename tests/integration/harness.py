@@ -821,8 +821,21 @@ class Workload(threading.Thread):
 
 # ---------------------------------------------------------------- main ----
 
-def main(test, name=None):
-    """Run test(ctx) and exit 0 (pass) or 1 (fail).  Never 77."""
+def _cluster_lock(exclusive):
+    """Tests share the server (make -j check); one that changes server-wide
+    settings (exclusive) runs alone: it takes this lock exclusively, every
+    other test shares it."""
+    import fcntl
+    key = re.sub(r"[^A-Za-z0-9_.-]", "_", "%s_%s" % (os.environ.get("PGHOST", ""),
+                                                    os.environ.get("PGPORT", "")))
+    f = open(os.path.join(tempfile.gettempdir(), "pgmirror-tests-%s.lock" % key), "a")
+    fcntl.flock(f, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+    return f
+
+
+def main(test, name=None, exclusive=False):
+    """Run test(ctx) and exit 0 (pass) or 1 (fail).  Never 77.
+    exclusive: the test changes server-wide settings and must run alone."""
     if name is None:
         base = os.path.basename(sys.argv[0])
         name = re.sub(r"^test_|\.py$", "", base)
@@ -833,6 +846,7 @@ def main(test, name=None):
         raise Failure("test did not finish within %ss" % timeout)
 
     signal.signal(signal.SIGALRM, on_alarm)
+    lock = _cluster_lock(exclusive)  # noqa: F841 - held until exit
     signal.alarm(timeout)
     ctx = None
     rc = 1

@@ -1,0 +1,50 @@
+/*
+ * copy.h: the initial copy. Reads every published table with COPY inside
+ * the slot's snapshot and feeds it to the applier just as the stream would:
+ * a Relation message built from the catalog, then one Insert per row, all
+ * within one synthetic source transaction at the slot's consistent point.
+ * So table naming, type mapping and pgmirror_columns stay in the applier,
+ * and the copy and its position commit in one SQLite transaction.
+ */
+#ifndef PGMIRROR_COPY_H
+#define PGMIRROR_COPY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "pgmirror/apply.h"
+#include "pgmirror/pgoutput.h"
+#include "pgmirror/session.h"
+#include "pgmirror/util.h"
+
+typedef struct Copier Copier;
+
+Copier *copy_new(Session *s, Applier *a);
+void copy_free(Copier *c);
+/* The last error; owned by the copier. */
+const char *copy_error(const Copier *c);
+
+/*
+ * Begins a transaction at consistent_point, drops every mirrored table
+ * (apply_reset()), copies the n tables (session_copy_begin() on each, in
+ * the caller's snapshot transaction), and commits it at consistent_point.
+ * The applier's SQLite transaction stays open for the caller to store what
+ * belongs with it; apply_flush() then commits the lot. Reports progress on
+ * stderr (at most once a second) when stderr is a terminal or with -v, and
+ * a line per table.
+ */
+bool copy_tables(Copier *c, const SourceTable *tables, int n, Lsn consistent_point)
+	PGM_MUST_CHECK;
+
+/*
+ * Parses one row of COPY's text format in place: tab-separated fields, \N
+ * for NULL, the backslash escapes \b \f \n \r \t \v \\, \ooo (octal) and
+ * \xhh (hex), any other escaped character standing for itself; the row
+ * ends with its newline. Fills vals[0..ncols-1] (PGO_COL_TEXT pointing
+ * into row, or PGO_COL_NULL). On a malformed row returns false with a
+ * message in err.
+ */
+bool copy_parse_row(char *row, size_t len, PgoValue *vals, int ncols, char *err,
+		    size_t errsize) PGM_MUST_CHECK;
+
+#endif
