@@ -556,8 +556,13 @@ static bool table_has_rows(Mirror *m, const char *name, bool *has)
 	return ok;
 }
 
-/* Is o the old version of new column c, by the rules of pass 0..2? */
-static bool same_column(const OldColumn *o, int i, const MirrorColumnDef *c, int j, int pass)
+/*
+ * Is o the old version of new column c, by the rules of pass 0..2? With
+ * refill, a column the source knows is read again rather than guessed to
+ * be one whose source column was never known (its values may be stale).
+ */
+static bool same_column(const OldColumn *o, int i, const MirrorColumnDef *c, int j, int pass,
+			bool refill)
 {
 	if (o->matched)
 		return false;
@@ -565,6 +570,8 @@ static bool same_column(const OldColumn *o, int i, const MirrorColumnDef *c, int
 		return o->attnum != 0 && c->attnum != 0 && o->attnum == c->attnum;
 	if (o->attnum != 0 && c->attnum != 0)
 		return false; /* known to be different columns */
+	if (refill && c->attnum != 0 && !c->is_key)
+		return false;
 	if (pass == 1)
 		return strcmp(o->name, c->name) == 0;
 	return i == j && o->type_oid == c->type_oid && o->type_mod == c->type_mod;
@@ -596,7 +603,7 @@ bool mirror_table_plan(Mirror *m, const MirrorTableDef *def, bool refill, Mirror
 			if (plan->src[j] != NULL)
 				continue;
 			for (int i = 0; i < nold && o == NULL; i++)
-				if (same_column(&old[i], i, c, j, pass))
+				if (same_column(&old[i], i, c, j, pass, refill))
 					o = &old[i];
 			if (o == NULL)
 				continue;
