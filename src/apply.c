@@ -336,9 +336,36 @@ static bool apply_commit(Applier *a, const PgoCommit *c)
 
 /* --- relations ---------------------------------------------------------- */
 
-static bool is_reserved(const char *name)
+char *apply_table_name(const char *nspname, const char *relname)
 {
-	return strncasecmp(name, "pgmirror_", 9) == 0; /* SQLite ignores case */
+	if (strcmp(nspname, "public") == 0)
+		return xstrdup(relname);
+	return xasprintf("%s_%s", nspname, relname);
+}
+
+char *apply_table_problem(const char *nspname, const char *relname,
+			  const char *const *cols, int ncols)
+{
+	char *name = apply_table_name(nspname, relname), *why = NULL;
+
+	/* SQLite ignores (ASCII) case in names, so the checks do too */
+	if (strncasecmp(name, "pgmirror_", 9) == 0)
+		why = xasprintf("source table \"%s\".\"%s\" would be mirrored as \"%s\", a name "
+				"reserved for pgmirror's own tables; rename it or leave it out of the "
+				"publication", nspname, relname, name);
+	else if (ncols == 0)
+		why = xasprintf("source table \"%s\".\"%s\" has no published columns and cannot "
+				"be mirrored; publish at least one column", nspname, relname);
+	for (int i = 0; why == NULL && i < ncols; i++)
+		for (int j = 0; why == NULL && j < i; j++)
+			if (strcasecmp(cols[i], cols[j]) == 0)
+				why = xasprintf("source table \"%s\".\"%s\" has columns \"%s\" and "
+						"\"%s\", which SQLite cannot tell apart (it ignores "
+						"case in names); rename one of them, or leave one out "
+						"with a column list in the publication", nspname,
+						relname, cols[j], cols[i]);
+	free(name);
+	return why;
 }
 
 static bool has_key(const RelEntry *r)
@@ -497,10 +524,7 @@ static bool apply_relation(Applier *a, const PgoRelation *rel)
 		r->cols[i].type = r->types[i];
 		r->cols[i].is_key = r->is_key[i];
 	}
-	if (strcmp(rel->nspname, "public") == 0)
-		r->def.name = xstrdup(rel->relname);
-	else
-		r->def.name = xasprintf("%s_%s", rel->nspname, rel->relname);
+	r->def.name = apply_table_name(rel->nspname, rel->relname);
 	r->def.source_schema = xstrdup(rel->nspname);
 	r->def.source_table = xstrdup(rel->relname);
 	r->def.relation_oid = rel->oid;
@@ -515,51 +539,30 @@ static bool rel_sync(Applier *a, RelEntry *r)
 {
 	const MirrorTableDef *def = &r->def;
 	MirrorPlan plan = {0};
+	const char **names;
+	int *attnums = NULL;
+	char *why;
 	bool ok = false;
 
-	if (is_reserved(def->name)) {
-		set_error(a, "source table \"%s\" would be mirrored as \"%s\", a name reserved "
-			  "for pgmirror's own tables; rename it or leave it out of the publication",
-			  r->display, def->name);
-		return false;
-	}
-	if (def->ncols == 0) {
-		set_error(a, "source table \"%s\" has no published columns and cannot be "
-			  "mirrored; publish at least one column", r->display);
-		return false;
-	}
-	for (int i = 0; i < def->ncols; i++) {
-		for (int j = 0; j < i; j++) {
-			if (strcasecmp(def->cols[i].name, def->cols[j].name) == 0) {
-				set_error(a, "source table \"%s\" has columns \"%s\" and \"%s\", which "
-					  "SQLite cannot tell apart (it ignores case in names); rename one "
-					  "of them, or leave one out with a column list in the publication",
-					  r->display, def->cols[j].name, def->cols[i].name);
-				return false;
-			}
-		}
+	names = xcalloc((size_t)def->ncols + 1, sizeof(char *));
+	for (int i = 0; i < def->ncols; i++)
+		names[i] = def->cols[i].name;
+	why = apply_table_problem(def->source_schema, def->source_table, names, def->ncols);
+	if (why != NULL) {
+		set_error(a, "%s", why);
+		free(why);
+		goto done;
 	}
 	if (!open_group(a))
-		return false;
-	{
-		const char **names = xcalloc((size_t)def->ncols, sizeof(char *));
-		int *attnums = xcalloc((size_t)def->ncols, sizeof(int));
-		bool looked;
-
-		for (int i = 0; i < def->ncols; i++)
-			names[i] = def->cols[i].name;
-		looked = a->catalog->column_attnums(a->catalog->ctx, r->oid, names, def->ncols,
-						    attnums);
-		for (int i = 0; looked && i < def->ncols; i++)
-			r->cols[i].attnum = attnums[i];
-		free(names);
-		free(attnums);
-		if (!looked) {
-			set_error(a, "could not look up the columns of \"%s\" on the source: %s",
-				  r->display, a->catalog->error(a->catalog->ctx));
-			return false;
-		}
+		goto done;
+	attnums = xcalloc((size_t)def->ncols + 1, sizeof(int));
+	if (!a->catalog->column_attnums(a->catalog->ctx, r->oid, names, def->ncols, attnums)) {
+		set_error(a, "could not look up the columns of \"%s\" on the source: %s",
+			  r->display, a->catalog->error(a->catalog->ctx));
+		goto done;
 	}
+	for (int i = 0; i < def->ncols; i++)
+		r->cols[i].attnum = attnums[i];
 	if (!mirror_table_plan(a->m, def, has_key(r), &plan)) {
 		set_error(a, "could not mirror table \"%s\": %s", r->display, mirror_error(a->m));
 		goto done;
@@ -585,6 +588,8 @@ static bool rel_sync(Applier *a, RelEntry *r)
 	ok = true;
 done:
 	mirror_plan_free(&plan);
+	free(names);
+	free(attnums);
 	return ok;
 }
 

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -213,6 +214,44 @@ static void free_strv(char **v, int n)
  * one SQLite transaction: readers keep the old contents until the new ones
  * are complete, and nothing half-done ever looks complete.
  */
+/* Reports the first table that cannot be mirrored, or two that would
+ * share a name in SQLite. */
+static bool check_tables(const SourceTable *tables, int n)
+{
+	char **names = xcalloc((size_t)n + 1, sizeof(char *));
+	bool ok = true;
+
+	for (int i = 0; ok && i < n; i++) {
+		const SourceTable *t = &tables[i];
+		const char **cols = xcalloc((size_t)t->ncols + 1, sizeof(char *));
+		char *why;
+
+		for (int c = 0; c < t->ncols; c++)
+			cols[c] = t->cols[c].name;
+		why = apply_table_problem(t->nspname, t->relname, cols, t->ncols);
+		free(cols);
+		if (why != NULL) {
+			log_error("%s", why);
+			free(why);
+			ok = false;
+		}
+		names[i] = apply_table_name(t->nspname, t->relname);
+		for (int j = 0; ok && j < i; j++) {
+			if (strcasecmp(names[i], names[j]) == 0) {
+				log_error("source tables \"%s\".\"%s\" and \"%s\".\"%s\" would both be "
+					  "mirrored as \"%s\" (SQLite ignores case in names); leave one "
+					  "of them out of the publication or rename it", tables[j].nspname,
+					  tables[j].relname, t->nspname, t->relname, names[i]);
+				ok = false;
+			}
+		}
+	}
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return ok;
+}
+
 static int first_run(Run *run, bool rebuild)
 {
 	bool restart = run->state.present && !run->state.initial_copy_done;
@@ -247,6 +286,14 @@ static int first_run(Run *run, bool rebuild)
 			  slot, run->opt->mirror_path, slot);
 		goto done;
 	}
+	/* What would be mirrored must be mirrorable before anything is written. */
+	npubs = split_pubs(pubs_text, &pubs);
+	if (!session_publication_tables(run->session, pubs, npubs, &tables, &ntables)) {
+		log_error("%s", session_error(run->session));
+		goto done;
+	}
+	if (!check_tables(tables, ntables))
+		goto done;
 	if (run->mirror == NULL && (rc = open_mirror(run, MIRROR_CREATE)) != EXIT_OK)
 		goto done;
 	rc = EXIT_ERROR;
@@ -270,9 +317,7 @@ static int first_run(Run *run, bool rebuild)
 		log_error("%s", mirror_error(run->mirror));
 		goto done;
 	}
-	npubs = split_pubs(pubs_text, &pubs);
-	if (copy && (!session_publication_tables(run->session, pubs, npubs, &tables, &ntables) ||
-		     !session_begin_snapshot(run->session))) {
+	if (copy && !session_begin_snapshot(run->session)) {
 		log_error("%s", session_error(run->session));
 		goto done;
 	}
@@ -285,7 +330,7 @@ static int first_run(Run *run, bool rebuild)
 
 	apply = apply_new(run->mirror, LSN_INVALID, run->catalog);
 	copier = copy_new(run->session, apply);
-	if (!copy_tables(copier, tables, ntables, start)) {
+	if (!copy_tables(copier, tables, copy ? ntables : 0, start)) {
 		log_error("%s", copy_error(copier));
 		goto done;
 	}
