@@ -538,9 +538,10 @@ void mirror_plan_free(MirrorPlan *plan)
 	memset(plan, 0, sizeof(*plan));
 }
 
-static bool table_has_rows(Mirror *m, const char *name, bool *has)
+/* The one integer sql (with a "%w" for the table name) yields on table. */
+static bool table_scalar(Mirror *m, const char *sql_fmt, const char *table, int64_t *out)
 {
-	char *sql = sqlite3_mprintf("SELECT EXISTS (SELECT 1 FROM \"%w\")", name);
+	char *sql = sqlite3_mprintf(sql_fmt, table);
 	sqlite3_stmt *q = prepare(m, sql, false);
 	bool ok = false;
 
@@ -548,11 +549,20 @@ static bool table_has_rows(Mirror *m, const char *name, bool *has)
 	if (q == NULL)
 		return false;
 	if (sqlite3_step(q) == SQLITE_ROW) {
-		*has = sqlite3_column_int(q, 0) != 0;
+		*out = sqlite3_column_int64(q, 0);
 		ok = true;
 	} else
-		set_error(m, "could not read table \"%s\": %s", name, sqlite3_errmsg(m->db));
+		set_error(m, "could not read table \"%s\": %s", table, sqlite3_errmsg(m->db));
 	sqlite3_finalize(q);
+	return ok;
+}
+
+static bool table_has_rows(Mirror *m, const char *name, bool *has)
+{
+	int64_t v = 0;
+	bool ok = table_scalar(m, "SELECT EXISTS (SELECT 1 FROM \"%w\")", name, &v);
+
+	*has = v != 0;
 	return ok;
 }
 
@@ -1032,20 +1042,7 @@ bool mirror_table_set_column(MirrorTable *t, int col, const Value *match, const 
 
 bool mirror_count_rows(Mirror *m, const char *table, int64_t *count)
 {
-	char *sql = sqlite3_mprintf("SELECT count(*) FROM \"%w\"", table);
-	sqlite3_stmt *q = prepare(m, sql, false);
-	bool ok = false;
-
-	sqlite3_free(sql);
-	if (q == NULL)
-		return false;
-	if (sqlite3_step(q) == SQLITE_ROW) {
-		*count = sqlite3_column_int64(q, 0);
-		ok = true;
-	} else
-		set_error(m, "could not count rows of \"%s\": %s", table, sqlite3_errmsg(m->db));
-	sqlite3_finalize(q);
-	return ok;
+	return table_scalar(m, "SELECT count(*) FROM \"%w\"", table, count);
 }
 
 bool mirror_list_tables(Mirror *m, char ***names, int *n)
