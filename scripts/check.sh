@@ -4,9 +4,10 @@
 #  1. the developer build (warnings are errors): unit tests, and the
 #     integration tests against a throwaway PostgreSQL (pg_virtualenv);
 #  2. the same under AddressSanitizer + UndefinedBehaviorSanitizer (clang);
-#  3. the decoder's fuzz target for FUZZ_SECONDS (default 60), seeded with
+#  3. the unit tests under valgrind (memcheck, leaks are errors);
+#  4. the decoder's fuzz target for FUZZ_SECONDS (default 60), seeded with
 #     tests/fuzz/corpus;
-#  4. make distcheck (the tarball is complete and builds).
+#  5. make distcheck (the tarball is complete and builds).
 #
 # Builds go to build/ (out of tree). Ends with "N passed, M failed"; exits
 # non-zero when anything failed.
@@ -82,6 +83,16 @@ fuzz() {
 	return "$rc"
 }
 
+# Each unit test of the developer build under valgrind counts as a test.
+valgrind_units() {
+	local t
+	for t in build/default/tests/unit/test_*; do
+		[ -x "$t" ] || continue
+		one_result valgrind -q --error-exitcode=1 --leak-check=full \
+			--errors-for-leak-kinds=definite,indirect "$t" >/dev/null
+	done
+}
+
 distcheck() {
 	(cd build/default && "${pgv[@]}" make -s distcheck >distcheck.log 2>&1) ||
 		{ tail -40 build/default/distcheck.log; return 1; }
@@ -94,6 +105,8 @@ step "developer build: unit and integration tests"
 build_and_check default --enable-werror
 step "sanitizer build (ASan + UBSan): unit and integration tests"
 build_and_check sanitize --enable-werror --enable-sanitizers CC=clang
+step "unit tests under valgrind"
+valgrind_units
 step "fuzzing the decoder for ${fuzz_seconds}s"
 one_result fuzz
 step "make distcheck"
