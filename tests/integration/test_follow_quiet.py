@@ -82,6 +82,10 @@ def test(ctx):
     try:
         seen = []
         for round_ in range(3):
+            # let the noise move the source's position before each target
+            deadline = time.time() + 30
+            while w.count < 3 * (round_ + 1) and time.time() < deadline and w.is_alive():
+                time.sleep(0.05)
             target = ctx.source_lsn()
             deadline = time.time() + 30
             while True:
