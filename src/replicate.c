@@ -539,7 +539,8 @@ static StreamEnd stream(Run *run, Applier *apply)
 	if (!session_start(run->session, run->state.slot, apply_durable_lsn(apply), proto,
 			   pubs, npubs)) {
 		log_error("%s", session_error(run->session));
-		end = session_error_in_use(run->session) ? STREAM_IN_USE : STREAM_FAILED;
+		end = session_error_in_use(run->session) ? STREAM_IN_USE
+		      : session_connected(run->session) ? STREAM_FAILED : STREAM_LOST;
 		goto done;
 	}
 	s.dec = pgoutput_decoder_new(proto, false);
@@ -633,7 +634,6 @@ static StreamEnd stream(Run *run, Applier *apply)
 	} else if (!flush(&s))
 		goto done;
 	(void)send_status(&s, false);
-	session_end_copy(run->session);
 	end = STREAM_DONE;
 done:
 	pgoutput_decoder_free(s.dec);

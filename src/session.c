@@ -108,6 +108,11 @@ void session_disconnect(Session *s)
 	}
 }
 
+bool session_connected(const Session *s)
+{
+	return s->conn != NULL && PQstatus(s->conn) == CONNECTION_OK;
+}
+
 int session_server_version(const Session *s)
 {
 	return PQserverVersion(s->conn);
@@ -838,26 +843,4 @@ bool session_send_status(Session *s, Lsn write, Lsn flush, Lsn apply, bool reply
 		return false;
 	}
 	return true;
-}
-
-void session_end_copy(Session *s)
-{
-	PGresult *res;
-
-	if (s->conn == NULL || PQstatus(s->conn) != CONNECTION_OK)
-		return;
-	if (PQputCopyEnd(s->conn, NULL) <= 0 || PQflush(s->conn) != 0)
-		return;
-	/* drain what the server still sends until it ends the COPY too */
-	for (int i = 0; i < 1000; i++) {
-		char *buf = NULL;
-		int n = PQgetCopyData(s->conn, &buf, 0);
-
-		if (buf)
-			PQfreemem(buf);
-		if (n < 0)
-			break;
-	}
-	while ((res = PQgetResult(s->conn)) != NULL)
-		PQclear(res);
 }

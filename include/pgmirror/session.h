@@ -74,6 +74,8 @@ bool session_error_in_use(const Session *s);
  */
 bool session_connect(Session *s, const char *conninfo) PGM_MUST_CHECK;
 void session_disconnect(Session *s);
+/* The connection is (still) up. */
+bool session_connected(const Session *s);
 /* PQserverVersion(), e.g. 150004. */
 int session_server_version(const Session *s);
 
@@ -127,9 +129,6 @@ int session_receive(Session *s, const uint8_t **buf, size_t *len, int timeout_ms
 /* Sends a Standby status update. */
 bool session_send_status(Session *s, Lsn write, Lsn flush, Lsn apply,
 			 bool reply_requested) PGM_MUST_CHECK;
-
-/* Ends the COPY cleanly (best effort) before disconnecting. */
-void session_end_copy(Session *s);
 
 /*
  * A plain (non-replication) connection to the same database, for catalog
