@@ -2,10 +2,10 @@
 # demo.sh: pgmirror's main job on a throwaway local PostgreSQL.
 #
 # Builds pgmirror (in build/default) if needed, starts a temporary cluster
-# with pg_virtualenv, loads a small shop schema (sql/demo.sql), runs
-# pgmirror once to create its slot and the mirror, makes some changes
-# (sql/demo-changes.sql), runs pgmirror --once again, and shows the mirror
-# with sqlite3. The mirror stays in ./demo.db to query afterwards.
+# with pg_virtualenv, loads a small shop with a few rows (sql/demo.sql),
+# runs pgmirror once (it creates its slot and copies the rows), makes some
+# changes (sql/demo-changes.sql), runs pgmirror --once again, and shows the
+# mirror with sqlite3. The mirror stays in ./demo.db to query afterwards.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,8 +27,10 @@ export bin mirror top
 pg_virtualenv -t -o wal_level=logical bash -euc '
 	say() { printf "\n\033[1m%s\033[0m\n" "$*"; }
 	psql -q -v ON_ERROR_STOP=1 -f "$top/sql/demo.sql"
-	say "\$ pgmirror -d dbname=$PGDATABASE -P shop --once demo.db    # first run: creates the slot"
-	"$bin" -d "dbname=$PGDATABASE" -P shop --once "$mirror"
+	say "\$ pgmirror -d dbname=$PGDATABASE -P shop --once demo.db    # first run: slot + initial copy"
+	"$bin" -d "dbname=$PGDATABASE" -P shop --once -v "$mirror"
+	say "\$ sqlite3 demo.db \"SELECT * FROM products\"     # the copied rows"
+	sqlite3 -header -column "$mirror" "SELECT * FROM products ORDER BY id"
 	psql -q -v ON_ERROR_STOP=1 -f "$top/sql/demo-changes.sql"
 	say "\$ pgmirror -d dbname=$PGDATABASE --once demo.db              # later runs (cron): catch up, exit"
 	"$bin" -d "dbname=$PGDATABASE" --once "$mirror"

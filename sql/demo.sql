@@ -13,3 +13,10 @@ CREATE TABLE orders (
     placed_at  timestamptz NOT NULL DEFAULT now()
 );
 CREATE PUBLICATION shop FOR TABLE products, orders;
+
+-- rows that exist before pgmirror's first run: its initial copy brings them
+INSERT INTO products VALUES
+    (1, 'espresso', 2.40, true),
+    (2, 'flat white', 3.60, true),
+    (3, 'croissant', 2.10, true);
+INSERT INTO orders (product_id, quantity) VALUES (1, 2), (3, 1);
