@@ -643,39 +643,36 @@ done:
 
 /*
  * The applier's catalog questions, answered over a plain connection that
- * is opened on the first question and again after a failure.
+ * is opened on the first question, and again when it was lost (a server
+ * restart ends it as well as the replication connection).
  */
 typedef struct Lookup {
 	Session *session;
 	const char *conninfo;
-	bool connected;
 } Lookup;
 
 static bool lookup_ready(Lookup *l)
 {
-	if (!l->connected)
-		l->connected = session_connect_plain(l->session, l->conninfo);
-	return l->connected;
+	return session_connected(l->session) || session_connect_plain(l->session, l->conninfo);
 }
+
+/* Runs a look-up; once more on a new connection if the old one was dead. */
+#define LOOKUP(l, call) \
+	((lookup_ready(l) && (call)) || \
+	 (!session_connected((l)->session) && lookup_ready(l) && (call)))
 
 static bool lookup_type(void *ctx, uint32_t oid, SourceType *out)
 {
 	Lookup *l = ctx;
 
-	if (lookup_ready(l) && session_type_info(l->session, oid, out))
-		return true;
-	l->connected = false;
-	return false;
+	return LOOKUP(l, session_type_info(l->session, oid, out));
 }
 
 static bool lookup_fill(void *ctx, uint32_t relid, const char *column, SourceFill *out)
 {
 	Lookup *l = ctx;
 
-	if (lookup_ready(l) && session_column_fill(l->session, relid, column, out))
-		return true;
-	l->connected = false;
-	return false;
+	return LOOKUP(l, session_column_fill(l->session, relid, column, out));
 }
 
 static bool lookup_attnums(void *ctx, uint32_t relid, const char *const *names, int n,
@@ -683,10 +680,7 @@ static bool lookup_attnums(void *ctx, uint32_t relid, const char *const *names, 
 {
 	Lookup *l = ctx;
 
-	if (lookup_ready(l) && session_column_attnums(l->session, relid, names, n, attnums))
-		return true;
-	l->connected = false;
-	return false;
+	return LOOKUP(l, session_column_attnums(l->session, relid, names, n, attnums));
 }
 
 static bool lookup_values(void *ctx, const char *schema, const char *table,
@@ -695,11 +689,8 @@ static bool lookup_values(void *ctx, const char *schema, const char *table,
 {
 	Lookup *l = ctx;
 
-	if (lookup_ready(l) &&
-	    session_column_values(l->session, schema, table, keys, nkeys, column, row, arg))
-		return true;
-	l->connected = false;
-	return false;
+	return LOOKUP(l, session_column_values(l->session, schema, table, keys, nkeys, column,
+					       row, arg));
 }
 
 static const char *lookup_error(void *ctx)

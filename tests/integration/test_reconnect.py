@@ -8,8 +8,7 @@ again, with the same pgmirror process, which still exits 0 on SIGTERM.
 With --once, a lost connection is exit 1 with a message, and a later
 --once run completes the mirror.
 
-(A real server restart, pg_ctl restart, is not done here: the cluster is
-shared with the tests running in parallel.)"""
+(A real server restart is test_server_restart.py, which runs alone.)"""
 
 import os
 import sys
