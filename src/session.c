@@ -183,8 +183,14 @@ static bool connect_with(Session *s, const char *conninfo, const char *replicati
 		const char *hint = NULL;
 		int len = (int)strlen(msg);
 
-		/* the server's words differ between versions */
+		/*
+		 * The server's words differ between versions: up to 15 "must
+		 * be superuser or replication role to start walsender", from
+		 * 16 on "permission denied to start WAL sender" with the
+		 * detail "Only roles with the REPLICATION attribute may ...".
+		 */
 		if (strstr(msg, "replication role") != NULL ||
+		    strstr(msg, "REPLICATION attribute") != NULL ||
 		    (strstr(msg, "replication") != NULL && strstr(msg, "permission") != NULL))
 			hint = "give the role the REPLICATION attribute on the source "
 			       "(ALTER ROLE name REPLICATION)";

@@ -135,7 +135,10 @@ def run_cases(ctx, host, port, slot, good, pw_role, norepl_role):
          r'publication "nosuchpub" does not exist', new, "absent"),
         ("role without REPLICATION",
          ["-d", tcp_norepl, "-S", slot + "_x", "-P", "pub", "--once", new], 1,
-         r"could not connect to the source: .*replication role.*; give the role "
+         # the server's words: "replication role" up to 15, "REPLICATION
+         # attribute" (in a DETAIL line) from 16 on
+         r"(?s)could not connect to the source: "
+         r".*(replication role|REPLICATION attribute).*; give the role "
          r"the REPLICATION attribute on the source \(ALTER ROLE name REPLICATION\)",
          new, "absent"),
         ("mirror path in a missing directory",
