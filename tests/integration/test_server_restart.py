@@ -18,7 +18,21 @@ from harness import check, fail  # noqa: E402
 
 
 def restart_cluster():
-    """pg_ctlcluster restart of the cluster on PGPORT (pg_virtualenv's)."""
+    """pg_ctlcluster restart of the cluster on PGPORT (pg_virtualenv's), or
+    `pg_ctl restart` when PGMIRROR_PGDATA names the cluster's data directory
+    (scripts/other-majors.sh; PGMIRROR_PG_CTL names its pg_ctl), run as the
+    directory's owner (postgres refuses to run as root)."""
+    pgdata = os.environ.get("PGMIRROR_PGDATA")
+    if pgdata:
+        cmd = [os.environ.get("PGMIRROR_PG_CTL", "pg_ctl"), "-D", pgdata, "-w", "-t", "120",
+               "-m", "fast", "-l", os.path.join(pgdata, "server.log"), "restart"]
+        owner = os.stat(pgdata).st_uid
+        if os.geteuid() == 0 and owner != 0:
+            import pwd
+            cmd = ["runuser", "-u", pwd.getpwuid(owner).pw_name, "--"] + cmd
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=180)
+        return
     port = os.environ.get("PGPORT", "5432")
     out = subprocess.run(["pg_lsclusters", "-h"], capture_output=True, text=True,
                          check=True).stdout
