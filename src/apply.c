@@ -53,6 +53,8 @@ struct Applier {
 
 	bool in_txn;             /* between Begin and Commit */
 	bool skipping;           /* this transaction was applied before */
+	bool txn_changed;        /* it had a message other than Origin/Message */
+	bool last_empty;         /* the last Commit ended an empty transaction */
 	Lsn txn_final_lsn;       /* Begin: LSN of the commit record */
 	int64_t txn_time;
 
@@ -303,6 +305,8 @@ static bool apply_begin(Applier *a, const PgoBegin *b)
 		return false;
 	}
 	a->in_txn = true;
+	a->txn_changed = false;
+	a->last_empty = false;
 	a->txn_final_lsn = b->final_lsn;
 	a->txn_time = b->commit_time;
 	/* Its commit record lies before what the mirror holds: applied already. */
@@ -322,6 +326,17 @@ static bool apply_commit(Applier *a, const PgoCommit *c)
 	a->in_txn = false;
 	if (a->skipping) {
 		a->skipping = false;
+		return true;
+	}
+	if (!a->txn_changed) {
+		/*
+		 * Servers before 15 send Begin and Commit also for transactions
+		 * that changed no published table; 15+ skip those and move the
+		 * position with keepalives. So does this: not a transaction of
+		 * the mirror (not counted, no commit time), and its end is left
+		 * to the caller as a keepalive position (apply_last_txn_empty).
+		 */
+		a->last_empty = true;
 		return true;
 	}
 	if (c->end_lsn > a->applied)
@@ -878,7 +893,15 @@ bool apply_message(Applier *a, const PgoMessage *msg)
 	}
 	if (!ok)
 		abort_group(a);
+	else if (a->in_txn && msg->type != PGO_BEGIN && msg->type != PGO_ORIGIN &&
+		 msg->type != PGO_MESSAGE)
+		a->txn_changed = true;
 	return ok;
+}
+
+bool apply_last_txn_empty(const Applier *a)
+{
+	return a->last_empty;
 }
 
 bool apply_in_transaction(const Applier *a)

@@ -487,7 +487,10 @@ static StreamEnd handle_xlogdata(Stream *s, const Frame *f)
 	if (msg.type == PGO_BEGIN && s->group_started == 0)
 		s->group_started = now_usecs();
 	if (msg.type == PGO_COMMIT) {
-		s->idle_lsn = LSN_INVALID;
+		/* an empty transaction (servers before 15) moves the position
+		 * as a keepalive would; a real one supersedes a keepalive's */
+		s->idle_lsn = apply_last_txn_empty(s->apply) ? msg.u.commit.end_lsn
+							       : LSN_INVALID;
 		if (endpos != LSN_INVALID && msg.u.commit.end_lsn >= endpos)
 			s->reached = true;
 		if (s->reached || apply_pending(s->apply) >= GROUP_MAX_TXNS ||

@@ -67,6 +67,11 @@ bool apply_make_table(Applier *a, uint32_t relid) PGM_MUST_CHECK;
 /* Between a Begin and its Commit. */
 bool apply_in_transaction(const Applier *a);
 
+/* The last Commit ended a transaction without changes (servers before 15
+ * send those for changes to unpublished tables): it was not applied, and
+ * its end LSN is a position like a keepalive's. */
+bool apply_last_txn_empty(const Applier *a);
+
 /* Source transactions applied but not yet committed to SQLite. */
 int apply_pending(const Applier *a);
 
