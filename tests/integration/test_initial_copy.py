@@ -4,7 +4,8 @@ duplicate rows, an enum and a domain, a table published with a column list
 and a row filter, a generated column) are copied on the first run; changes made after the copy
 follow, nothing doubled. The tables the copy makes are exactly those the
 stream makes (same SQLite DDL, pgmirror_columns and pgmirror_tables as a
-mirror that saw the tables only through the stream)."""
+mirror that saw the tables only through the stream). Column lists and row
+filters are PostgreSQL 15+: before 15, cl is not published."""
 
 import os
 import sys
@@ -27,6 +28,8 @@ def meta(ctx, path):
 
 
 def check_cl(ctx, path):
+    if ctx.server_version < 150000:
+        return
     src = sorted(ctx.sql("SELECT id, a, b FROM cl WHERE id > 10"))
     mir = sorted(ctx.mirror_query(path, "SELECT id, a, b FROM cl"))
     check(src == mir, "cl (column list, row filter): source %r, mirror %r"
@@ -77,8 +80,11 @@ def test(ctx):
         CREATE TABLE gen (id int PRIMARY KEY, v int,
                           g int GENERATED ALWAYS AS (v * 2) STORED);
         INSERT INTO gen (id, v) VALUES (1, 1), (2, NULL);
-        CREATE PUBLICATION pubcl FOR TABLE cl (id, a, b) WHERE (id > 10), gen;
     """)
+    if ctx.server_version >= 150000:
+        ctx.sql("CREATE PUBLICATION pubcl FOR TABLE cl (id, a, b) WHERE (id > 10), gen")
+    else:
+        ctx.sql("CREATE PUBLICATION pubcl FOR TABLE gen")
     pubs = ["pub", "pubcl"]
 
     # A mirror that learns the tables from the stream only, to compare with.
@@ -94,8 +100,10 @@ def test(ctx):
     check(ctx.mirror_query(path, "SELECT * FROM gen ORDER BY id") == [(1, 1), (2, None)],
           "gen (generated column left out): %r"
           % ctx.mirror_query(path, "SELECT * FROM gen ORDER BY id"))
-    for name, n in (("public.t", 506), ("s.t2", 300), ("public.f", 6),
-                    ("public.cl", 20)):
+    copied = [("public.t", 506), ("s.t2", 300), ("public.f", 6)]
+    if ctx.server_version >= 150000:
+        copied.append(("public.cl", 20))
+    for name, n in copied:
         check("copied %d rows of \"%s\"" % (n, name) in err,
               "no line \"copied %d rows of \"%s\"\" on stderr:\n%s" % (n, name, err))
     check(ctx.mirror_lsn(path) == harness.parse_lsn(
