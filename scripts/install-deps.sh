@@ -17,6 +17,13 @@ for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
 		missing+=("$p")
 done
+# scripts/other-majors.sh takes other PostgreSQL majors from npm. Debian's
+# npm only when there is no npm at all: a Node.js from elsewhere brings its
+# own and conflicts with Debian's package.
+if ! command -v npm >/dev/null 2>&1; then
+	packages+=(nodejs npm)
+	missing+=(nodejs npm)
+fi
 if [ "${1:-}" != --always ] && [ ${#missing[@]} -eq 0 ]; then
 	exit 0
 fi
