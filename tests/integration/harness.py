@@ -787,6 +787,38 @@ class TestContext:
 
 # ---------------------------------------------------------- background ----
 
+class Soft:
+    """Collects failures so that one run reports all of them: soft(what, fn,
+    *args) runs a check function, soft.check(cond, msg) a condition (both
+    return whether it held), soft.notes are logged, and soft.done() fails
+    with the whole list."""
+
+    def __init__(self):
+        self.problems = []
+        self.notes = []
+
+    def __call__(self, what, fn, *args, **kw):
+        try:
+            fn(*args, **kw)
+            return True
+        except Failure as e:
+            log("FAILED: %s: %s" % (what, e))
+            self.problems.append("%s: %s" % (what, e))
+            return False
+
+    def check(self, cond, msg):
+        if not cond:
+            log("FAILED: %s" % msg)
+            self.problems.append(msg)
+        return cond
+
+    def done(self):
+        for n in self.notes:
+            log("note: " + n)
+        if self.problems:
+            fail("%d problem(s):\n- %s" % (len(self.problems), "\n- ".join(self.problems)))
+
+
 class Workload(threading.Thread):
     """Run fn(conn, i) for i = 0, 1, ... on its own connection until stop()
     (or n iterations).  Errors are kept and re-raised by stop()."""

@@ -31,39 +31,11 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
-from harness import Failure, check, fail, qident  # noqa: E402
+from harness import Soft, Failure, check, fail, qident  # noqa: E402
 
 DECLARED = {"bool": "INTEGER", "int2": "INTEGER", "int4": "INTEGER",
             "int8": "INTEGER", "oid": "INTEGER", "float4": "REAL",
             "float8": "REAL", "bytea": "BLOB"}
-
-
-class Soft:
-    def __init__(self):
-        self.problems = []
-        self.notes = []
-
-    def __call__(self, what, fn, *args, **kw):
-        try:
-            fn(*args, **kw)
-            return True
-        except Failure as e:
-            harness.log("FAILED: %s: %s" % (what, e))
-            self.problems.append("%s: %s" % (what, e))
-            return False
-
-    def check(self, cond, msg):
-        if not cond:
-            harness.log("FAILED: %s" % msg)
-            self.problems.append(msg)
-        return cond
-
-    def done(self):
-        for n in self.notes:
-            harness.log("note: " + n)
-        if self.problems:
-            fail("%d problem(s):\n- %s" % (len(self.problems),
-                                          "\n- ".join(self.problems)))
 
 
 def check_meta(ctx, path, table):

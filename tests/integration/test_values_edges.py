@@ -46,7 +46,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
-from harness import Failure, check, fail  # noqa: E402
+from harness import Soft, Failure, check, fail  # noqa: E402
 
 COLS = """
     id int PRIMARY KEY,
@@ -158,30 +158,6 @@ DECLARED = {
     "int8": "INTEGER", "oid": "INTEGER", "float4": "REAL", "float8": "REAL",
     "bytea": "BLOB",
 }
-
-
-class Soft:
-    """Collect failures so one run reports all of them."""
-
-    def __init__(self):
-        self.problems = []
-
-    def __call__(self, what, fn, *args, **kw):
-        try:
-            fn(*args, **kw)
-        except Failure as e:
-            harness.log("FAILED: %s: %s" % (what, e))
-            self.problems.append("%s: %s" % (what, e))
-
-    def check(self, cond, msg):
-        if not cond:
-            harness.log("FAILED: %s" % msg)
-            self.problems.append(msg)
-
-    def done(self):
-        if self.problems:
-            fail("%d problem(s):\n- %s" % (len(self.problems),
-                                          "\n- ".join(self.problems)))
 
 
 def row(ctx, path, table, id_, cols):
