@@ -21,6 +21,7 @@
 struct Copier {
 	Session *s;
 	Applier *a;
+	bool (*stopping)(void);  /* a signal asked pgmirror to stop */
 	PgoValue *vals;      /* one row's values, reused */
 	int nvals_cap;
 	char errbuf[2048];
@@ -37,12 +38,13 @@ static void set_error(Copier *c, const char *fmt, ...)
 	va_end(ap);
 }
 
-Copier *copy_new(Session *s, Applier *a)
+Copier *copy_new(Session *s, Applier *a, bool (*stopping)(void))
 {
 	Copier *c = xcalloc(1, sizeof(*c));
 
 	c->s = s;
 	c->a = a;
+	c->stopping = stopping;
 	return c;
 }
 
@@ -270,6 +272,11 @@ static bool copy_table(Copier *c, const SourceTable *t)
 		}
 		if (!feed(c, &msg))
 			return false;
+		if ((rows & 1023) == 0 && c->stopping != NULL && c->stopping()) {
+			set_error(c, "stopped by a signal during the initial copy of \"%s.%s\"",
+				  t->nspname, t->relname);
+			return false;
+		}
 		if (progress && (rows & 1023) == 0) {
 			int64_t now = now_usecs();
 

@@ -46,6 +46,11 @@ void replicate_request_stop(void)
 	stop_requested = 1;
 }
 
+static bool stopping(void)
+{
+	return stop_requested != 0;
+}
+
 /* What a streaming round ended with. */
 typedef enum StreamEnd {
 	STREAM_DONE,      /* end position reached, or asked to stop */
@@ -329,9 +334,13 @@ static int first_run(Run *run, bool rebuild)
 	log_info("created replication slot \"%s\" at %s", slot, lsn_format(start, lsn));
 
 	apply = apply_new(run->mirror, LSN_INVALID, run->catalog);
-	copier = copy_new(run->session, apply);
+	copier = copy_new(run->session, apply, stopping);
 	if (!copy_tables(copier, tables, copy ? ntables : 0, start)) {
-		log_error("%s", copy_error(copier));
+		if (stop_requested) {
+			log_info("%s; the next run starts the copy over", copy_error(copier));
+			rc = EXIT_OK;
+		} else
+			log_error("%s", copy_error(copier));
 		goto done;
 	}
 	if (copy && !session_commit(run->session)) {
@@ -767,8 +776,8 @@ int replicate_run(const ReplicateOptions *opt)
 			}
 			continue;
 		}
-		if (rc != EXIT_OK)
-			goto done;
+		if (rc != EXIT_OK || stop_requested)
+			goto done; /* a signal during the checks or the copy: exit 0 */
 		if (run.endpos == LSN_INVALID)
 			run.endpos = opt->endpos != LSN_INVALID ? opt->endpos
 				     : opt->once ? run.sys.xlogpos : LSN_INVALID;

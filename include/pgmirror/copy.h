@@ -19,7 +19,10 @@
 
 typedef struct Copier Copier;
 
-Copier *copy_new(Session *s, Applier *a);
+/* stopping: asked between rows; when it says true the copy gives up (an
+ * error "stopped by a signal") and leaves the open transaction to be rolled
+ * back. */
+Copier *copy_new(Session *s, Applier *a, bool (*stopping)(void));
 void copy_free(Copier *c);
 /* The last error; owned by the copier. */
 const char *copy_error(const Copier *c);

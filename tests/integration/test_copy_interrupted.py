@@ -1,7 +1,8 @@
 """A first run killed (kill -9) in the middle of its initial copy leaves
 nothing that looks complete (initial_copy_done = 0, no mirrored table);
-the next run says it starts over, drops its own slot, copies again, and the
-mirror equals the source."""
+so does one stopped by SIGTERM, which exits 0 at once and says the next run
+starts over; the next run says it starts over, drops its own slot, copies
+again, and the mirror equals the source."""
 
 import os
 import signal
@@ -15,6 +16,20 @@ from harness import check  # noqa: E402
 ROWS = 300000
 
 
+def wait_copy(ctx, proc):
+    """Waits until the COPY is under way on the source."""
+    deadline = time.time() + 60
+    while True:
+        n = ctx.sql("SELECT coalesce(max(tuples_processed), 0) FROM "
+                    "pg_stat_progress_copy WHERE datname = current_database()")[0][0]
+        if n > 0:
+            return
+        check(proc.poll() is None, "pgmirror exited %s before the copy was seen:\n%s"
+              % (proc.poll(), proc.stderr()))
+        check(time.time() < deadline, "the copy did not start:\n%s" % proc.stderr())
+        time.sleep(0.01)
+
+
 def test(ctx):
     ctx.sql("""
         CREATE TABLE big (id int PRIMARY KEY, v text, w text);
@@ -26,17 +41,7 @@ def test(ctx):
     """ % ROWS)
     path, slot = ctx.path(), ctx.slot()
     proc = ctx.start_follow(path, slot, "pub", "-v", tag="killed")
-    # Wait until the COPY is under way on the source, then kill.
-    deadline = time.time() + 60
-    while True:
-        n = ctx.sql("SELECT coalesce(max(tuples_processed), 0) FROM "
-                    "pg_stat_progress_copy WHERE datname = current_database()")[0][0]
-        if n > 0:
-            break
-        check(proc.poll() is None, "pgmirror exited %s before the copy was seen:\n%s"
-              % (proc.poll(), proc.stderr()))
-        check(time.time() < deadline, "the copy did not start:\n%s" % proc.stderr())
-        time.sleep(0.01)
+    wait_copy(ctx, proc)
     os.kill(proc.pid, signal.SIGKILL)
     proc.popen.wait()
     check("copied %d rows of \"public.big\"" % ROWS not in proc.stderr(),
@@ -50,6 +55,21 @@ def test(ctx):
     rc, out, err = ctx.run(["--status", path])
     check(rc == 0 and "initial_copy: incomplete" in out, "--status: %d %s %s"
           % (rc, out, err))
+
+    # SIGTERM during the copy of a run that starts over: exit 0, still incomplete
+    ctx.wait_slot_inactive(slot)
+    proc = ctx.start_follow(path, slot, "pub", "-v", tag="termed")
+    wait_copy(ctx, proc)
+    rc = ctx.stop(proc, signal.SIGTERM, timeout=30)
+    err = proc.stderr()
+    harness.log("SIGTERM during the copy: exit %s, stderr:\n%s" % (rc, err))
+    if "copied %d rows of \"public.big\"" % ROWS not in err:  # stopped mid-copy
+        check(rc == 0, "SIGTERM during the copy: exit %s\n%s" % (rc, err))
+        check("the next run starts the copy over" in err,
+              "SIGTERM during the copy did not say what happens next:\n%s" % err)
+        check(ctx.mirror_state(path)["initial_copy_done"] == 0,
+              "a copy stopped by SIGTERM left initial_copy_done = 1")
+        check(ctx.mirror_tables(path) == [], "a copy stopped by SIGTERM left tables")
 
     ctx.sql("UPDATE big SET v = 'changed' WHERE id % 1000 = 0; DELETE FROM small")
     ctx.wait_slot_inactive(slot)
