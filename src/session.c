@@ -160,10 +160,19 @@ static bool run(Session *s, const char *sql, ExecStatusType want, PGresult **out
 /* Connects; replication: "database" for the walsender, NULL for plain. */
 static bool connect_with(Session *s, const char *conninfo, const char *replication)
 {
-	const char *keys[4], *vals[4];
+	const char *keys[5], *vals[5];
 	int n = 0;
 
 	session_disconnect(s);
+	/*
+	 * A cron job must not hang on a host that does not answer: unless the
+	 * user says otherwise (PGCONNECT_TIMEOUT, or connect_timeout in -d,
+	 * which comes later and so wins), give up after 30 s.
+	 */
+	if (getenv("PGCONNECT_TIMEOUT") == NULL) {
+		keys[n] = "connect_timeout";
+		vals[n++] = "30";
+	}
 	/* without -d, the PG* environment alone: no dbname to expand */
 	if (conninfo != NULL) {
 		keys[n] = "dbname";
