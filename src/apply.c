@@ -622,8 +622,6 @@ static bool apply_type(Applier *a, const PgoType *t)
 
 /* --- rows --------------------------------------------------------------- */
 
-static bool rel_sync(Applier *a, RelEntry *r);
-
 /* The relation a change is for; its mirror table is made on first use. */
 static RelEntry *rel_for_change(Applier *a, uint32_t relid, const char *what)
 {
