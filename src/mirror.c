@@ -365,11 +365,6 @@ void mirror_rollback(Mirror *m)
 	m->in_txn = false;
 }
 
-bool mirror_in_transaction(const Mirror *m)
-{
-	return m->in_txn;
-}
-
 bool mirror_drop_all_tables(Mirror *m)
 {
 	char **names;
@@ -835,11 +830,6 @@ void mirror_table_free(MirrorTable *t)
 	sqlite3_free(t->collist);
 	free(t->name);
 	free(t);
-}
-
-const char *mirror_table_name(const MirrorTable *t)
-{
-	return t->name;
 }
 
 static void bind_value(sqlite3_stmt *st, int idx, const Value *v)

@@ -142,8 +142,6 @@ static int check_mirror_identity(Run *run)
 /* Connects and checks the source; exit code. */
 static int connect_source(Run *run)
 {
-	const char *slot = run->state.present ? run->state.slot : run->opt->slot;
-
 	system_info_clear(&run->sys);
 	run->conn_failed = false;
 	if (!session_connect(run->session, run->opt->conninfo) ||
@@ -156,7 +154,6 @@ static int connect_source(Run *run)
 		log_error("%s", session_error(run->session));
 		return EXIT_ERROR;
 	}
-	(void)slot;
 	if (run->state.present &&
 	    (strcmp(run->state.system_identifier, run->sys.systemid) != 0 ||
 	     strcmp(run->state.database, run->sys.dbname) != 0)) {

@@ -380,7 +380,7 @@ bool session_check_wal_level(Session *s)
 	return ok;
 }
 
-/* Appends the SQL literal of text to buf; false (error set) on failure. */
+/* text as an SQL identifier or literal (PQfreemem it); NULL, error set, on failure. */
 static char *quote(Session *s, const char *text, bool ident)
 {
 	char *q = ident ? PQescapeIdentifier(s->conn, text, strlen(text))

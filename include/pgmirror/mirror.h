@@ -72,7 +72,6 @@ bool mirror_set_position(Mirror *m, Lsn lsn, const char *commit_time)
 bool mirror_begin(Mirror *m) PGM_MUST_CHECK;
 bool mirror_commit(Mirror *m) PGM_MUST_CHECK;
 void mirror_rollback(Mirror *m);
-bool mirror_in_transaction(const Mirror *m);
 
 /* Removes every mirrored table and its metadata (a fresh start); within a
  * transaction. */
@@ -146,7 +145,6 @@ void mirror_plan_free(MirrorPlan *plan);
 bool mirror_table_sync(Mirror *m, const MirrorTableDef *def, const MirrorPlan *plan,
 		       const Value *fill, MirrorTable **out) PGM_MUST_CHECK;
 void mirror_table_free(MirrorTable *t);
-const char *mirror_table_name(const MirrorTable *t);
 
 /*
  * Row changes. vals has one Value per column in source order. For updates
