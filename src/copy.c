@@ -228,6 +228,16 @@ static bool describe_table(Copier *c, const SourceTable *t)
 	return ok;
 }
 
+/* True, with the error set, when a signal asked pgmirror to stop. */
+static bool stopped(Copier *c, const SourceTable *t)
+{
+	if (c->stopping == NULL || !c->stopping())
+		return false;
+	set_error(c, "stopped by a signal during the initial copy of \"%s.%s\"", t->nspname,
+		  t->relname);
+	return true;
+}
+
 static bool copy_table(Copier *c, const SourceTable *t)
 {
 	bool progress = log_get_level() >= LOG_DEBUG ||
@@ -272,11 +282,9 @@ static bool copy_table(Copier *c, const SourceTable *t)
 		}
 		if (!feed(c, &msg))
 			return false;
-		if ((rows & 1023) == 0 && c->stopping != NULL && c->stopping()) {
-			set_error(c, "stopped by a signal during the initial copy of \"%s.%s\"",
-				  t->nspname, t->relname);
+		/* a flag to look at: cheap enough for every row */
+		if (stopped(c, t))
 			return false;
-		}
 		if (progress && (rows & 1023) == 0) {
 			int64_t now = now_usecs();
 
@@ -289,7 +297,8 @@ static bool copy_table(Copier *c, const SourceTable *t)
 		}
 	}
 	if (r < 0) {
-		set_error(c, "%s", session_error(c->s));
+		if (!session_error_stopped(c->s) || !stopped(c, t))
+			set_error(c, "%s", session_error(c->s));
 		return false;
 	}
 	elapsed = now_usecs() - started;
@@ -312,8 +321,9 @@ bool copy_tables(Copier *c, const SourceTable *tables, int n, Lsn consistent_poi
 		set_error(c, "%s", apply_error(c->a));
 		return false;
 	}
+	/* many small tables take a while too: look before each one */
 	for (int i = 0; i < n; i++)
-		if (!copy_table(c, &tables[i]))
+		if (stopped(c, &tables[i]) || !copy_table(c, &tables[i]))
 			return false;
 	/* No source commit time: the copy is of a snapshot, not of a commit. */
 	memset(&msg, 0, sizeof(msg));

@@ -23,6 +23,8 @@ struct Session {
 	PGconn *conn;
 	char *copybuf;       /* last PQgetCopyData buffer, freed on next call */
 	bool in_use;         /* last error was SQLSTATE 55006 */
+	bool (*stopping)(void); /* asked while waiting on the server; NULL: never */
+	bool stopped;        /* last error: given up because stopping() said so */
 	char errbuf[2048];
 };
 
@@ -51,6 +53,16 @@ const char *session_error(const Session *s)
 bool session_error_in_use(const Session *s)
 {
 	return s->in_use;
+}
+
+bool session_error_stopped(const Session *s)
+{
+	return s->stopped;
+}
+
+void session_set_stop_check(Session *s, bool (*stopping)(void))
+{
+	s->stopping = stopping;
 }
 
 void system_info_clear(SystemInfo *si)
@@ -538,6 +550,118 @@ done:
 	return ok;
 }
 
+/* How long a cancelled command may take to end before the connection is dropped. */
+#define CANCEL_WAIT_MS 10000
+
+/*
+ * Waits, in steps of 100 ms, until the socket has something to read (or
+ * timeout_ms, -1 for no limit, has passed) and reads it; false with the
+ * error set when the connection failed. A signal (EINTR) ends the wait
+ * early, so that the caller looks at its stop check at once.
+ */
+static bool wait_socket(Session *s, int timeout_ms)
+{
+	struct pollfd pfd = {.fd = PQsocket(s->conn), .events = POLLIN};
+	int r;
+
+	if (pfd.fd < 0) {
+		set_error(s, "could not wait for the source: %s", PQerrorMessage(s->conn));
+		return false;
+	}
+	r = poll(&pfd, 1, timeout_ms < 0 || timeout_ms > 100 ? 100 : timeout_ms);
+	if (r < 0 && errno != EINTR) {
+		set_error(s, "could not wait for the source: %s", strerror(errno));
+		return false;
+	}
+	if (PQconsumeInput(s->conn) == 0) {
+		set_error(s, "could not read from the source: %s", PQerrorMessage(s->conn));
+		return false;
+	}
+	return true;
+}
+
+/* Asks the server to cancel the command in progress; false, error set, on failure. */
+static bool cancel_command(Session *s)
+{
+	PGcancel *cancel = PQgetCancel(s->conn);
+	char err[256] = "";
+	bool ok = cancel != NULL && PQcancel(cancel, err, sizeof(err)) == 1;
+
+	PQfreeCancel(cancel);
+	if (!ok)
+		set_error(s, "could not cancel the command on the source: %s",
+			  err[0] ? err : "out of memory");
+	return ok;
+}
+
+/*
+ * Like run(), for a command that may wait on the server for long (slot
+ * creation waits for every transaction in progress to end): sends it, then
+ * waits in steps of 100 ms and asks s->stopping() in between. When that says
+ * stop, the command is cancelled and, once the server has answered, the call
+ * fails with session_error_stopped() true -- unless the command had already
+ * finished, which then counts as done. A server that does not answer the
+ * cancel within CANCEL_WAIT_MS loses the connection.
+ */
+static bool run_stoppable(Session *s, const char *sql, ExecStatusType want, PGresult **out,
+			  const char *what)
+{
+	PGresult *res = NULL, *r;
+	const char *state;
+	int cancel_waited = -1; /* ms waited since the cancel; -1: not cancelled */
+
+	s->in_use = false;
+	s->stopped = false;
+	*out = NULL;
+	if (!PQsendQuery(s->conn, sql)) {
+		set_error(s, "could not %s: %s", what, PQerrorMessage(s->conn));
+		return false;
+	}
+	for (;;) {
+		while (PQisBusy(s->conn)) {
+			if (cancel_waited < 0 && s->stopping != NULL && s->stopping()) {
+				if (!cancel_command(s))
+					goto lost;
+				cancel_waited = 0;
+			}
+			if (cancel_waited >= CANCEL_WAIT_MS) {
+				set_error(s, "the source did not answer the cancel of the command "
+					  "to %s", what);
+				goto lost;
+			}
+			if (!wait_socket(s, 100))
+				goto lost;
+			if (cancel_waited >= 0)
+				cancel_waited += 100;
+		}
+		if ((r = PQgetResult(s->conn)) == NULL)
+			break;
+		if (res == NULL)
+			res = r;
+		else
+			PQclear(r);
+	}
+	if (PQresultStatus(res) != want) {
+		state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+		s->in_use = state != NULL && strcmp(state, "55006") == 0;
+		s->stopped = cancel_waited >= 0;
+		if (s->stopped)
+			set_error(s, "stopped by a signal while waiting to %s", what);
+		else
+			set_error(s, "could not %s: %s", what,
+				  res ? PQresultErrorMessage(res) : PQerrorMessage(s->conn));
+		PQclear(res);
+		return false;
+	}
+	*out = res;
+	return true;
+lost:
+	PQclear(res);
+	s->stopped = cancel_waited >= 0;
+	session_disconnect(s);
+	return false;
+}
+
 bool session_create_slot(Session *s, const char *slot, bool use_snapshot,
 			 Lsn *consistent_point)
 {
@@ -551,7 +675,7 @@ bool session_create_slot(Session *s, const char *slot, bool use_snapshot,
 	sql = xasprintf("CREATE_REPLICATION_SLOT %s LOGICAL pgoutput %s", id,
 			use_snapshot ? "USE_SNAPSHOT" : "NOEXPORT_SNAPSHOT");
 	PQfreemem(id);
-	if (run(s, sql, PGRES_TUPLES_OK, &res, "create the replication slot")) {
+	if (run_stoppable(s, sql, PGRES_TUPLES_OK, &res, "create the replication slot")) {
 		ok = PQntuples(res) == 1 && PQnfields(res) >= 2 &&
 		     parse_lsn_field(s, res, 0, 1, consistent_point, "consistent point");
 		if (!ok && PQntuples(res) != 1)
@@ -713,11 +837,21 @@ int session_copy_next(Session *s, char **row, size_t *len)
 	int n;
 	bool ok;
 
+	s->stopped = false;
 	if (s->copybuf != NULL) {
 		PQfreemem(s->copybuf);
 		s->copybuf = NULL;
 	}
-	n = PQgetCopyData(s->conn, &s->copybuf, 0);
+	/* without blocking, so that a stop request is seen while rows are slow */
+	while ((n = PQgetCopyData(s->conn, &s->copybuf, 1)) == 0) {
+		if (s->stopping != NULL && s->stopping()) {
+			s->stopped = true;
+			set_error(s, "stopped by a signal during the copy");
+			return -1;
+		}
+		if (!wait_socket(s, 100))
+			return -1;
+	}
 	if (n > 0) {
 		*row = s->copybuf;
 		*len = (size_t)n;

@@ -19,7 +19,8 @@
 
 typedef struct Copier Copier;
 
-/* stopping: asked between rows; when it says true the copy gives up (an
+/* stopping: asked before each table and after each row (the session asks
+ * it too while it waits for rows); when it says true the copy gives up (an
  * error "stopped by a signal") and leaves the open transaction to be rolled
  * back. */
 Copier *copy_new(Session *s, Applier *a, bool (*stopping)(void));

@@ -66,6 +66,16 @@ void session_free(Session *s);
 const char *session_error(const Session *s);
 /* True when the last error was "object in use" (the slot is active). */
 bool session_error_in_use(const Session *s);
+/* True when the last call gave up because the stop check said so. */
+bool session_error_stopped(const Session *s);
+
+/*
+ * stopping (NULL: none) is asked every 100 ms or so while a command waits
+ * on the server for long: slot creation and the rows of a copy. When it
+ * says true the command is cancelled and the call fails with
+ * session_error_stopped() true.
+ */
+void session_set_stop_check(Session *s, bool (*stopping)(void));
 
 /*
  * Connects with replication=database added to conninfo (NULL: the PG*
@@ -97,6 +107,10 @@ bool session_publication_tables(Session *s, char *const *pubs, int npubs,
 /*
  * use_snapshot: the slot's consistent snapshot becomes that of the open
  * transaction (session_begin_snapshot() just before), for the initial copy.
+ * The server waits for every transaction in progress to end first, which
+ * can take long: the stop check is honoured meanwhile (see above). A
+ * creation cancelled that way leaves no slot; one that finished before the
+ * cancel reached the server counts as done.
  */
 bool session_create_slot(Session *s, const char *slot, bool use_snapshot,
 			 Lsn *consistent_point) PGM_MUST_CHECK;
@@ -109,8 +123,9 @@ bool session_commit(Session *s) PGM_MUST_CHECK;
 /*
  * COPY (SELECT columns FROM table [WHERE rowfilter]) TO STDOUT in text
  * format. Then session_copy_next() until it returns 0 (the COPY ended
- * well) or -1 (session_error()); 1 gives one row in *row, *len bytes with
- * its final newline, writable and valid until the next call.
+ * well) or -1 (session_error(); session_error_stopped() when the stop
+ * check said so); 1 gives one row in *row, *len bytes with its final
+ * newline, writable and valid until the next call.
  */
 bool session_copy_begin(Session *s, const SourceTable *t) PGM_MUST_CHECK;
 int session_copy_next(Session *s, char **row, size_t *len);

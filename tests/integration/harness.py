@@ -474,6 +474,33 @@ class TestContext:
                      % (slot, info["active_pid"], timeout))
             time.sleep(0.05)
 
+    def hold_xid(self):
+        """A connection with an open transaction that has an xid: slot
+        creation waits for it (commit or roll back its .rollback())."""
+        c = self.connect(autocommit=False)
+        c.cursor().execute("SELECT txid_current()")
+        return c
+
+    def wait_slot_creation_waiting(self, slot, proc=None, timeout=60):
+        """Waits until CREATE_REPLICATION_SLOT of slot is under way and waits
+        for an older transaction (the slot is listed while it is being made,
+        and its walsender waits on a lock)."""
+        deadline = time.time() + timeout
+        cur = self.admin.cursor()
+        while True:
+            cur.execute("SELECT 1 FROM pg_replication_slots s JOIN pg_locks l "
+                        "ON l.pid = s.active_pid AND NOT l.granted "
+                        "WHERE s.slot_name = %s", (slot,))
+            if cur.fetchone():
+                return
+            if proc is not None and proc.poll() is not None:
+                fail("pgmirror exited %s before its slot creation waited:\n%s"
+                     % (proc.poll(), proc.stderr()))
+            if time.time() > deadline:
+                fail("the creation of slot %s did not wait within %ss%s"
+                     % (slot, timeout, "\nstderr:\n" + proc.stderr() if proc else ""))
+            time.sleep(0.05)
+
     def create_tables(self, ddl):
         self.sql(ddl)
 
