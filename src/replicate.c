@@ -206,16 +206,6 @@ static void free_strv(char **v, int n)
 	free(v);
 }
 
-/*
- * Makes the mirror's slot and fills the mirror from its snapshot: on a
- * first run, on a first run that did not finish (restart), and when the
- * mirror's slot is gone (rebuild). The state row is marked
- * initial_copy_done = 0 before the slot is created, so that a run
- * interrupted after that knows the slot is its own and starts over. The
- * old tables are dropped, the copy made and the new position stored in
- * one SQLite transaction: readers keep the old contents until the new ones
- * are complete, and nothing half-done ever looks complete.
- */
 /* Reports the first table that cannot be mirrored, or two that would
  * share a name in SQLite. */
 static bool check_tables(const SourceTable *tables, int n)
@@ -254,18 +244,75 @@ static bool check_tables(const SourceTable *tables, int n)
 	return ok;
 }
 
+/* Reads the published tables and checks that each can be mirrored. */
+static bool read_tables(Run *run, const char *pubs_text, SourceTable **tables, int *n)
+{
+	char **pubs = NULL;
+	int npubs = split_pubs(pubs_text, &pubs);
+	bool ok = session_publication_tables(run->session, pubs, npubs, tables, n);
+
+	if (!ok)
+		log_error("%s", session_error(run->session));
+	free_strv(pubs, npubs);
+	return ok && check_tables(*tables, *n);
+}
+
+/*
+ * Whether an existing slot of the mirror's name is provably the one this
+ * mirror made, and so may be dropped. A first run that did not finish
+ * stored its slot's consistent point with its claim; a slot that nothing
+ * has streamed from still has that as its confirmed position, and a slot
+ * of the same name made later (by another mirror, after this one's was
+ * dropped) has a later one. A rebuild may drop an invalidated slot, which
+ * was never confirmed past the mirror if it was this mirror's.
+ */
+static bool slot_is_ours(const Run *run, const SlotInfo *si, bool rebuild)
+{
+	if (!run->state.present)
+		return false;
+	if (rebuild)
+		return !si->usable && si->confirmed_flush <= run->state.confirmed_lsn;
+	return !run->state.initial_copy_done && si->confirmed_flush == run->state.confirmed_lsn;
+}
+
+/*
+ * Makes the mirror's slot and fills the mirror from its snapshot: on a
+ * first run, on a first run that did not finish (restart), and when the
+ * mirror's slot is gone (rebuild).
+ *
+ * The slot is claimed (the state row names it, with initial_copy_done = 0
+ * and the slot's consistent point) only once CREATE_REPLICATION_SLOT has
+ * returned, while the snapshot transaction stays open: a creation that
+ * fails (every slot in use, or another mirror made one of that name
+ * first) leaves no claim, so no later run takes that slot for its own. A
+ * kill -9 between the creation and the claim's commit (a few
+ * milliseconds) leaves a slot that this mirror cannot prove it made: the
+ * next run refuses it with the --drop-slot advice (as a slot already
+ * there, or as a slot that moved past the mirror) and never drops it.
+ *
+ * What the copy reads (tables, row filters, column lists, keys) is read
+ * inside the slot's snapshot, after the creation, which may have waited
+ * minutes for older transactions: a table added meanwhile is copied. The
+ * same check runs once before the creation too, to fail early. The old
+ * tables are dropped, the copy made and the new position stored in one
+ * SQLite transaction: readers keep the old contents until the new ones are
+ * complete, and nothing half-done ever looks complete.
+ *
+ * --no-initial-copy applies to a mirror's very first run only: a rebuild
+ * or a restart copies, since mirroring changes alone would leave it empty
+ * (or partly stale) while it looks complete.
+ */
 static int first_run(Run *run, bool rebuild)
 {
+	bool fresh = !run->state.present;
 	bool restart = run->state.present && !run->state.initial_copy_done;
-	bool own_slot = restart || rebuild;
-	bool copy = !run->opt->no_initial_copy;
-	const char *slot = own_slot ? run->state.slot : run->opt->slot;
-	const char *pubs_text = run->state.present ? run->state.publications : run->pubs_text;
+	bool copy = !fresh || !run->opt->no_initial_copy;
+	const char *slot = fresh ? run->opt->slot : run->state.slot;
+	const char *pubs_text = fresh ? run->pubs_text : run->state.publications;
 	SlotInfo si = {0};
 	MirrorState st = {0};
 	SourceTable *tables = NULL;
-	int ntables = 0, npubs = 0;
-	char **pubs = NULL;
+	int ntables = 0;
 	Applier *apply = NULL;
 	Copier *copier = NULL;
 	Lsn start = LSN_INVALID;
@@ -281,42 +328,37 @@ static int first_run(Run *run, bool rebuild)
 		rc = EXIT_IN_USE;
 		goto done;
 	}
-	if (si.exists && !own_slot) {
-		log_error("replication slot \"%s\" already exists, but mirror \"%s\" did not "
-			  "create it; choose another slot with -S, or drop it first with "
-			  "pgmirror --drop-slot -S %s (whatever used it loses its place)",
-			  slot, run->opt->mirror_path, slot);
+	if (si.exists && !slot_is_ours(run, &si, rebuild)) {
+		if (fresh)
+			log_error("replication slot \"%s\" already exists, but mirror \"%s\" did "
+				  "not create it; choose another slot with -S, or drop it first "
+				  "with pgmirror --drop-slot -S %s (whatever used it loses its "
+				  "place)", slot, run->opt->mirror_path, slot);
+		else
+			log_error("replication slot \"%s\" exists, but it is not the one mirror "
+				  "\"%s\" made (its first run or rebuild did not finish); if no "
+				  "other mirror uses it, drop it with pgmirror --drop-slot -S %s "
+				  "and run again", slot, run->opt->mirror_path, slot);
 		goto done;
 	}
-	/* What would be mirrored must be mirrorable before anything is written. */
-	npubs = split_pubs(pubs_text, &pubs);
-	if (!session_publication_tables(run->session, pubs, npubs, &tables, &ntables)) {
-		log_error("%s", session_error(run->session));
+	/* Fail early, before the slot exists, on what cannot be mirrored. */
+	if (!read_tables(run, pubs_text, &tables, &ntables))
 		goto done;
-	}
-	if (!check_tables(tables, ntables))
-		goto done;
+	source_tables_free(tables, ntables);
+	tables = NULL;
+	ntables = 0;
 	if (run->mirror == NULL && (rc = open_mirror(run, MIRROR_CREATE)) != EXIT_OK)
 		goto done;
 	rc = EXIT_ERROR;
 	if (restart)
 		log_warning("the first run of mirror \"%s\" did not finish; starting over",
 			    run->opt->mirror_path);
+	if (!fresh && run->opt->no_initial_copy)
+		log_warning("ignoring --no-initial-copy: it applies only to the first run of a "
+			    "mirror, and mirror \"%s\" is made again from a fresh copy",
+			    run->opt->mirror_path);
 	if (si.exists && !session_drop_slot(run->session, slot)) {
 		log_error("%s", session_error(run->session));
-		goto done;
-	}
-	/* Claim the slot before it exists; the mirror's data stays as it is. */
-	st.slot = (char *)slot;
-	st.publications = (char *)pubs_text;
-	st.system_identifier = run->sys.systemid;
-	st.database = run->sys.dbname;
-	st.confirmed_lsn = run->state.present ? run->state.confirmed_lsn : LSN_INVALID;
-	st.last_commit_time = run->state.present ? run->state.last_commit_time : NULL;
-	st.initial_copy_done = false;
-	if (!mirror_begin(run->mirror) || !mirror_write_state(run->mirror, &st) ||
-	    !mirror_commit(run->mirror)) {
-		log_error("%s", mirror_error(run->mirror));
 		goto done;
 	}
 	if (copy && !session_begin_snapshot(run->session)) {
@@ -324,15 +366,43 @@ static int first_run(Run *run, bool rebuild)
 		goto done;
 	}
 	if (!session_create_slot(run->session, slot, copy, &start)) {
-		log_error("%s", session_error(run->session));
-		rc = session_error_in_use(run->session) ? EXIT_IN_USE : EXIT_ERROR;
+		if (session_error_stopped(run->session)) {
+			log_info("%s; the next run starts over", session_error(run->session));
+			rc = EXIT_OK;
+		} else {
+			log_error("%s", session_error(run->session));
+			rc = session_error_in_use(run->session) ? EXIT_IN_USE : EXIT_ERROR;
+		}
 		goto done;
 	}
 	log_info("created replication slot \"%s\" at %s", slot, lsn_format(start, lsn));
 
+	st.slot = (char *)slot;
+	st.publications = (char *)pubs_text;
+	st.system_identifier = run->sys.systemid;
+	st.database = run->sys.dbname;
+	st.confirmed_lsn = start; /* how a restart knows the slot (slot_is_ours()) */
+	st.last_commit_time = fresh ? NULL : run->state.last_commit_time;
+	st.initial_copy_done = false;
+	/* the claim; without a copy the final state below, in one commit, is it */
+	if (copy && (!mirror_begin(run->mirror) || !mirror_write_state(run->mirror, &st) ||
+		     !mirror_commit(run->mirror))) {
+		log_error("%s", mirror_error(run->mirror));
+		goto done;
+	}
+	if (copy && stop_requested) {
+		log_info("stopped by a signal before the initial copy; the next run starts the "
+			 "copy over");
+		rc = EXIT_OK;
+		goto done;
+	}
+	/* The tables as the snapshot has them; checked again. */
+	if (copy && !read_tables(run, pubs_text, &tables, &ntables))
+		goto done;
+
 	apply = apply_new(run->mirror, LSN_INVALID, run->catalog);
 	copier = copy_new(run->session, apply, stopping);
-	if (!copy_tables(copier, tables, copy ? ntables : 0, start)) {
+	if (!copy_tables(copier, tables, ntables, start)) {
 		if (stop_requested) {
 			log_info("%s; the next run starts the copy over", copy_error(copier));
 			rc = EXIT_OK;
@@ -344,7 +414,6 @@ static int first_run(Run *run, bool rebuild)
 		log_error("%s", session_error(run->session));
 		goto done;
 	}
-	st.confirmed_lsn = start;
 	st.last_commit_time = NULL; /* a snapshot has no commit time */
 	st.initial_copy_done = true;
 	if (!mirror_write_state(run->mirror, &st)) {
@@ -369,7 +438,6 @@ done:
 	copy_free(copier);
 	apply_free(apply);
 	source_tables_free(tables, ntables);
-	free_strv(pubs, npubs);
 	slot_info_clear(&si);
 	return rc;
 }
@@ -391,6 +459,17 @@ static int check_slot(Run *run, bool *rebuild)
 		log_error("%s", session_error(run->session));
 		goto done;
 	}
+	/* checked first: an invalidated slot ahead of the mirror is not its own */
+	if (si.exists && si.confirmed_flush > run->state.confirmed_lsn) {
+		log_error("replication slot \"%s\" has moved past mirror \"%s\" (slot at %s, "
+			  "mirror at %s): changes in between are gone from the source. The mirror "
+			  "was restored from an older copy or another mirror uses the same slot. To "
+			  "start over: pgmirror --drop-slot -S %s, remove the mirror file, and run "
+			  "again", run->state.slot, run->opt->mirror_path,
+			  lsn_format(si.confirmed_flush, a), lsn_format(run->state.confirmed_lsn, b),
+			  run->state.slot);
+		goto done;
+	}
 	if (!si.exists || !si.usable) {
 		log_warning("replication slot \"%s\" of mirror \"%s\" %s; creating it again and "
 			    "rebuilding the mirror from a fresh copy (readers keep the old "
@@ -406,16 +485,6 @@ static int check_slot(Run *run, bool *rebuild)
 		log_error("replication slot \"%s\" is in use by another connection",
 			  run->state.slot);
 		rc = EXIT_IN_USE;
-		goto done;
-	}
-	if (si.confirmed_flush > run->state.confirmed_lsn) {
-		log_error("replication slot \"%s\" has moved past mirror \"%s\" (slot at %s, "
-			  "mirror at %s): changes in between are gone from the source. The mirror "
-			  "was restored from an older copy or another mirror uses the same slot. To "
-			  "start over: pgmirror --drop-slot -S %s, remove the mirror file, and run "
-			  "again", run->state.slot, run->opt->mirror_path,
-			  lsn_format(si.confirmed_flush, a), lsn_format(run->state.confirmed_lsn, b),
-			  run->state.slot);
 		goto done;
 	}
 	rc = EXIT_OK;
@@ -728,6 +797,7 @@ int replicate_run(const ReplicateOptions *opt)
 	run.pubs_text = join_pubs(opt->pubs, opt->npubs);
 	run.catalog = &catalog;
 	run.session = session_new();
+	session_set_stop_check(run.session, stopping);
 	if (file_exists(opt->mirror_path) && (rc = open_mirror(&run, MIRROR_WRITE)) != EXIT_OK)
 		goto done;
 	if ((rc = check_mirror_identity(&run)) != EXIT_OK)
@@ -836,11 +906,27 @@ int replicate_drop_slot(const ReplicateOptions *opt)
 	int rc;
 
 	run.session = session_new();
-	if (!opt->slot_given && file_exists(opt->mirror_path)) {
+	/*
+	 * Without -S the slot is the mirror's own; a mistyped mirror path must
+	 * not fall back to the default name, which may be another device's.
+	 */
+	if (!opt->slot_given) {
+		if (!file_exists(opt->mirror_path)) {
+			log_error("mirror \"%s\" does not exist; to drop a replication slot "
+				  "without its mirror, name the slot with -S", opt->mirror_path);
+			rc = EXIT_USAGE;
+			goto done;
+		}
 		if ((rc = open_mirror(&run, MIRROR_READ)) != EXIT_OK)
 			goto done;
-		if (run.state.present)
-			slot = run.state.slot;
+		if (!run.state.present) {
+			log_error("mirror \"%s\" has no replication slot of its own (its first run "
+				  "did not create one); name the slot to drop with -S",
+				  opt->mirror_path);
+			rc = EXIT_USAGE;
+			goto done;
+		}
+		slot = run.state.slot;
 	}
 	rc = EXIT_ERROR;
 	if (!session_connect(run.session, opt->conninfo) ||
