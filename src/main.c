@@ -28,7 +28,7 @@ static void usage(FILE *out)
 		"      --once                   stop once everything committed before connecting\n"
 		"                               is applied (for cron)\n"
 		"  -E, --endpos=LSN             stop once everything up to LSN (X/Y) is applied\n"
-		"      --no-initial-copy        on slot creation, do not copy existing rows\n"
+		"      --no-initial-copy        on a first run, do not copy existing rows\n"
 		"      --drop-slot              drop the replication slot and exit\n"
 		"      --status                 print the mirror's state and exit (no connection)\n"
 		"  -s, --status-interval=SECS   feedback to the server every SECS (default 10)\n"
