@@ -251,12 +251,15 @@ bool session_type_info(Session *s, uint32_t oid, SourceType *out)
 	bool ok = false;
 
 	memset(out, 0, sizeof(*out));
-	sql = xasprintf("SELECT typname, typtype, typbasetype, typtypmod, "
-			"CASE WHEN typlen = -1 AND typcategory = 'A' THEN typelem ELSE 0 END "
-			"FROM pg_catalog.pg_type WHERE oid = %u", oid);
+	/* array_out separates elements with the element type's typdelim */
+	sql = xasprintf("SELECT t.typname, t.typtype, t.typbasetype, t.typtypmod, "
+			"CASE WHEN t.typlen = -1 AND t.typcategory = 'A' THEN t.typelem ELSE 0 END, "
+			"e.typdelim "
+			"FROM pg_catalog.pg_type t LEFT JOIN pg_catalog.pg_type e ON e.oid = t.typelem "
+			"WHERE t.oid = %u", oid);
 	if (!run(s, sql, PGRES_TUPLES_OK, &res, "look up a column type on the source"))
 		goto done;
-	if (PQntuples(res) != 1) {
+	if (PQntuples(res) != 1 || PQnfields(res) != 6) {
 		set_error(s, "type with OID %u no longer exists on the source", oid);
 	} else {
 		out->name = xstrdup(PQgetvalue(res, 0, 0));
@@ -264,6 +267,11 @@ bool session_type_info(Session *s, uint32_t oid, SourceType *out)
 		out->basetype = (uint32_t)strtoul(PQgetvalue(res, 0, 2), NULL, 10);
 		out->typmod = (int32_t)strtol(PQgetvalue(res, 0, 3), NULL, 10);
 		out->elemtype = (uint32_t)strtoul(PQgetvalue(res, 0, 4), NULL, 10);
+		/* one byte, or the values code refuses it; "char" writes a
+		 * byte past ASCII as \ooo */
+		if (out->elemtype != 0)
+			out->elemdelim = PQgetlength(res, 0, 5) == 1 ? PQgetvalue(res, 0, 5)[0]
+								     : '\0';
 		ok = true;
 	}
 	PQclear(res);
