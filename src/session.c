@@ -511,9 +511,21 @@ bool session_column_values(Session *s, const char *schema, const char *table,
 			goto done;
 	}
 	/* row by row, so that a big table is never held in memory */
-	if (!PQsendQuery(s->conn, sql) || !PQsetSingleRowMode(s->conn)) {
+	if (!PQsendQuery(s->conn, sql)) {
 		set_error(s, "could not read %s.%s on the source: %s", schema, table,
 			  PQerrorMessage(s->conn));
+		goto done;
+	}
+	if (!PQsetSingleRowMode(s->conn)) {
+		/*
+		 * The query is on its way, and its rows would now come in one
+		 * result, all in memory; until they are read the connection
+		 * takes no other query. Closing it is the bounded way out: the
+		 * next look-up connects again.
+		 */
+		set_error(s, "could not read %s.%s on the source row by row: %s", schema, table,
+			  PQerrorMessage(s->conn));
+		session_disconnect(s);
 		goto done;
 	}
 	ok = true;
