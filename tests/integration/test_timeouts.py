@@ -16,13 +16,18 @@ from harness import check  # noqa: E402
 ROWS = 200000
 
 
+def error_line(err):
+    """The line of pgmirror's stderr that says what went wrong."""
+    lines = [ln for ln in err.splitlines() if "error:" in ln] or err.splitlines()[-1:]
+    return lines[0] if lines else "(no message)"
+
+
 def first_run(ctx, tag, soft):
     """A first run (initial copy) on a fresh mirror; the mirror must equal
     the source."""
     path, slot = ctx.path(tag + ".db"), ctx.slot(tag)
     rc, out, err = ctx.run(ctx.mirror_args(path, slot, "pub", "--once"), timeout=240)
-    if soft.check(rc == 0, "%s: first run exited %d: %s"
-                  % (tag, rc, err.strip().splitlines()[-1:] if err.strip() else "")):
+    if soft.check(rc == 0, "%s: first run exited %d: %s" % (tag, rc, error_line(err))):
         soft("%s: mirror equals source" % tag, ctx.assert_mirror_equals_source,
              path, "big", "small")
 
@@ -90,8 +95,7 @@ def test(ctx):
         check(not t.is_alive(), "lock: pgmirror did not finish")
         rc, out, err = result["r"]
         soft.check(waited, "lock: pgmirror never waited for a lock")
-        if soft.check(rc == 0, "lock: first run exited %d: %s"
-                      % (rc, err.strip().splitlines()[-1:] if err.strip() else "")):
+        if soft.check(rc == 0, "lock: first run exited %d: %s" % (rc, error_line(err))):
             soft("lock: mirror equals source", ctx.assert_mirror_equals_source,
                  path, "big", "small")
     finally:
