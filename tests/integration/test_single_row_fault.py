@@ -31,7 +31,9 @@ def test(ctx):
             "UPDATE b SET v = v + 1 WHERE id = 1")
     env = {"LD_PRELOAD": shim, "PGMIRROR_FAIL_SINGLE_ROW": "1",
            "ASAN_OPTIONS": "verify_asan_link_order=0:" + os.environ.get("ASAN_OPTIONS", "")}
-    ctx.once(path, slot, "pub", env=env)
+    rc, out, err = ctx.once(path, slot, "pub", env=env)
+    check("PQsetSingleRowMode call 1 fails" in err,
+          "the fault shim did not fail a call (not loaded?):\n%s" % err)
     ctx.assert_mirror_equals_source(path, "a", "b")
 
 
