@@ -22,11 +22,12 @@ def error_line(err):
     return lines[0] if lines else "(no message)"
 
 
-def first_run(ctx, tag, soft):
+def first_run(ctx, tag, soft, dsn=None, env=None):
     """A first run (initial copy) on a fresh mirror; the mirror must equal
     the source."""
     path, slot = ctx.path(tag + ".db"), ctx.slot(tag)
-    rc, out, err = ctx.run(ctx.mirror_args(path, slot, "pub", "--once"), timeout=240)
+    args = ["-d", dsn or ctx.dsn, "-S", slot, "-P", "pub", "--once", path]
+    rc, out, err = ctx.run(args, timeout=240, env=env)
     if soft.check(rc == 0, "%s: first run exited %d: %s" % (tag, rc, error_line(err))):
         soft("%s: mirror equals source" % tag, ctx.assert_mirror_equals_source,
              path, "big", "small")
@@ -58,10 +59,12 @@ def test(ctx):
             "CREATE PUBLICATION pub FOR TABLE big, small" % ROWS)
     ctx.raw_cursor()  # the harness's own connections predate the settings
 
-    # statement_timeout on the database: the copy of big takes longer
+    # statement_timeout on the database: the copy of big takes longer; the
+    # user's own options in -d still apply, but not their timeout
     ctx.sql("ALTER DATABASE %s SET statement_timeout = '100ms'" % db)
     try:
-        first_run(ctx, "statement", soft)
+        first_run(ctx, "statement", soft, dsn=ctx.dsn + " options='-c search_path=public "
+                  "-c statement_timeout=50ms'")
     finally:
         ctx.sql("ALTER DATABASE %s RESET statement_timeout" % db)
 
@@ -70,7 +73,7 @@ def test(ctx):
     ctx.sql("ALTER ROLE CURRENT_USER IN DATABASE %s "
             "SET idle_in_transaction_session_timeout = '1ms'" % db)
     try:
-        first_run(ctx, "idle", soft)
+        first_run(ctx, "idle", soft, env={"PGOPTIONS": "-c lock_timeout=1ms"})
     finally:
         ctx.sql("ALTER ROLE CURRENT_USER IN DATABASE %s "
                 "RESET idle_in_transaction_session_timeout" % db)
