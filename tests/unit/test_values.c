@@ -1418,6 +1418,7 @@ static void test_prefixes(void **state)
 		{ { VT_ARRAY, VT_FLOAT, ',' }, "{1.5e+10,NaN,-Infinity}" },
 		{ { VT_ARRAY, VT_BYTEA, ',' }, "{\"\\\\x01ff\"}" },
 		{ { VT_ARRAY, VT_TIMESTAMPTZ, ',' }, "{\"2024-01-01 01:00:00.5+05:30\"}" },
+		{ { VT_ARRAY, VT_TEXT, ';' }, "{{(1,1),(0,0);\"(2,2),(1,1)\"};{NULL;(3,3),(2,2)}}" },
 		{ { VT_ARRAY, VT_BOOL, ',' }, "{{t,f},{f,t}}" },
 	};
 
@@ -1457,7 +1458,7 @@ static void test_random_input(void **state)
 		"{\"{\\\"k\\\": [1]}\"}", "{1.5,NaN}", "2024-01-01 01:00:00.5+05:30",
 		"\\x00ff", "-12.50", "Infinity", "{\"\\\\x01\"}",
 	};
-	static const char alphabet[] = "{}[]:=,\"\\ \t0123456789.-+eEtfNULxnaI\xc3\xa9\xff:BC";
+	static const char alphabet[] = "{}[]:=,;\"\\ \t0123456789.-+eEtfNULxnaI\xc3\xa9\xff:BC";
 	static const ValueType vts[] = {
 		VT_TEXT, VT_BOOL, VT_INT, VT_FLOAT, VT_NUMERIC_NUM,
 		VT_NUMERIC_TEXT, VT_BYTEA, VT_DATE, VT_TIMESTAMP,
@@ -1514,6 +1515,7 @@ static void test_random_input(void **state)
 		}
 		t.vt = vts[rng_below(sizeof vts / sizeof vts[0])];
 		t.elem_vt = vts[rng_below(sizeof vts / sizeof vts[0] - 1)];
+		t.delim = rng_below(4) == 0 ? ';' : ',';
 
 		ok = convert_copy(t, in, n, &v, &copy);
 		if (!ok) {
