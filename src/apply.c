@@ -197,7 +197,7 @@ static bool resolve_type(Applier *a, uint32_t oid, int32_t typmod, int depth,
 {
 	TypeEntry *t;
 	SourceType st = {0};
-	ColumnType ct = {VT_TEXT, VT_TEXT};
+	ColumnType ct = {VT_TEXT, VT_TEXT, ','};
 	const char *dummy;
 	bool ok = true;
 
@@ -227,6 +227,7 @@ static bool resolve_type(Applier *a, uint32_t oid, int32_t typmod, int depth,
 		ok = resolve_type(a, st.elemtype, typmod, depth + 1, &elem, &dummy);
 		ct.vt = VT_ARRAY;
 		ct.elem_vt = elem.vt == VT_ARRAY ? VT_TEXT : elem.vt;
+		ct.delim = st.elemdelim;
 	}
 	if (ok) {
 		t = type_find(a, oid); /* the recursion may have moved the array */

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@ struct Session {
 	bool in_use;         /* last error was SQLSTATE 55006 */
 	bool (*stopping)(void); /* asked while waiting on the server; NULL: never */
 	bool stopped;        /* last error: given up because stopping() said so */
+	char *copying;       /* "schema.table" of the last copy begun, for messages */
 	char errbuf[2048];
 };
 
@@ -105,6 +107,7 @@ void session_free(Session *s)
 	if (s == NULL)
 		return;
 	session_disconnect(s);
+	free(s->copying);
 	free(s);
 }
 
@@ -141,6 +144,36 @@ int session_proto_version_for(int server_version)
 	return 1;
 }
 
+/* The length of a libpq message without its final newlines. */
+static int trimmed(const char *msg)
+{
+	size_t n = strlen(msg);
+
+	while (n > 0 && msg[n - 1] == '\n')
+		n--;
+	return n > INT_MAX ? INT_MAX : (int)n;
+}
+
+/*
+ * What to do about an error the server reported, where pgmirror knows
+ * more than the server says; "" when it does not.
+ */
+static const char *error_hint(const PGresult *res)
+{
+	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+
+	/*
+	 * character_not_in_repertoire: text the server could not convert to
+	 * the UTF-8 pgmirror asks for. It stores what a SQL_ASCII database is
+	 * given unchecked, and checks it only on the way out.
+	 */
+	if (state != NULL && strcmp(state, "22021") == 0)
+		return "; the source holds text that is not valid in its encoding (a SQL_ASCII "
+		       "database stores any bytes), so it cannot be mirrored as UTF-8: correct "
+		       "the value on the source";
+	return "";
+}
+
 /*
  * Runs a command; true when its status is `want`. The result is returned in
  * *out when out is not NULL (PQclear it), else cleared here.
@@ -149,7 +182,7 @@ static bool run(Session *s, const char *sql, ExecStatusType want, PGresult **out
 		const char *what)
 {
 	PGresult *res = PQexec(s->conn, sql);
-	const char *state;
+	const char *state, *msg;
 
 	s->in_use = false;
 	if (out != NULL)
@@ -157,8 +190,8 @@ static bool run(Session *s, const char *sql, ExecStatusType want, PGresult **out
 	if (PQresultStatus(res) != want) {
 		state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
 		s->in_use = state != NULL && strcmp(state, "55006") == 0;
-		set_error(s, "could not %s: %s", what,
-			  res ? PQresultErrorMessage(res) : PQerrorMessage(s->conn));
+		msg = res ? PQresultErrorMessage(res) : PQerrorMessage(s->conn);
+		set_error(s, "could not %s: %.*s%s", what, trimmed(msg), msg, error_hint(res));
 		PQclear(res);
 		return false;
 	}
@@ -169,11 +202,47 @@ static bool run(Session *s, const char *sql, ExecStatusType want, PGresult **out
 	return true;
 }
 
+/*
+ * Server settings that a role or database may set and that must not reach
+ * pgmirror's connections: each would kill a long initial copy, a catalog
+ * look-up, or a wait for a lock or for the transactions that slot creation
+ * waits for, on every run. They go in the startup packet, so that they
+ * hold from the first statement on (transaction_timeout, which only 17+
+ * knows and a server refuses to start a session with otherwise, is SET
+ * right after connecting).
+ */
+static const char no_timeouts[] = "-c statement_timeout=0 -c lock_timeout=0 "
+				  "-c idle_in_transaction_session_timeout=0";
+
+/*
+ * The startup "options" (malloc'd): the user's own, from the options of
+ * conninfo or else PGOPTIONS, with ours after them so that ours win.
+ */
+static char *startup_options(const char *conninfo)
+{
+	PQconninfoOption *opts = NULL, *o;
+	const char *user = getenv("PGOPTIONS");
+	char *out;
+
+	/* a plain database name is no connection string: NULL, PGOPTIONS */
+	if (conninfo != NULL && (opts = PQconninfoParse(conninfo, NULL)) != NULL) {
+		for (o = opts; o->keyword != NULL; o++)
+			if (strcmp(o->keyword, "options") == 0 && o->val != NULL)
+				user = o->val;
+	}
+	out = xasprintf("%s%s%s", user ? user : "", user ? " " : "", no_timeouts);
+	PQconninfoFree(opts);
+	return out;
+}
+
 /* Connects; replication: "database" for the walsender, NULL for plain. */
 static bool connect_with(Session *s, const char *conninfo, const char *replication)
 {
-	const char *keys[5], *vals[5];
+	const char *keys[7], *vals[7];
+	char *options = startup_options(conninfo);
+	const char *enc;
 	int n = 0;
+	bool ok;
 
 	session_disconnect(s);
 	/*
@@ -196,9 +265,20 @@ static bool connect_with(Session *s, const char *conninfo, const char *replicati
 	}
 	keys[n] = "fallback_application_name";
 	vals[n++] = "pgmirror";
+	/*
+	 * After dbname, so that these win over -d and the PG* variables
+	 * (PGCLIENTENCODING, PGOPTIONS); a connection parameter also outranks
+	 * a role's or database's client_encoding. The mirror's text is UTF-8
+	 * whatever the database's encoding: the server converts.
+	 */
+	keys[n] = "client_encoding";
+	vals[n++] = "UTF8";
+	keys[n] = "options";
+	vals[n++] = options;
 	keys[n] = NULL;
 	vals[n] = NULL;
 	s->conn = PQconnectdbParams(keys, vals, 1);
+	free(options);
 	if (s->conn == NULL || PQstatus(s->conn) != CONNECTION_OK) {
 		const char *msg = s->conn ? PQerrorMessage(s->conn) : "out of memory";
 		const char *hint = NULL;
@@ -224,14 +304,26 @@ static bool connect_with(Session *s, const char *conninfo, const char *replicati
 			  hint ? "; " : "", hint ? hint : "");
 		return false;
 	}
+	enc = PQparameterStatus(s->conn, "client_encoding");
+	if (enc == NULL || strcmp(enc, "UTF8") != 0) {
+		set_error(s, "the source did not accept client_encoding UTF8 (it uses %s), "
+			  "so text could not be mirrored as UTF-8; check the server's settings",
+			  enc ? enc : "an unknown encoding");
+		session_disconnect(s);
+		return false;
+	}
 	/*
 	 * pgoutput writes values with the walsender's own settings; these
 	 * make the text forms independent of the server's and role's defaults.
 	 */
-	return run(s, "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; "
-		   "SET IntervalStyle = 'postgres'; SET extra_float_digits = 3; "
-		   "SET bytea_output = 'hex'",
-		   PGRES_COMMAND_OK, NULL, "set the session's output settings");
+	ok = run(s, "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; "
+		 "SET IntervalStyle = 'postgres'; SET extra_float_digits = 3; "
+		 "SET bytea_output = 'hex'",
+		 PGRES_COMMAND_OK, NULL, "set the session's output settings");
+	if (ok && PQserverVersion(s->conn) >= 170000)
+		ok = run(s, "SET transaction_timeout = 0", PGRES_COMMAND_OK, NULL,
+			 "turn off transaction_timeout");
+	return ok;
 }
 
 bool session_connect(Session *s, const char *conninfo)
@@ -263,12 +355,15 @@ bool session_type_info(Session *s, uint32_t oid, SourceType *out)
 	bool ok = false;
 
 	memset(out, 0, sizeof(*out));
-	sql = xasprintf("SELECT typname, typtype, typbasetype, typtypmod, "
-			"CASE WHEN typlen = -1 AND typcategory = 'A' THEN typelem ELSE 0 END "
-			"FROM pg_catalog.pg_type WHERE oid = %u", oid);
+	/* array_out separates elements with the element type's typdelim */
+	sql = xasprintf("SELECT t.typname, t.typtype, t.typbasetype, t.typtypmod, "
+			"CASE WHEN t.typlen = -1 AND t.typcategory = 'A' THEN t.typelem ELSE 0 END, "
+			"e.typdelim "
+			"FROM pg_catalog.pg_type t LEFT JOIN pg_catalog.pg_type e ON e.oid = t.typelem "
+			"WHERE t.oid = %u", oid);
 	if (!run(s, sql, PGRES_TUPLES_OK, &res, "look up a column type on the source"))
 		goto done;
-	if (PQntuples(res) != 1) {
+	if (PQntuples(res) != 1 || PQnfields(res) != 6) {
 		set_error(s, "type with OID %u no longer exists on the source", oid);
 	} else {
 		out->name = xstrdup(PQgetvalue(res, 0, 0));
@@ -276,6 +371,11 @@ bool session_type_info(Session *s, uint32_t oid, SourceType *out)
 		out->basetype = (uint32_t)strtoul(PQgetvalue(res, 0, 2), NULL, 10);
 		out->typmod = (int32_t)strtol(PQgetvalue(res, 0, 3), NULL, 10);
 		out->elemtype = (uint32_t)strtoul(PQgetvalue(res, 0, 4), NULL, 10);
+		/* one byte, or the values code refuses it; "char" writes a
+		 * byte past ASCII as \ooo */
+		if (out->elemtype != 0)
+			out->elemdelim = PQgetlength(res, 0, 5) == 1 ? PQgetvalue(res, 0, 5)[0]
+								     : '\0';
 		ok = true;
 	}
 	PQclear(res);
@@ -515,9 +615,21 @@ bool session_column_values(Session *s, const char *schema, const char *table,
 			goto done;
 	}
 	/* row by row, so that a big table is never held in memory */
-	if (!PQsendQuery(s->conn, sql) || !PQsetSingleRowMode(s->conn)) {
+	if (!PQsendQuery(s->conn, sql)) {
 		set_error(s, "could not read %s.%s on the source: %s", schema, table,
 			  PQerrorMessage(s->conn));
+		goto done;
+	}
+	if (!PQsetSingleRowMode(s->conn)) {
+		/*
+		 * The query is on its way, and its rows would now come in one
+		 * result, all in memory; until they are read the connection
+		 * takes no other query. Closing it is the bounded way out: the
+		 * next look-up connects again.
+		 */
+		set_error(s, "could not read %s.%s on the source row by row: %s", schema, table,
+			  PQerrorMessage(s->conn));
+		session_disconnect(s);
 		goto done;
 	}
 	ok = true;
@@ -818,7 +930,9 @@ bool session_copy_begin(Session *s, const SourceTable *t)
 	sql = xasprintf("COPY (SELECT %s FROM %s%s.%s%s%s) TO STDOUT", cols,
 			t->partitioned ? "" : "ONLY ", nsp, rel,
 			t->rowfilter ? " WHERE " : "", t->rowfilter ? t->rowfilter : "");
-	what = xasprintf("copy table \"%s.%s\"", t->nspname, t->relname);
+	free(s->copying);
+	s->copying = xasprintf("%s.%s", t->nspname, t->relname);
+	what = xasprintf("copy table \"%s\"", s->copying);
 	ok = run(s, sql, PGRES_COPY_OUT, NULL, what);
 done:
 	if (nsp)
@@ -858,16 +972,19 @@ int session_copy_next(Session *s, char **row, size_t *len)
 		return 1;
 	}
 	if (n == -2) {
-		set_error(s, "could not read the copy from the source: %s",
-			  PQerrorMessage(s->conn));
+		set_error(s, "could not read the copy of \"%s\" from the source: %s",
+			  s->copying ? s->copying : "?", PQerrorMessage(s->conn));
 		return -1;
 	}
 	/* the COPY ended: its result says how */
 	res = PQgetResult(s->conn);
 	ok = PQresultStatus(res) == PGRES_COMMAND_OK;
-	if (!ok)
-		set_error(s, "the copy from the source failed: %s",
-			  res ? PQresultErrorMessage(res) : PQerrorMessage(s->conn));
+	if (!ok) {
+		const char *msg = res ? PQresultErrorMessage(res) : PQerrorMessage(s->conn);
+
+		set_error(s, "the copy of \"%s\" from the source failed: %.*s%s",
+			  s->copying ? s->copying : "?", trimmed(msg), msg, error_hint(res));
+	}
 	PQclear(res);
 	while ((res = PQgetResult(s->conn)) != NULL)
 		PQclear(res);
@@ -949,11 +1066,15 @@ int session_receive(Session *s, const uint8_t **buf, size_t *len, int timeout_ms
 		if (n == -1) {
 			PGresult *res = PQgetResult(s->conn);
 
-			if (PQresultStatus(res) == PGRES_COMMAND_OK)
+			if (PQresultStatus(res) == PGRES_COMMAND_OK) {
 				set_error(s, "the source ended the replication stream");
-			else
-				set_error(s, "replication stream ended: %s",
-					  res ? PQresultErrorMessage(res) : PQerrorMessage(s->conn));
+			} else {
+				const char *msg = res ? PQresultErrorMessage(res)
+						      : PQerrorMessage(s->conn);
+
+				set_error(s, "replication stream ended: %.*s%s", trimmed(msg), msg,
+					  error_hint(res));
+			}
 			PQclear(res);
 			return -1;
 		}

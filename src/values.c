@@ -37,10 +37,12 @@ typedef struct TypeEntry {
 	uint32_t elem;       /* arrays: the element type's OID; else 0 */
 	const char *name;    /* pg_type.typname */
 	ValueType vt;        /* scalars; numeric is refined by typmod */
+	char delim;          /* pg_type.typdelim: between it in an array */
 } TypeEntry;
 
-#define T(oid, name, vt) { oid, 0, name, vt }
-#define A(oid, name, elem) { oid, elem, name, VT_ARRAY }
+#define T(oid, name, vt) { oid, 0, name, vt, ',' }
+#define TD(oid, name, vt, delim) { oid, 0, name, vt, delim }
+#define A(oid, name, elem) { oid, elem, name, VT_ARRAY, ',' }
 
 static const TypeEntry builtin_types[] = {
 	T(16, "bool", VT_BOOL),		A(1000, "_bool", 16),
@@ -64,12 +66,9 @@ static const TypeEntry builtin_types[] = {
 	T(600, "point", VT_TEXT),	A(1017, "_point", 600),
 	T(601, "lseg", VT_TEXT),	A(1018, "_lseg", 601),
 	T(602, "path", VT_TEXT),	A(1019, "_path", 602),
-	/*
-	 * box is the one built-in whose array delimiter is ';' (a box's text
-	 * has commas of its own), so its array text is not ours to parse:
-	 * keep it as PostgreSQL's text.
-	 */
-	T(603, "box", VT_TEXT),		T(1020, "_box", VT_TEXT),
+	/* box is the one built-in whose array delimiter is ';': a box's
+	 * text has commas of its own. */
+	TD(603, "box", VT_TEXT, ';'),	A(1020, "_box", 603),
 	T(604, "polygon", VT_TEXT),	A(1027, "_polygon", 604),
 	T(628, "line", VT_TEXT),	A(629, "_line", 628),
 	T(700, "float4", VT_FLOAT),	A(1021, "_float4", 700),
@@ -126,6 +125,7 @@ static const TypeEntry builtin_types[] = {
 };
 
 #undef T
+#undef TD
 #undef A
 
 /* Largest numeric precision whose values a double holds exactly. */
@@ -163,12 +163,16 @@ bool values_builtin_type(uint32_t type_oid, int32_t typmod, ColumnType *out)
 	if (t == NULL)
 		return false;
 	if (t->elem != 0) {
+		const TypeEntry *elem = type_lookup(t->elem);
+
 		/* An array column's typmod is its element's (numeric(10,2)[]). */
 		out->vt = VT_ARRAY;
-		out->elem_vt = scalar_vt(type_lookup(t->elem), typmod);
+		out->elem_vt = scalar_vt(elem, typmod);
+		out->delim = elem->delim;
 	} else {
 		out->vt = scalar_vt(t, typmod);
 		out->elem_vt = VT_TEXT;
+		out->delim = ',';
 	}
 	return true;
 }
@@ -1357,20 +1361,27 @@ static bool array_bound(const char *s, size_t n, size_t *pos, int64_t *out)
 	       *out >= INT32_MIN && *out <= INT32_MAX;
 }
 
-static bool array_special(char c)
+static bool array_special(char c, char delim)
 {
-	return c == '{' || c == '}' || c == ',' || c == '"' || c == '\\';
+	return c == '{' || c == '}' || c == delim || c == '"' || c == '\\';
+}
+
+/* A delimiter array_out's text can be split on: not a byte with a
+ * meaning of its own there. */
+static bool array_delim_usable(char delim)
+{
+	return delim != '\0' && !array_special(delim, '\0') && !array_space(delim);
 }
 
 /*
  * PostgreSQL's array text (array_out) to a JSON array: braces become
- * brackets, an unquoted NULL becomes null, elements are written by
- * element_append. The structure is checked as array_in checks it: at
+ * brackets, delim (the element type's typdelim) a comma, an unquoted NULL
+ * null, and elements are written by element_append. The structure is checked as array_in checks it: at
  * most ARRAY_DIM_MAX dimensions, all elements at the same depth, sub-arrays
  * of one depth of equal length, and dimension information, when present,
  * matching the contents.
  */
-static bool array_to_json(ValueType elem_vt, const char *s, size_t n,
+static bool array_to_json(ValueType elem_vt, char delim, const char *s, size_t n,
 			  ValueBuf *b, Err *e)
 {
 	int64_t dim_len[ARRAY_DIM_MAX];
@@ -1426,7 +1437,7 @@ static bool array_to_json(ValueType elem_vt, const char *s, size_t n,
 			return array_malformed(e, s, n, "unexpected end of input");
 
 		if (after_item) {
-			if (s[i] == ',') {
+			if (s[i] == delim) {
 				buf_putc(b, ',');
 				after_item = false;
 			} else if (s[i] == '}') {
@@ -1455,7 +1466,7 @@ static bool array_to_json(ValueType elem_vt, const char *s, size_t n,
 			i++;
 			continue;
 		}
-		if (s[i] == '}' || s[i] == ',')
+		if (s[i] == '}' || s[i] == delim)
 			goto unexpected;
 
 		if (leaf == 0)
@@ -1484,7 +1495,7 @@ static bool array_to_json(ValueType elem_vt, const char *s, size_t n,
 			 * space array_in would trim. NULL in any case is NULL. */
 			size_t start = i, end;
 
-			while (i < n && !array_special(s[i]))
+			while (i < n && !array_special(s[i], delim))
 				i++;
 			if (i >= n)
 				return array_malformed(e, s, n, "unexpected end of input");
@@ -1605,6 +1616,28 @@ static bool convert_bytea(const char *s, size_t n, ValueBuf *b, Value *out,
 	return true;
 }
 
+/*
+ * Text stored as it came must be UTF-8. The server converts to the UTF-8
+ * the session asks for from any encoding but SQL_ASCII, whose bytes come
+ * as stored, unchecked: those that are not UTF-8 are refused rather than
+ * stored as TEXT that no reader can decode.
+ */
+static bool text_check_utf8(const char *s, size_t n, Err *e)
+{
+	char q[ERR_QUOTED_SIZE];
+	Utf8State st = { 0 };
+
+	for (size_t i = 0; i < n; i++)
+		if (!utf8_step(&st, (unsigned char) s[i]))
+			goto invalid;
+	if (st.need == 0)
+		return true;
+invalid:
+	quote_value(q, s, n);
+	return fail(e, "invalid UTF-8 in text %s: the source must send UTF-8, which a "
+		    "SQL_ASCII database does not check; correct the value on the source", q);
+}
+
 bool values_convert(ColumnType type, const char *text, size_t len,
 		    ValueBuf *buf, Value *out, char *err, size_t errsize)
 {
@@ -1623,11 +1656,15 @@ bool values_convert(ColumnType type, const char *text, size_t len,
 	switch (type.vt) {
 	case VT_TEXT:
 	case VT_JSON:
+		if (!text_check_utf8(text, len, &e))
+			return false;
 		set_text(out, VAL_TEXT, text, len);
 		return true;
 	case VT_DATE:
 		if (len == 0)
 			return invalid(&e, VT_DATE, text, len);
+		if (!text_check_utf8(text, len, &e))
+			return false;
 		set_text(out, VAL_TEXT, text, len);
 		return true;
 	case VT_BOOL:
@@ -1673,7 +1710,10 @@ bool values_convert(ColumnType type, const char *text, size_t len,
 		set_from_buf(out, VAL_TEXT, buf);
 		return true;
 	case VT_ARRAY:
-		if (!array_to_json(type.elem_vt, text, len, buf, &e))
+		if (!array_delim_usable(type.delim))
+			return fail(&e, "arrays with element delimiter %d are not supported",
+				    (unsigned char) type.delim);
+		if (!array_to_json(type.elem_vt, type.delim, text, len, buf, &e))
 			return false;
 		set_from_buf(out, VAL_TEXT, buf);
 		return true;

@@ -17,6 +17,7 @@ typedef struct SourceType {
 	uint32_t basetype;   /* domain: its base type */
 	int32_t typmod;      /* domain: the base type's modifier */
 	uint32_t elemtype;   /* array: the element type; else 0 */
+	char elemdelim;      /* array: the element type's typdelim */
 } SourceType;
 
 /* What existing rows hold in a column added to a table. */

@@ -79,8 +79,11 @@ void session_set_stop_check(Session *s, bool (*stopping)(void));
 
 /*
  * Connects with replication=database added to conninfo (NULL: the PG*
- * environment alone), and fixes the settings that shape text output
- * (TimeZone, DateStyle, IntervalStyle, extra_float_digits, bytea_output).
+ * environment alone), with client_encoding UTF8 (checked) and with the
+ * timeouts a role or database may set (statement_timeout, lock_timeout,
+ * idle_in_transaction_session_timeout, transaction_timeout) turned off, and
+ * fixes the settings that shape text output (TimeZone, DateStyle,
+ * IntervalStyle, extra_float_digits, bytea_output).
  */
 bool session_connect(Session *s, const char *conninfo) PGM_MUST_CHECK;
 void session_disconnect(Session *s);
@@ -147,7 +150,7 @@ bool session_send_status(Session *s, Lsn write, Lsn flush, Lsn apply,
 
 /*
  * A plain (non-replication) connection to the same database, for catalog
- * look-ups while the replication connection streams. Same output settings.
+ * look-ups while the replication connection streams. Same settings.
  */
 bool session_connect_plain(Session *s, const char *conninfo) PGM_MUST_CHECK;
 
@@ -163,7 +166,9 @@ bool session_column_fill(Session *s, uint32_t relid, const char *column,
 			 SourceFill *out) PGM_MUST_CHECK;
 
 /* The current values of column in schema.table with the given key columns,
- * streamed row by row to row() (see CatalogRowFn). */
+ * streamed row by row to row() (see CatalogRowFn). When the rows cannot be
+ * read one by one, the connection is closed (false, error set): the
+ * caller connects again for its next look-up. */
 bool session_column_values(Session *s, const char *schema, const char *table,
 			   const char *const *keys, int nkeys, const char *column,
 			   CatalogRowFn row, void *arg) PGM_MUST_CHECK;

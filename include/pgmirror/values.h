@@ -47,11 +47,13 @@ enum {
 /*
  * A column's type as the mirror sees it: the ValueType and, for arrays,
  * the ValueType of the elements (which decides how each element is written
- * in JSON).
+ * in JSON) and the byte array_out puts between them: the element type's
+ * pg_type.typdelim, ',' for every built-in type but box (';').
  */
 typedef struct ColumnType {
 	ValueType vt;        /* how the value is stored */
 	ValueType elem_vt;   /* VT_ARRAY only: how elements are written */
+	char delim;          /* VT_ARRAY only: the element delimiter */
 } ColumnType;
 
 /*
@@ -95,7 +97,9 @@ void values_buf_free(ValueBuf *buf);
  * given type. out may point into text or into buf, whichever holds the
  * result; it stays valid until buf is used again. On malformed input
  * returns false with a message in err, e.g.
- * "invalid input for type int4: \"12x\"".
+ * "invalid input for type int4: \"12x\"". Text must be UTF-8 (the
+ * session asks for it; only a SQL_ASCII source can send anything else):
+ * other bytes are refused, never stored.
  */
 bool values_convert(ColumnType type, const char *text, size_t len,
 		    ValueBuf *buf, Value *out, char *err, size_t errsize)

@@ -324,7 +324,9 @@ class TestContext:
 
     # -- setup / teardown --------------------------------------------------
 
-    def setup(self):
+    def setup(self, encoding=None):
+        """encoding: create the test database with this server encoding
+        (C collation, from template0) instead of the cluster's default."""
         try:
             self.admin = psycopg2.connect(
                 dbname=os.environ.get("PGDATABASE", "postgres"),
@@ -342,7 +344,12 @@ class TestContext:
               "(pg_virtualenv -o wal_level=logical ...)" % wl)
         self._drop_db_slots()
         cur.execute("DROP DATABASE IF EXISTS %s" % qident(self.dbname))
-        cur.execute("CREATE DATABASE %s" % qident(self.dbname))
+        if encoding:
+            cur.execute("CREATE DATABASE %s ENCODING %%s LC_COLLATE 'C' "
+                        "LC_CTYPE 'C' TEMPLATE template0" % qident(self.dbname),
+                        (encoding,))
+        else:
+            cur.execute("CREATE DATABASE %s" % qident(self.dbname))
         self.conn = self.connect()
         self.server_version = self.conn.server_version
         self.dsn = make_dsn(dbname=self.dbname,
@@ -509,14 +516,28 @@ class TestContext:
     def path(self, name="mirror.db"):
         return os.path.join(self.tmpdir, name)
 
-    def run(self, args, timeout=60):
+    @staticmethod
+    def _env(env):
+        """os.environ with env's entries set (a None value removes one)."""
+        if env is None:
+            return None
+        out = dict(os.environ)
+        for k, v in env.items():
+            if v is None:
+                out.pop(k, None)
+            else:
+                out[k] = v
+        return out
+
+    def run(self, args, timeout=60, env=None):
         """Run pgmirror args... to completion: (returncode, stdout, stderr).
-        A run that does not finish within timeout is killed and fails."""
+        A run that does not finish within timeout is killed and fails.
+        env: variables to set (None: unset) for this run."""
         cmd = [self.binary] + [str(a) for a in args]
         try:
             p = subprocess.run(cmd, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, timeout=timeout,
-                               cwd=self.tmpdir)
+                               cwd=self.tmpdir, env=self._env(env))
         except subprocess.TimeoutExpired as e:
             fail("pgmirror did not finish within %ss: %s\nstderr: %s"
                  % (timeout, " ".join(shlex.quote(c) for c in cmd),
@@ -525,14 +546,15 @@ class TestContext:
         err = p.stderr.decode(errors="replace")
         return p.returncode, out, err
 
-    def start(self, args, tag=None):
+    def start(self, args, tag=None, env=None):
         """Start pgmirror args... in the background (a Proc)."""
         tag = tag or "bg%d" % len(self.procs)
         out = os.path.join(self.tmpdir, tag + ".out")
         err = os.path.join(self.tmpdir, tag + ".err")
         cmd = [self.binary] + [str(a) for a in args]
         with open(out, "wb") as fo, open(err, "wb") as fe:
-            p = subprocess.Popen(cmd, stdout=fo, stderr=fe, cwd=self.tmpdir)
+            p = subprocess.Popen(cmd, stdout=fo, stderr=fe, cwd=self.tmpdir,
+                                 env=self._env(env))
         proc = Proc(p, out, err, cmd)
         self.procs.append(proc)
         return proc
@@ -557,14 +579,14 @@ class TestContext:
         return args + list(extra) + [path]
 
     def once(self, path, slot, pubs, *extra, first=False, expect=0,
-             timeout=60):
+             timeout=60, env=None):
         """pgmirror --once; first=True adds --no-initial-copy.  Checks the
         exit code and that the slot is not ahead of the mirror."""
         extra = list(extra) + ["--once"]
         if first:
             extra.append("--no-initial-copy")
         rc, out, err = self.run(self.mirror_args(path, slot, pubs, *extra),
-                                timeout=timeout)
+                                timeout=timeout, env=env)
         if rc != expect:
             fail("pgmirror %s exited %d, expected %d\nstdout:\n%s\nstderr:\n%s"
                  % (" ".join(extra), rc, expect, out, err))
@@ -892,9 +914,10 @@ def _cluster_lock(exclusive):
     return f
 
 
-def main(test, name=None, exclusive=False):
+def main(test, name=None, exclusive=False, encoding=None):
     """Run test(ctx) and exit 0 (pass) or 1 (fail).  Never 77.
-    exclusive: the test changes server-wide settings and must run alone."""
+    exclusive: the test changes server-wide settings and must run alone.
+    encoding: the test database's server encoding (default: the cluster's)."""
     if name is None:
         base = os.path.basename(sys.argv[0])
         name = re.sub(r"^test_|\.py$", "", base)
@@ -912,7 +935,7 @@ def main(test, name=None, exclusive=False):
     t0 = time.time()
     try:
         ctx = TestContext(name)
-        ctx.setup()
+        ctx.setup(encoding=encoding)
         test(ctx)
         rc = 0
     except Failure as e:

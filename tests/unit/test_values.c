@@ -28,23 +28,28 @@
 
 #include "pgmirror/values.h"
 
-static const ColumnType T_TEXT = { VT_TEXT, VT_TEXT };
-static const ColumnType T_BOOL = { VT_BOOL, VT_TEXT };
-static const ColumnType T_INT = { VT_INT, VT_TEXT };
-static const ColumnType T_FLOAT = { VT_FLOAT, VT_TEXT };
-static const ColumnType T_NUM = { VT_NUMERIC_NUM, VT_TEXT };
-static const ColumnType T_NUMTEXT = { VT_NUMERIC_TEXT, VT_TEXT };
-static const ColumnType T_BYTEA = { VT_BYTEA, VT_TEXT };
-static const ColumnType T_DATE = { VT_DATE, VT_TEXT };
-static const ColumnType T_TS = { VT_TIMESTAMP, VT_TEXT };
-static const ColumnType T_TSTZ = { VT_TIMESTAMPTZ, VT_TEXT };
-static const ColumnType T_JSON = { VT_JSON, VT_TEXT };
+static const ColumnType T_TEXT = { VT_TEXT, VT_TEXT, ',' };
+static const ColumnType T_BOOL = { VT_BOOL, VT_TEXT, ',' };
+static const ColumnType T_INT = { VT_INT, VT_TEXT, ',' };
+static const ColumnType T_FLOAT = { VT_FLOAT, VT_TEXT, ',' };
+static const ColumnType T_NUM = { VT_NUMERIC_NUM, VT_TEXT, ',' };
+static const ColumnType T_NUMTEXT = { VT_NUMERIC_TEXT, VT_TEXT, ',' };
+static const ColumnType T_BYTEA = { VT_BYTEA, VT_TEXT, ',' };
+static const ColumnType T_DATE = { VT_DATE, VT_TEXT, ',' };
+static const ColumnType T_TS = { VT_TIMESTAMP, VT_TEXT, ',' };
+static const ColumnType T_TSTZ = { VT_TIMESTAMPTZ, VT_TEXT, ',' };
+static const ColumnType T_JSON = { VT_JSON, VT_TEXT, ',' };
+
+static ColumnType array_delim(ValueType elem, char delim)
+{
+	ColumnType t = { VT_ARRAY, elem, delim };
+
+	return t;
+}
 
 static ColumnType array_of(ValueType elem)
 {
-	ColumnType t = { VT_ARRAY, elem };
-
-	return t;
+	return array_delim(elem, ',');
 }
 
 /* numeric(p,s) as PostgreSQL encodes it in atttypmod. */
@@ -186,7 +191,7 @@ static void check_error(ColumnType t, const char *in, const char *want)
 static void check_type(uint32_t oid, int32_t typmod, ValueType vt,
 		       ValueType elem_vt, const char *name)
 {
-	ColumnType t = { VT_TEXT, VT_TEXT };
+	ColumnType t = { VT_TEXT, VT_TEXT, ',' };
 
 	if (!values_builtin_type(oid, typmod, &t))
 		fail_msg("oid %u not known", oid);
@@ -237,7 +242,7 @@ static void test_builtin_scalars(void **state)
 
 static void test_builtin_unknown(void **state)
 {
-	ColumnType t = { VT_INT, VT_INT };
+	ColumnType t = { VT_INT, VT_INT, ',' };
 
 	(void) state;
 	/* 0, an unused OID, pseudo-types, a typical user type OID. */
@@ -300,14 +305,18 @@ static void test_builtin_arrays(void **state)
 	check_type(1187, -1, VT_ARRAY, VT_TEXT, "_interval");
 	check_type(1041, -1, VT_ARRAY, VT_TEXT, "_inet");
 	check_type(1017, -1, VT_ARRAY, VT_TEXT, "_point");
-	/* box arrays are delimited by ';': kept as text, not parsed. */
-	check_type(1020, -1, VT_TEXT, 0, "_box");
+	/* box arrays are delimited by ';', all others by ','. */
+	check_type(1020, -1, VT_ARRAY, VT_TEXT, "_box");
 	assert_true(values_builtin_type(1020, -1, &t));
-	assert_int_equal(t.vt, VT_TEXT);
+	assert_int_equal(t.delim, ';');
+	assert_true(values_builtin_type(1017, -1, &t));
+	assert_int_equal(t.delim, ',');
+	assert_true(values_builtin_type(1007, -1, &t));
+	assert_int_equal(t.delim, ',');
 }
 
 /* Every OID in a range: a type has a name and a name has a type; array
- * names start with '_'; only box's array is not an array. */
+ * names, and only they, start with '_'. */
 static void test_builtin_table_consistent(void **state)
 {
 	int known = 0;
@@ -322,10 +331,7 @@ static void test_builtin_table_consistent(void **state)
 		if (!is)
 			continue;
 		known++;
-		if (t.vt == VT_ARRAY)
-			assert_int_equal(name[0], '_');
-		else if (name[0] == '_')
-			assert_int_equal(oid, 1020);
+		assert_int_equal(t.vt == VT_ARRAY, name[0] == '_');
 	}
 	assert_true(known > 140);
 }
@@ -346,7 +352,7 @@ static void test_declared_type(void **state)
 
 	(void) state;
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		ColumnType t = { cases[i].vt, VT_INT };
+		ColumnType t = { cases[i].vt, VT_INT, ',' };
 
 		assert_string_equal(values_declared_type(t), cases[i].want);
 	}
@@ -367,7 +373,8 @@ static void test_text_json_as_is(void **state)
 	check_text(T_TEXT, "{1,2}", "{1,2}");
 	check_text(T_JSON, "{\"a\": [1, 2.5, null]}", "{\"a\": [1, 2.5, null]}");
 	check_kind_bytes(T_TEXT, nul, 3, VAL_TEXT, nul, 3);
-	check_kind_bytes(T_TEXT, "\xff\xfe", 2, VAL_TEXT, "\xff\xfe", 2);
+	check_kind_bytes(T_TEXT, "h\xc3\xa9 \xf0\x9f\x98\x80", 9, VAL_TEXT,
+			 "h\xc3\xa9 \xf0\x9f\x98\x80", 9);
 
 	/* The result borrows from the input; an empty one still has a
 	 * pointer, since SQLite binds a NULL pointer as NULL. */
@@ -967,6 +974,66 @@ static void test_array_malformed(void **state)
 		    "malformed array literal: \"{\\\"1\\\"2}\": unexpected character at offset 4");
 }
 
+/* Text that is not UTF-8 (from a SQL_ASCII source) is refused, never
+ * stored: in text, json and date columns alike. */
+static void test_text_not_utf8(void **state)
+{
+	static const char hint[] = ": the source must send UTF-8, which a SQL_ASCII "
+				   "database does not check; correct the value on the source";
+	char want[256];
+
+	(void) state;
+	snprintf(want, sizeof want, "invalid UTF-8 in text \"caf\\xe9\"%s", hint);
+	check_error(T_TEXT, "caf\xe9", want);
+	snprintf(want, sizeof want, "invalid UTF-8 in text \"\\xff\\xfe\"%s", hint);
+	check_error_bytes(T_TEXT, "\xff\xfe", 2, want);
+	/* cut short, overlong, a surrogate, past U+10FFFF */
+	snprintf(want, sizeof want, "invalid UTF-8 in text \"a\\xc3\"%s", hint);
+	check_error(T_TEXT, "a\xc3", want);
+	snprintf(want, sizeof want, "invalid UTF-8 in text \"\\xc0\\xaf\"%s", hint);
+	check_error(T_TEXT, "\xc0\xaf", want);
+	snprintf(want, sizeof want, "invalid UTF-8 in text \"\\xed\\xa0\\x80\"%s", hint);
+	check_error(T_JSON, "\xed\xa0\x80", want);
+	snprintf(want, sizeof want, "invalid UTF-8 in text \"\\xf4\\x90\\x80\\x80\"%s", hint);
+	check_error(T_DATE, "\xf4\x90\x80\x80", want);
+	check_text(T_TEXT, "\xf4\x8f\xbf\xbf", "\xf4\x8f\xbf\xbf");
+}
+
+/* Elements split on the element type's delimiter: box's is ';', and its
+ * text has commas of its own. */
+static void test_array_delimiter(void **state)
+{
+	ColumnType box = array_delim(VT_TEXT, ';');
+
+	(void) state;
+	check_text(box, "{(1,1),(0,0);(3,3),(2,2)}", "[\"(1,1),(0,0)\",\"(3,3),(2,2)\"]");
+	check_text(box, "{NULL;(1e+20,2),(0,0)}", "[null,\"(1e+20,2),(0,0)\"]");
+	check_text(box, "{{(1,1),(0,0);(2,2),(0,0)};{(3,3),(0,0);(4,4),(0,0)}}",
+		   "[[\"(1,1),(0,0)\",\"(2,2),(0,0)\"],[\"(3,3),(0,0)\",\"(4,4),(0,0)\"]]");
+	check_text(box, "[0:1]={(1,1),(0,0);(2,2),(1,1)}",
+		   "[\"(1,1),(0,0)\",\"(2,2),(1,1)\"]");
+	/* quoted when the element holds the delimiter */
+	check_text(box, "{\"a;b\";c,d}", "[\"a;b\",\"c,d\"]");
+	check_text(box, "{}", "[]");
+	check_error(box, "{a;}",
+		    "malformed array literal: \"{a;}\": unexpected character at offset 3");
+	check_error(box, "{{a};b}",
+		    "malformed array literal: \"{{a};b}\": sub-arrays must have matching dimensions");
+	/* other element types split the same way */
+	check_text(array_delim(VT_INT, ';'), "{1;-2;NULL}", "[1,-2,null]");
+	check_text(array_delim(VT_INT, '|'), "{{1|2}|{3|4}}", "[[1,2],[3,4]]");
+	/* a comma is then part of an element */
+	check_error(array_delim(VT_INT, ';'), "{1,2}",
+		    "invalid input for type integer: \"1,2\"");
+	/* a delimiter that would have a meaning of its own is refused */
+	check_error(array_delim(VT_INT, '"'), "{1}",
+		    "arrays with element delimiter 34 are not supported");
+	check_error(array_delim(VT_INT, '\0'), "{1}",
+		    "arrays with element delimiter 0 are not supported");
+	check_error(array_delim(VT_INT, ' '), "{1}",
+		    "arrays with element delimiter 32 are not supported");
+}
+
 static void test_array_text(void **state)
 {
 	ColumnType t = array_of(VT_TEXT);
@@ -1282,7 +1349,7 @@ static void test_error_text(void **state)
 	assert_false(values_convert(T_INT, "x", 1, &vb, &v, small, 0));
 	/* An unknown ValueType is an error, not a crash. */
 	{
-		ColumnType bad = { (ValueType) 99, VT_TEXT };
+		ColumnType bad = { (ValueType) 99, VT_TEXT, ',' };
 
 		assert_false(values_convert(bad, "1", 1, &vb, &v, errbuf, sizeof errbuf));
 		assert_string_equal(errbuf, "unknown value type 99");
@@ -1338,20 +1405,21 @@ static void test_prefixes(void **state)
 		ColumnType t;
 		const char *s;
 	} cases[] = {
-		{ { VT_INT, VT_TEXT }, "-9223372036854775808" },
-		{ { VT_FLOAT, VT_TEXT }, "-1.2345678901234567e-300" },
-		{ { VT_NUMERIC_NUM, VT_TEXT }, "-12345.678" },
-		{ { VT_NUMERIC_TEXT, VT_TEXT }, "-123456789012345678901234567890.5" },
-		{ { VT_BYTEA, VT_TEXT }, "\\x00ff80" },
-		{ { VT_TIMESTAMP, VT_TEXT }, "0044-03-15 12:00:00.25 BC" },
-		{ { VT_TIMESTAMPTZ, VT_TEXT }, "0044-03-15 12:00:00.25+05:30:15 BC" },
-		{ { VT_ARRAY, VT_INT }, "[0:1][1:2]={{1,2},{3,NULL}}" },
-		{ { VT_ARRAY, VT_TEXT }, "{\"a\\\"b\",c,NULL,\"\xc3\xa9\"}" },
-		{ { VT_ARRAY, VT_JSON }, "{\"{\\\"a\\\": [1, true, null, \\\"x\\\"]}\",2}" },
-		{ { VT_ARRAY, VT_FLOAT }, "{1.5e+10,NaN,-Infinity}" },
-		{ { VT_ARRAY, VT_BYTEA }, "{\"\\\\x01ff\"}" },
-		{ { VT_ARRAY, VT_TIMESTAMPTZ }, "{\"2024-01-01 01:00:00.5+05:30\"}" },
-		{ { VT_ARRAY, VT_BOOL }, "{{t,f},{f,t}}" },
+		{ { VT_INT, VT_TEXT, ',' }, "-9223372036854775808" },
+		{ { VT_FLOAT, VT_TEXT, ',' }, "-1.2345678901234567e-300" },
+		{ { VT_NUMERIC_NUM, VT_TEXT, ',' }, "-12345.678" },
+		{ { VT_NUMERIC_TEXT, VT_TEXT, ',' }, "-123456789012345678901234567890.5" },
+		{ { VT_BYTEA, VT_TEXT, ',' }, "\\x00ff80" },
+		{ { VT_TIMESTAMP, VT_TEXT, ',' }, "0044-03-15 12:00:00.25 BC" },
+		{ { VT_TIMESTAMPTZ, VT_TEXT, ',' }, "0044-03-15 12:00:00.25+05:30:15 BC" },
+		{ { VT_ARRAY, VT_INT, ',' }, "[0:1][1:2]={{1,2},{3,NULL}}" },
+		{ { VT_ARRAY, VT_TEXT, ',' }, "{\"a\\\"b\",c,NULL,\"\xc3\xa9\"}" },
+		{ { VT_ARRAY, VT_JSON, ',' }, "{\"{\\\"a\\\": [1, true, null, \\\"x\\\"]}\",2}" },
+		{ { VT_ARRAY, VT_FLOAT, ',' }, "{1.5e+10,NaN,-Infinity}" },
+		{ { VT_ARRAY, VT_BYTEA, ',' }, "{\"\\\\x01ff\"}" },
+		{ { VT_ARRAY, VT_TIMESTAMPTZ, ',' }, "{\"2024-01-01 01:00:00.5+05:30\"}" },
+		{ { VT_ARRAY, VT_TEXT, ';' }, "{{(1,1),(0,0);\"(2,2),(1,1)\"};{NULL;(3,3),(2,2)}}" },
+		{ { VT_ARRAY, VT_BOOL, ',' }, "{{t,f},{f,t}}" },
 	};
 
 	(void) state;
@@ -1390,7 +1458,7 @@ static void test_random_input(void **state)
 		"{\"{\\\"k\\\": [1]}\"}", "{1.5,NaN}", "2024-01-01 01:00:00.5+05:30",
 		"\\x00ff", "-12.50", "Infinity", "{\"\\\\x01\"}",
 	};
-	static const char alphabet[] = "{}[]:=,\"\\ \t0123456789.-+eEtfNULxnaI\xc3\xa9\xff:BC";
+	static const char alphabet[] = "{}[]:=,;\"\\ \t0123456789.-+eEtfNULxnaI\xc3\xa9\xff:BC";
 	static const ValueType vts[] = {
 		VT_TEXT, VT_BOOL, VT_INT, VT_FLOAT, VT_NUMERIC_NUM,
 		VT_NUMERIC_TEXT, VT_BYTEA, VT_DATE, VT_TIMESTAMP,
@@ -1447,6 +1515,7 @@ static void test_random_input(void **state)
 		}
 		t.vt = vts[rng_below(sizeof vts / sizeof vts[0])];
 		t.elem_vt = vts[rng_below(sizeof vts / sizeof vts[0] - 1)];
+		t.delim = rng_below(4) == 0 ? ';' : ',';
 
 		ok = convert_copy(t, in, n, &v, &copy);
 		if (!ok) {
@@ -1495,6 +1564,8 @@ int main(void)
 		TEST(test_timestamptz_against_gmtime),
 		TEST(test_array_int),
 		TEST(test_array_malformed),
+		TEST(test_text_not_utf8),
+		TEST(test_array_delimiter),
 		TEST(test_array_text),
 		TEST(test_array_bool),
 		TEST(test_array_float),
