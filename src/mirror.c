@@ -46,11 +46,13 @@ struct MirrorTable {
 	int ncols;
 	bool *is_key;            /* per column */
 	bool full;               /* REPLICA IDENTITY FULL: match on all columns */
+	const char *rowid;       /* FULL: a name of the row id no column takes, or NULL */
 	char *collist;           /* "a","b",... quoted */
 	char **qcols;            /* each column quoted, "a" */
 	sqlite3_stmt *ins;       /* prepared on first use, reused */
 	sqlite3_stmt *upd;
 	sqlite3_stmt *del;
+	sqlite3_stmt *sel;       /* FULL without a row id name: the matching rows */
 	sqlite3_stmt *trunc;
 	sqlite3_stmt *setcol;    /* mirror_table_set_column, for column setcol_index */
 	int setcol_index;
@@ -778,6 +780,26 @@ static bool rebuild_table(Mirror *m, const MirrorTableDef *def, const MirrorPlan
 	       exec_owned(m, sqlite3_mprintf("ALTER TABLE %s RENAME TO \"%w\"", tmp, def->name));
 }
 
+/*
+ * A name under which SQLite's row id of a table with def's columns is
+ * reachable: a column named rowid, _rowid_ or oid (in any case) hides
+ * that name of it. NULL when the table has all three.
+ */
+static const char *rowid_name(const MirrorTableDef *def)
+{
+	static const char *const names[] = {"rowid", "_rowid_", "oid"};
+
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		bool taken = false;
+
+		for (int i = 0; i < def->ncols && !taken; i++)
+			taken = sqlite3_stricmp(def->cols[i].name, names[k]) == 0;
+		if (!taken)
+			return names[k];
+	}
+	return NULL;
+}
+
 bool mirror_table_sync(Mirror *m, const MirrorTableDef *def, const MirrorPlan *plan,
 		       const Value *fill, MirrorTable **out)
 {
@@ -810,6 +832,7 @@ bool mirror_table_sync(Mirror *m, const MirrorTableDef *def, const MirrorPlan *p
 	t->collist = sqlite3_str_finish(cols);
 	if (t->collist == NULL)
 		t->collist = sqlite3_mprintf("%s", "");
+	t->rowid = t->full ? rowid_name(def) : NULL;
 	*out = t;
 	return true;
 }
@@ -821,6 +844,7 @@ void mirror_table_free(MirrorTable *t)
 	sqlite3_finalize(t->ins);
 	sqlite3_finalize(t->upd);
 	sqlite3_finalize(t->del);
+	sqlite3_finalize(t->sel);
 	sqlite3_finalize(t->trunc);
 	sqlite3_finalize(t->setcol);
 	for (int i = 0; i < t->ncols; i++)
@@ -855,18 +879,19 @@ static void bind_value(sqlite3_stmt *st, int idx, const Value *v)
 
 /*
  * The row-matching condition. With a key: "k1" IS ?a AND ... (uses the
- * primary key). With REPLICA IDENTITY FULL: the rowid of the first row
+ * primary key). With REPLICA IDENTITY FULL: the row id of the first row
  * whose every sent column is equal, so that exactly one of several
- * identical rows changes. first is the parameter number of column 0's
+ * identical rows changes (without a name for the row id, every such row:
+ * see change_full_unnamed). first is the parameter number of column 0's
  * value; under FULL, the "not sent" flags follow the values.
  */
 static void append_match(sqlite3_str *s, const MirrorTable *t, int first)
 {
-	bool any = false;
+	bool any = false, one = t->full && t->rowid != NULL;
 
-	if (t->full)
-		sqlite3_str_appendf(s, " WHERE rowid = (SELECT rowid FROM \"%w\" WHERE ",
-				    t->name);
+	if (one)
+		sqlite3_str_appendf(s, " WHERE %s = (SELECT %s FROM \"%w\" WHERE ",
+				    t->rowid, t->rowid, t->name);
 	else
 		sqlite3_str_appendall(s, " WHERE ");
 	for (int i = 0; i < t->ncols; i++) {
@@ -882,7 +907,7 @@ static void append_match(sqlite3_str *s, const MirrorTable *t, int first)
 	}
 	if (!any)
 		sqlite3_str_appendall(s, "0");
-	if (t->full)
+	if (one)
 		sqlite3_str_appendall(s, " LIMIT 1)");
 }
 
@@ -948,6 +973,15 @@ static char *build_delete(const MirrorTable *t)
 	return sqlite3_str_finish(s);
 }
 
+static char *build_select(const MirrorTable *t)
+{
+	sqlite3_str *s = sqlite3_str_new(NULL);
+
+	sqlite3_str_appendf(s, "SELECT %s FROM \"%w\"", t->collist, t->name);
+	append_match(s, t, 1);
+	return sqlite3_str_finish(s);
+}
+
 static char *build_truncate(const MirrorTable *t)
 {
 	return sqlite3_mprintf("DELETE FROM \"%w\"", t->name);
@@ -964,11 +998,80 @@ bool mirror_table_insert(MirrorTable *t, const Value *vals)
 	return step_done(t->m, st, "insert a row");
 }
 
+/*
+ * A keyless table with columns named rowid, _rowid_ and oid has no name
+ * left for SQLite's row id, so no statement can pick one of several equal
+ * rows. Then every matching row is taken out, and all are put back but
+ * the first, which is left out (vals NULL: a delete) or put back changed
+ * (keep[i]: column i keeps its value). Rare, so it may allocate.
+ */
+static bool change_full_unnamed(MirrorTable *t, const Value *match, const bool *match_used,
+				const Value *vals, const bool *keep, int *nchanged)
+{
+	sqlite3_stmt *sel = table_stmt(t, &t->sel, build_select);
+	sqlite3_stmt *del = table_stmt(t, &t->del, build_delete);
+	sqlite3_stmt *ins = table_stmt(t, &t->ins, build_insert);
+	sqlite3_value **rows = NULL;
+	size_t nrows = 0, n;
+	bool ok = false;
+	int rc;
+
+	if (sel == NULL || del == NULL || ins == NULL)
+		return false;
+	bind_match(t, sel, 1, match, match_used);
+	while ((rc = sqlite3_step(sel)) == SQLITE_ROW) {
+		rows = xreallocarray(rows, (nrows + 1) * (size_t)t->ncols, sizeof(*rows));
+		for (int i = 0; i < t->ncols; i++) {
+			sqlite3_value *v = sqlite3_value_dup(sqlite3_column_value(sel, i));
+
+			if (v == NULL) {
+				fprintf(stderr, "pgmirror: out of memory\n");
+				exit(1);
+			}
+			rows[nrows * (size_t)t->ncols + (size_t)i] = v;
+		}
+		nrows++;
+	}
+	sqlite3_reset(sel);
+	if (rc != SQLITE_DONE) {
+		set_error(t->m, "could not find a row in mirror \"%s\": %s", t->m->path,
+			  sqlite3_errmsg(t->m->db));
+		goto done;
+	}
+	*nchanged = nrows > 0;
+	if (nrows == 0) {
+		ok = true;
+		goto done;
+	}
+	bind_match(t, del, 1, match, match_used);
+	if (!step_done(t->m, del, "delete a row"))
+		goto done;
+	ok = true;
+	for (size_t r = vals == NULL ? 1 : 0; ok && r < nrows; r++) {
+		for (int i = 0; i < t->ncols; i++) {
+			if (r == 0 && !keep[i])
+				bind_value(ins, i + 1, &vals[i]);
+			else
+				sqlite3_bind_value(ins, i + 1, rows[r * (size_t)t->ncols + (size_t)i]);
+		}
+		ok = step_done(t->m, ins, r == 0 ? "update a row" : "put back a row");
+	}
+done:
+	n = nrows * (size_t)t->ncols;
+	for (size_t i = 0; i < n; i++)
+		sqlite3_value_free(rows[i]);
+	free(rows);
+	return ok;
+}
+
 bool mirror_table_update(MirrorTable *t, const Value *match, const bool *match_used,
 			 const Value *vals, const bool *keep, int *nchanged)
 {
-	sqlite3_stmt *st = table_stmt(t, &t->upd, build_update);
+	sqlite3_stmt *st;
 
+	if (t->full && t->rowid == NULL)
+		return change_full_unnamed(t, match, match_used, vals, keep, nchanged);
+	st = table_stmt(t, &t->upd, build_update);
 	if (st == NULL)
 		return false;
 	for (int i = 0; i < t->ncols; i++) {
@@ -985,8 +1088,11 @@ bool mirror_table_update(MirrorTable *t, const Value *match, const bool *match_u
 bool mirror_table_delete(MirrorTable *t, const Value *match, const bool *match_used,
 			 int *nchanged)
 {
-	sqlite3_stmt *st = table_stmt(t, &t->del, build_delete);
+	sqlite3_stmt *st;
 
+	if (t->full && t->rowid == NULL)
+		return change_full_unnamed(t, match, match_used, NULL, NULL, nchanged);
+	st = table_stmt(t, &t->del, build_delete);
 	if (st == NULL)
 		return false;
 	bind_match(t, st, 1, match, match_used);
