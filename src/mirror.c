@@ -165,12 +165,98 @@ static bool is_foreign_database(Mirror *m, bool *foreign)
 	return true;
 }
 
+/*
+ * SQLite keeps a WAL database's index in the -shm file, mapped shared into
+ * every process that uses the database; where the filesystem cannot map it
+ * (or the path is not a file at all), readers and writer could not work
+ * side by side, so the mirror is refused rather than run in another mode.
+ * mode_or_null: the journal mode SQLite reported, or NULL after an error.
+ */
+static void set_wal_error(Mirror *m, const char *mode_or_null)
+{
+	char why[256];
+
+	if (mode_or_null != NULL)
+		snprintf(why, sizeof(why), "its journal mode stays \"%s\"", mode_or_null);
+	else
+		snprintf(why, sizeof(why), "%s", sqlite3_errmsg(m->db));
+	set_error(m, "mirror \"%s\" cannot use SQLite's WAL journal mode (%s), which pgmirror "
+		  "needs so that readers never see part of a transaction; put the mirror on a "
+		  "local filesystem that supports shared memory mappings", m->path, why);
+}
+
+/* True when the last error came from the -shm file of the WAL index. */
+static bool is_wal_index_error(Mirror *m)
+{
+	switch (sqlite3_extended_errcode(m->db)) {
+	case SQLITE_IOERR_SHMOPEN:
+	case SQLITE_IOERR_SHMSIZE:
+	case SQLITE_IOERR_SHMLOCK:
+	case SQLITE_IOERR_SHMMAP:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Puts the database in WAL mode and reads through the WAL index once. */
+static bool use_wal(Mirror *m)
+{
+	sqlite3_stmt *st = prepare(m, "PRAGMA journal_mode = WAL", false);
+	const char *mode;
+	bool ok = false;
+
+	if (st == NULL)
+		return false;
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		if (is_wal_index_error(m))
+			set_wal_error(m, NULL);
+		else
+			set_error(m, "could not set the journal mode of mirror \"%s\": %s",
+				  m->path, sqlite3_errmsg(m->db));
+		goto done;
+	}
+	mode = (const char *)sqlite3_column_text(st, 0);
+	if (mode == NULL || sqlite3_stricmp(mode, "wal") != 0) {
+		set_wal_error(m, mode ? mode : "");
+		goto done;
+	}
+	ok = true;
+done:
+	sqlite3_finalize(st);
+	/* the switch maps nothing yet: the next read does */
+	if (ok && sqlite3_exec(m->db, "SELECT count(*) FROM sqlite_schema", NULL, NULL,
+			       NULL) != SQLITE_OK) {
+		set_wal_error(m, NULL);
+		ok = false;
+	}
+	return ok;
+}
+
+/* Removes a mirror file that mirror_open() created and could not make a
+ * mirror, with what SQLite made beside it, so no broken mirror remains. */
+static void remove_new_file(const char *path)
+{
+	static const char *const suffixes[] = {"-wal", "-shm", "-journal", ""};
+
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		char *name = sqlite3_mprintf("%s%s", path, suffixes[i]);
+
+		if (name == NULL) {
+			fprintf(stderr, "pgmirror: out of memory\n");
+			exit(1);
+		}
+		(void)unlink(name);
+		sqlite3_free(name);
+	}
+}
+
 MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 			     char **errmsg)
 {
 	Mirror *m = xcalloc(1, sizeof(*m));
 	MirrorOpenResult res = MIRROR_OPEN_ERROR;
-	bool foreign = false, create = mode == MIRROR_CREATE;
+	bool foreign = false, create = mode == MIRROR_CREATE, created = false;
 	int flags = (mode == MIRROR_READ ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) |
 		    SQLITE_OPEN_NOMUTEX;
 
@@ -179,8 +265,15 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 	*out = NULL;
 	*errmsg = NULL;
 
-	m->lock_fd = open(path, (mode == MIRROR_READ ? O_RDONLY : O_RDWR) | O_CLOEXEC |
-			  (create ? O_CREAT : 0), 0644);
+	/* A new mirror holds the source's rows: only its owner may read it
+	 * (SQLite gives -wal and -shm the mode of the database file). An
+	 * existing file keeps the mode its owner gave it. */
+	if (create) {
+		m->lock_fd = open(path, O_RDWR | O_CLOEXEC | O_CREAT | O_EXCL, 0600);
+		created = m->lock_fd >= 0;
+	}
+	if (m->lock_fd < 0 && (!create || errno == EEXIST))
+		m->lock_fd = open(path, (mode == MIRROR_READ ? O_RDONLY : O_RDWR) | O_CLOEXEC);
 	if (m->lock_fd < 0) {
 		if (create && errno == ENOENT)
 			set_error(m, "could not create mirror \"%s\": %s; create its directory "
@@ -209,6 +302,8 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 		if (sqlite3_errcode(m->db) == SQLITE_NOTADB)
 			set_error(m, "\"%s\" is not an SQLite database, so not a mirror; give a "
 				  "new file name or an existing mirror", path);
+		else if (is_wal_index_error(m))
+			set_wal_error(m, NULL);
 		else
 			set_error(m, "could not open mirror \"%s\": %s", path,
 				  sqlite3_errmsg(m->db));
@@ -223,7 +318,8 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 		*out = m;
 		return MIRROR_OPEN_OK;
 	}
-	if (!exec_sql(m, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; "
+	if (!use_wal(m) ||
+	    !exec_sql(m, "PRAGMA synchronous = FULL; "
 		      "PRAGMA foreign_keys = OFF; PRAGMA trusted_schema = OFF"))
 		goto error;
 	if (!exec_sql(m, "BEGIN IMMEDIATE") || !exec_sql(m, mirror_schema_sql) ||
@@ -242,6 +338,12 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 
 error:
 	*errmsg = xstrdup(m->errbuf);
+	/* still locked: nobody else can have started using the new file */
+	if (created) {
+		sqlite3_close(m->db);
+		m->db = NULL;
+		remove_new_file(path);
+	}
 	mirror_free(m);
 	return res;
 }
