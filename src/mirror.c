@@ -283,6 +283,7 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 		goto error;
 	}
 	if (mode != MIRROR_READ && flock(m->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+		created = false; /* another process has it now: it is not ours to remove */
 		if (errno == EWOULDBLOCK) {
 			set_error(m, "mirror \"%s\" is in use by another pgmirror process", path);
 			res = MIRROR_OPEN_LOCKED;
@@ -338,7 +339,7 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 
 error:
 	*errmsg = xstrdup(m->errbuf);
-	/* still locked: nobody else can have started using the new file */
+	/* still locked by us: nobody else can have started using the new file */
 	if (created) {
 		sqlite3_close(m->db);
 		m->db = NULL;

@@ -9,6 +9,7 @@ path ":memory:" (which SQLite would take for an in-memory database, in
 "memory" journal mode) is refused the same way."""
 
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -22,7 +23,6 @@ def files(path):
 
 def run_shim(ctx, shim, args):
     env = dict(os.environ, LD_PRELOAD=shim)
-    import subprocess
     p = subprocess.run([ctx.binary] + args, stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, timeout=60, cwd=ctx.tmpdir, env=env)
     return p.returncode, p.stderr.decode(errors="replace")
