@@ -34,6 +34,7 @@ typedef struct RelEntry {
 	Value *oldvals;
 	bool *keep;             /* new tuple: column not sent ('u') */
 	bool *used;             /* old tuple: column identifies the row */
+	bool big_bufs;          /* a scratch buffer outgrew VALUES_BUF_KEEP */
 } RelEntry;
 
 typedef struct TypeEntry {
@@ -50,6 +51,7 @@ struct Applier {
 	size_t nrels;
 	TypeEntry *types;        /* Type messages seen */
 	size_t ntypes;
+	bool big_bufs;           /* some relation's big_bufs is set */
 
 	bool in_txn;             /* between Begin and Commit */
 	bool skipping;           /* this transaction was applied before */
@@ -384,6 +386,37 @@ char *apply_table_problem(const char *nspname, const char *relname,
 	return why;
 }
 
+/*
+ * values_convert() into one of r's scratch buffers. A buffer that a huge
+ * value made large is noted, and freed once the message is applied
+ * (trim_scratch), so that its memory does not stay with the process.
+ */
+static bool convert_value(Applier *a, RelEntry *r, int col, const char *text, size_t len,
+			  ValueBuf *buf, Value *out, char *err, size_t errsize)
+{
+	bool ok = values_convert(r->types[col], text, len, buf, out, err, errsize);
+
+	if (buf->cap > VALUES_BUF_KEEP)
+		a->big_bufs = r->big_bufs = true;
+	return ok;
+}
+
+static void trim_scratch(Applier *a)
+{
+	for (size_t i = 0; i < a->nrels_cap; i++) {
+		RelEntry *r = &a->rels[i];
+
+		if (r->oid == 0 || !r->big_bufs)
+			continue;
+		for (int c = 0; c < r->ncols; c++) {
+			values_buf_trim(&r->newbufs[c]);
+			values_buf_trim(&r->oldbufs[c]);
+		}
+		r->big_bufs = false;
+	}
+	a->big_bufs = false;
+}
+
 static bool has_key(const RelEntry *r)
 {
 	if (r->replident == 'f' || r->replident == 'n')
@@ -413,8 +446,8 @@ static bool fill_constant(Applier *a, RelEntry *r, int col, const char *name, Va
 		return false;
 	}
 	if (f.has_missing && f.missing != NULL) {
-		ok = values_convert(r->types[col], f.missing, strlen(f.missing), &r->newbufs[col],
-				    out, err, sizeof(err));
+		ok = convert_value(a, r, col, f.missing, strlen(f.missing), &r->newbufs[col],
+				   out, err, sizeof(err));
 		if (!ok)
 			set_error(a, "could not use the value of column \"%s\" added to \"%s\": %s",
 				  name, r->display, err);
@@ -451,8 +484,8 @@ static bool fill_one_row(void *arg, const char *const *vals, const int *lens)
 
 		if (vals[k] == NULL)
 			v->kind = VAL_NULL;
-		else if (!values_convert(r->types[c], vals[k], (size_t)lens[k], b, v, err,
-					 sizeof(err))) {
+		else if (!convert_value(f->a, r, c, vals[k], (size_t)lens[k], b, v, err,
+					sizeof(err))) {
 			set_error(f->a, "could not fill column \"%s\" added to \"%s\": column %d: %s",
 				  f->name, r->display, c + 1, err);
 			return false;
@@ -680,8 +713,8 @@ static bool convert_tuple(Applier *a, RelEntry *r, const PgoTuple *tup, char kin
 				r->used[i] = false;
 			break;
 		case PGO_COL_TEXT:
-			if (!values_convert(r->types[i], (const char *)v->data, v->len, &bufs[i],
-					    &vals[i], err, sizeof(err))) {
+			if (!convert_value(a, r, i, (const char *)v->data, v->len, &bufs[i],
+					   &vals[i], err, sizeof(err))) {
 				set_error(a, "could not apply %s to \"%s\": column %d: %s", what,
 					  r->display, i + 1, err);
 				return false;
@@ -890,6 +923,8 @@ bool apply_message(Applier *a, const PgoMessage *msg)
 		ok = false;
 		break;
 	}
+	if (a->big_bufs)
+		trim_scratch(a);
 	if (!ok)
 		abort_group(a);
 	else if (a->in_txn && msg->type != PGO_BEGIN && msg->type != PGO_ORIGIN &&

@@ -46,11 +46,13 @@ struct MirrorTable {
 	int ncols;
 	bool *is_key;            /* per column */
 	bool full;               /* REPLICA IDENTITY FULL: match on all columns */
+	const char *rowid;       /* FULL: a name of the row id no column takes, or NULL */
 	char *collist;           /* "a","b",... quoted */
 	char **qcols;            /* each column quoted, "a" */
 	sqlite3_stmt *ins;       /* prepared on first use, reused */
 	sqlite3_stmt *upd;
 	sqlite3_stmt *del;
+	sqlite3_stmt *sel;       /* FULL without a row id name: the matching rows */
 	sqlite3_stmt *trunc;
 	sqlite3_stmt *setcol;    /* mirror_table_set_column, for column setcol_index */
 	int setcol_index;
@@ -163,12 +165,98 @@ static bool is_foreign_database(Mirror *m, bool *foreign)
 	return true;
 }
 
+/*
+ * SQLite keeps a WAL database's index in the -shm file, mapped shared into
+ * every process that uses the database; where the filesystem cannot map it
+ * (or the path is not a file at all), readers and writer could not work
+ * side by side, so the mirror is refused rather than run in another mode.
+ * mode_or_null: the journal mode SQLite reported, or NULL after an error.
+ */
+static void set_wal_error(Mirror *m, const char *mode_or_null)
+{
+	char why[256];
+
+	if (mode_or_null != NULL)
+		snprintf(why, sizeof(why), "its journal mode stays \"%s\"", mode_or_null);
+	else
+		snprintf(why, sizeof(why), "%s", sqlite3_errmsg(m->db));
+	set_error(m, "mirror \"%s\" cannot use SQLite's WAL journal mode (%s), which pgmirror "
+		  "needs so that readers never see part of a transaction; put the mirror on a "
+		  "local filesystem that supports shared memory mappings", m->path, why);
+}
+
+/* True when the last error came from the -shm file of the WAL index. */
+static bool is_wal_index_error(Mirror *m)
+{
+	switch (sqlite3_extended_errcode(m->db)) {
+	case SQLITE_IOERR_SHMOPEN:
+	case SQLITE_IOERR_SHMSIZE:
+	case SQLITE_IOERR_SHMLOCK:
+	case SQLITE_IOERR_SHMMAP:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Puts the database in WAL mode and reads through the WAL index once. */
+static bool use_wal(Mirror *m)
+{
+	sqlite3_stmt *st = prepare(m, "PRAGMA journal_mode = WAL", false);
+	const char *mode;
+	bool ok = false;
+
+	if (st == NULL)
+		return false;
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		if (is_wal_index_error(m))
+			set_wal_error(m, NULL);
+		else
+			set_error(m, "could not set the journal mode of mirror \"%s\": %s",
+				  m->path, sqlite3_errmsg(m->db));
+		goto done;
+	}
+	mode = (const char *)sqlite3_column_text(st, 0);
+	if (mode == NULL || sqlite3_stricmp(mode, "wal") != 0) {
+		set_wal_error(m, mode ? mode : "");
+		goto done;
+	}
+	ok = true;
+done:
+	sqlite3_finalize(st);
+	/* the switch maps nothing yet: the next read does */
+	if (ok && sqlite3_exec(m->db, "SELECT count(*) FROM sqlite_schema", NULL, NULL,
+			       NULL) != SQLITE_OK) {
+		set_wal_error(m, NULL);
+		ok = false;
+	}
+	return ok;
+}
+
+/* Removes a mirror file that mirror_open() created and could not make a
+ * mirror, with what SQLite made beside it, so no broken mirror remains. */
+static void remove_new_file(const char *path)
+{
+	static const char *const suffixes[] = {"-wal", "-shm", "-journal", ""};
+
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		char *name = sqlite3_mprintf("%s%s", path, suffixes[i]);
+
+		if (name == NULL) {
+			fprintf(stderr, "pgmirror: out of memory\n");
+			exit(1);
+		}
+		(void)unlink(name);
+		sqlite3_free(name);
+	}
+}
+
 MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 			     char **errmsg)
 {
 	Mirror *m = xcalloc(1, sizeof(*m));
 	MirrorOpenResult res = MIRROR_OPEN_ERROR;
-	bool foreign = false, create = mode == MIRROR_CREATE;
+	bool foreign = false, create = mode == MIRROR_CREATE, created = false;
 	int flags = (mode == MIRROR_READ ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) |
 		    SQLITE_OPEN_NOMUTEX;
 
@@ -177,8 +265,15 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 	*out = NULL;
 	*errmsg = NULL;
 
-	m->lock_fd = open(path, (mode == MIRROR_READ ? O_RDONLY : O_RDWR) | O_CLOEXEC |
-			  (create ? O_CREAT : 0), 0644);
+	/* A new mirror holds the source's rows: only its owner may read it
+	 * (SQLite gives -wal and -shm the mode of the database file). An
+	 * existing file keeps the mode its owner gave it. */
+	if (create) {
+		m->lock_fd = open(path, O_RDWR | O_CLOEXEC | O_CREAT | O_EXCL, 0600);
+		created = m->lock_fd >= 0;
+	}
+	if (m->lock_fd < 0 && (!create || errno == EEXIST))
+		m->lock_fd = open(path, (mode == MIRROR_READ ? O_RDONLY : O_RDWR) | O_CLOEXEC);
 	if (m->lock_fd < 0) {
 		if (create && errno == ENOENT)
 			set_error(m, "could not create mirror \"%s\": %s; create its directory "
@@ -188,6 +283,7 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 		goto error;
 	}
 	if (mode != MIRROR_READ && flock(m->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+		created = false; /* another process has it now: it is not ours to remove */
 		if (errno == EWOULDBLOCK) {
 			set_error(m, "mirror \"%s\" is in use by another pgmirror process", path);
 			res = MIRROR_OPEN_LOCKED;
@@ -207,6 +303,8 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 		if (sqlite3_errcode(m->db) == SQLITE_NOTADB)
 			set_error(m, "\"%s\" is not an SQLite database, so not a mirror; give a "
 				  "new file name or an existing mirror", path);
+		else if (is_wal_index_error(m))
+			set_wal_error(m, NULL);
 		else
 			set_error(m, "could not open mirror \"%s\": %s", path,
 				  sqlite3_errmsg(m->db));
@@ -221,7 +319,8 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 		*out = m;
 		return MIRROR_OPEN_OK;
 	}
-	if (!exec_sql(m, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; "
+	if (!use_wal(m) ||
+	    !exec_sql(m, "PRAGMA synchronous = FULL; "
 		      "PRAGMA foreign_keys = OFF; PRAGMA trusted_schema = OFF"))
 		goto error;
 	if (!exec_sql(m, "BEGIN IMMEDIATE") || !exec_sql(m, mirror_schema_sql) ||
@@ -240,6 +339,12 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 
 error:
 	*errmsg = xstrdup(m->errbuf);
+	/* still locked by us: nobody else can have started using the new file */
+	if (created) {
+		sqlite3_close(m->db);
+		m->db = NULL;
+		remove_new_file(path);
+	}
 	mirror_free(m);
 	return res;
 }
@@ -778,6 +883,26 @@ static bool rebuild_table(Mirror *m, const MirrorTableDef *def, const MirrorPlan
 	       exec_owned(m, sqlite3_mprintf("ALTER TABLE %s RENAME TO \"%w\"", tmp, def->name));
 }
 
+/*
+ * A name under which SQLite's row id of a table with def's columns is
+ * reachable: a column named rowid, _rowid_ or oid (in any case) hides
+ * that name of it. NULL when the table has all three.
+ */
+static const char *rowid_name(const MirrorTableDef *def)
+{
+	static const char *const names[] = {"rowid", "_rowid_", "oid"};
+
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		bool taken = false;
+
+		for (int i = 0; i < def->ncols && !taken; i++)
+			taken = sqlite3_stricmp(def->cols[i].name, names[k]) == 0;
+		if (!taken)
+			return names[k];
+	}
+	return NULL;
+}
+
 bool mirror_table_sync(Mirror *m, const MirrorTableDef *def, const MirrorPlan *plan,
 		       const Value *fill, MirrorTable **out)
 {
@@ -810,6 +935,7 @@ bool mirror_table_sync(Mirror *m, const MirrorTableDef *def, const MirrorPlan *p
 	t->collist = sqlite3_str_finish(cols);
 	if (t->collist == NULL)
 		t->collist = sqlite3_mprintf("%s", "");
+	t->rowid = t->full ? rowid_name(def) : NULL;
 	*out = t;
 	return true;
 }
@@ -821,6 +947,7 @@ void mirror_table_free(MirrorTable *t)
 	sqlite3_finalize(t->ins);
 	sqlite3_finalize(t->upd);
 	sqlite3_finalize(t->del);
+	sqlite3_finalize(t->sel);
 	sqlite3_finalize(t->trunc);
 	sqlite3_finalize(t->setcol);
 	for (int i = 0; i < t->ncols; i++)
@@ -855,18 +982,19 @@ static void bind_value(sqlite3_stmt *st, int idx, const Value *v)
 
 /*
  * The row-matching condition. With a key: "k1" IS ?a AND ... (uses the
- * primary key). With REPLICA IDENTITY FULL: the rowid of the first row
+ * primary key). With REPLICA IDENTITY FULL: the row id of the first row
  * whose every sent column is equal, so that exactly one of several
- * identical rows changes. first is the parameter number of column 0's
+ * identical rows changes (without a name for the row id, every such row:
+ * see change_full_unnamed). first is the parameter number of column 0's
  * value; under FULL, the "not sent" flags follow the values.
  */
 static void append_match(sqlite3_str *s, const MirrorTable *t, int first)
 {
-	bool any = false;
+	bool any = false, one = t->full && t->rowid != NULL;
 
-	if (t->full)
-		sqlite3_str_appendf(s, " WHERE rowid = (SELECT rowid FROM \"%w\" WHERE ",
-				    t->name);
+	if (one)
+		sqlite3_str_appendf(s, " WHERE %s = (SELECT %s FROM \"%w\" WHERE ",
+				    t->rowid, t->rowid, t->name);
 	else
 		sqlite3_str_appendall(s, " WHERE ");
 	for (int i = 0; i < t->ncols; i++) {
@@ -882,7 +1010,7 @@ static void append_match(sqlite3_str *s, const MirrorTable *t, int first)
 	}
 	if (!any)
 		sqlite3_str_appendall(s, "0");
-	if (t->full)
+	if (one)
 		sqlite3_str_appendall(s, " LIMIT 1)");
 }
 
@@ -948,6 +1076,15 @@ static char *build_delete(const MirrorTable *t)
 	return sqlite3_str_finish(s);
 }
 
+static char *build_select(const MirrorTable *t)
+{
+	sqlite3_str *s = sqlite3_str_new(NULL);
+
+	sqlite3_str_appendf(s, "SELECT %s FROM \"%w\"", t->collist, t->name);
+	append_match(s, t, 1);
+	return sqlite3_str_finish(s);
+}
+
 static char *build_truncate(const MirrorTable *t)
 {
 	return sqlite3_mprintf("DELETE FROM \"%w\"", t->name);
@@ -964,11 +1101,80 @@ bool mirror_table_insert(MirrorTable *t, const Value *vals)
 	return step_done(t->m, st, "insert a row");
 }
 
+/*
+ * A keyless table with columns named rowid, _rowid_ and oid has no name
+ * left for SQLite's row id, so no statement can pick one of several equal
+ * rows. Then every matching row is taken out, and all are put back but
+ * the first, which is left out (vals NULL: a delete) or put back changed
+ * (keep[i]: column i keeps its value). Rare, so it may allocate.
+ */
+static bool change_full_unnamed(MirrorTable *t, const Value *match, const bool *match_used,
+				const Value *vals, const bool *keep, int *nchanged)
+{
+	sqlite3_stmt *sel = table_stmt(t, &t->sel, build_select);
+	sqlite3_stmt *del = table_stmt(t, &t->del, build_delete);
+	sqlite3_stmt *ins = table_stmt(t, &t->ins, build_insert);
+	sqlite3_value **rows = NULL;
+	size_t nrows = 0, n;
+	bool ok = false;
+	int rc;
+
+	if (sel == NULL || del == NULL || ins == NULL)
+		return false;
+	bind_match(t, sel, 1, match, match_used);
+	while ((rc = sqlite3_step(sel)) == SQLITE_ROW) {
+		rows = xreallocarray(rows, (nrows + 1) * (size_t)t->ncols, sizeof(*rows));
+		for (int i = 0; i < t->ncols; i++) {
+			sqlite3_value *v = sqlite3_value_dup(sqlite3_column_value(sel, i));
+
+			if (v == NULL) {
+				fprintf(stderr, "pgmirror: out of memory\n");
+				exit(1);
+			}
+			rows[nrows * (size_t)t->ncols + (size_t)i] = v;
+		}
+		nrows++;
+	}
+	sqlite3_reset(sel);
+	if (rc != SQLITE_DONE) {
+		set_error(t->m, "could not find a row in mirror \"%s\": %s", t->m->path,
+			  sqlite3_errmsg(t->m->db));
+		goto done;
+	}
+	*nchanged = nrows > 0;
+	if (nrows == 0) {
+		ok = true;
+		goto done;
+	}
+	bind_match(t, del, 1, match, match_used);
+	if (!step_done(t->m, del, "delete a row"))
+		goto done;
+	ok = true;
+	for (size_t r = vals == NULL ? 1 : 0; ok && r < nrows; r++) {
+		for (int i = 0; i < t->ncols; i++) {
+			if (r == 0 && !keep[i])
+				bind_value(ins, i + 1, &vals[i]);
+			else
+				sqlite3_bind_value(ins, i + 1, rows[r * (size_t)t->ncols + (size_t)i]);
+		}
+		ok = step_done(t->m, ins, r == 0 ? "update a row" : "put back a row");
+	}
+done:
+	n = nrows * (size_t)t->ncols;
+	for (size_t i = 0; i < n; i++)
+		sqlite3_value_free(rows[i]);
+	free(rows);
+	return ok;
+}
+
 bool mirror_table_update(MirrorTable *t, const Value *match, const bool *match_used,
 			 const Value *vals, const bool *keep, int *nchanged)
 {
-	sqlite3_stmt *st = table_stmt(t, &t->upd, build_update);
+	sqlite3_stmt *st;
 
+	if (t->full && t->rowid == NULL)
+		return change_full_unnamed(t, match, match_used, vals, keep, nchanged);
+	st = table_stmt(t, &t->upd, build_update);
 	if (st == NULL)
 		return false;
 	for (int i = 0; i < t->ncols; i++) {
@@ -985,8 +1191,11 @@ bool mirror_table_update(MirrorTable *t, const Value *match, const bool *match_u
 bool mirror_table_delete(MirrorTable *t, const Value *match, const bool *match_used,
 			 int *nchanged)
 {
-	sqlite3_stmt *st = table_stmt(t, &t->del, build_delete);
+	sqlite3_stmt *st;
 
+	if (t->full && t->rowid == NULL)
+		return change_full_unnamed(t, match, match_used, NULL, NULL, nchanged);
+	st = table_stmt(t, &t->del, build_delete);
 	if (st == NULL)
 		return false;
 	bind_match(t, st, 1, match, match_used);

@@ -6,8 +6,9 @@
  * The bytes come from the network, so every parser here takes an explicit
  * length, never reads past it, and refuses anything PostgreSQL would not
  * have written instead of guessing. A result that differs from the input is
- * built in the caller's ValueBuf, which only ever grows: once it is warm,
- * converting a row allocates nothing.
+ * built in the caller's ValueBuf, which grows as needed and is reused: once
+ * it is warm, converting a row allocates nothing. After a huge value the
+ * caller frees it with values_buf_trim().
  */
 #include "config.h"
 
@@ -1727,4 +1728,10 @@ void values_buf_free(ValueBuf *buf)
 	buf->data = NULL;
 	buf->len = 0;
 	buf->cap = 0;
+}
+
+void values_buf_trim(ValueBuf *buf)
+{
+	if (buf->cap > VALUES_BUF_KEEP)
+		values_buf_free(buf);
 }

@@ -92,6 +92,16 @@ typedef struct ValueBuf {
 
 void values_buf_free(ValueBuf *buf);
 
+/* The most a ValueBuf keeps between values. A larger one, made by a huge
+ * value, is freed by values_buf_trim() once that value is used, so that
+ * the memory does not stay with the process; values up to this size
+ * convert without allocating once the buffer is warm. */
+#define VALUES_BUF_KEEP ((size_t)1 << 20)
+
+/* Frees buf's memory if it holds more than VALUES_BUF_KEEP bytes; any
+ * Value that points into it is then invalid. */
+void values_buf_trim(ValueBuf *buf);
+
 /*
  * Converts one text-format value (len bytes, not NUL-terminated) of the
  * given type. out may point into text or into buf, whichever holds the

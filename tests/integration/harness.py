@@ -450,6 +450,23 @@ class TestContext:
     def source_lsn(self):
         return parse_lsn(self.sql1("SELECT pg_current_wal_lsn()::text"))
 
+    def source_flush_lsn(self):
+        """The source's flushed WAL position.  Every committed transaction
+        ends at or before it, and --once stops there (IDENTIFY_SYSTEM);
+        source_lsn() (the write position) may be ahead of it by WAL of
+        other sessions' transactions that the WAL writer has not flushed
+        yet, which no mirror has to reach."""
+        return parse_lsn(self.sql1("SELECT pg_current_wal_flush_lsn()::text"))
+
+    def slot_final_lsn(self, slot):
+        """The slot's confirmed_flush_lsn after a run has exited: read once
+        its walsender has exited, so that it has processed the run's last
+        feedback (right after the exit it may not have)."""
+        self.wait_slot_inactive(slot)
+        info = self.slot_info(slot)
+        check(info is not None, "slot %s does not exist" % slot)
+        return parse_lsn(info["confirmed_flush_lsn"])
+
     def system_identifier(self):
         return str(self.sql1("SELECT system_identifier FROM pg_control_system()"))
 
@@ -889,6 +906,16 @@ class Workload(threading.Thread):
                 self.count = i
         except Exception:  # noqa: BLE001 - reported by stop()
             self.error = traceback.format_exc()
+
+    def wait_count(self, n, timeout=120):
+        """Wait until fn has run n times (the workload is flowing)."""
+        deadline = time.time() + timeout
+        while self.count < n:
+            check(self.is_alive() or self.count >= n,
+                  "workload stopped: %s" % self.error)
+            check(time.time() < deadline, "workload ran %d of %d times within "
+                  "%ss" % (self.count, n, timeout))
+            time.sleep(0.01)
 
     def stop(self, timeout=120):
         self._halt.set()

@@ -40,20 +40,17 @@ def test(ctx):
 
     work = harness.Workload(ctx, change)
     work.start()
-    deadline = time.time() + 30
-    while work.count < 20:  # changes are flowing before pgmirror starts
-        check(time.time() < deadline and work.is_alive(),
-              "workload does not run: %s" % work.error)
-        time.sleep(0.01)
+    work.wait_count(20)  # changes are flowing before pgmirror starts
     proc = ctx.start(ctx.mirror_args(path, slot, "pub", "--once", "-v"), tag="copy")
     before = work.count
+    deadline = time.time() + 180
     while proc.poll() is None:
-        check(time.time() < deadline + 120, "first run did not finish:\n%s"
+        check(time.time() < deadline, "first run did not finish:\n%s"
               % proc.stderr())
         time.sleep(0.05)
     during = work.count - before
     check(proc.poll() == 0, "first run exited %s:\n%s" % (proc.poll(), proc.stderr()))
-    time.sleep(0.5)  # and some more changes after the copy
+    work.wait_count(work.count + 10)  # and some more changes after the copy
     total = work.stop()
     harness.log("%d transactions, %d while pgmirror copied" % (total, during))
     check(during > 0, "no transaction committed while pgmirror copied")

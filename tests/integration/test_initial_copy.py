@@ -106,8 +106,7 @@ def test(ctx):
     for name, n in copied:
         check("copied %d rows of \"%s\"" % (n, name) in err,
               "no line \"copied %d rows of \"%s\"\" on stderr:\n%s" % (n, name, err))
-    check(ctx.mirror_lsn(path) == harness.parse_lsn(
-        ctx.slot_info(slot)["confirmed_flush_lsn"]),
+    check(ctx.mirror_lsn(path) == ctx.slot_final_lsn(slot),
         "the mirror's position is not the slot's consistent point")
 
     # Changes after the copy: applied once, on top of the copied rows.

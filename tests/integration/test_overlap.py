@@ -7,7 +7,6 @@ SIGTERM and leaves a mirror equal to the source."""
 import os
 import signal
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
@@ -15,13 +14,13 @@ from harness import check, fail  # noqa: E402
 
 
 def expect3(ctx, args, what):
-    t0 = time.time()
-    rc, out, err = ctx.run(args, timeout=30)
-    took = time.time() - t0
+    """The holder runs all along: a run that waited for it instead of
+    exiting 3 at once would run into the timeout (a hang detector, not a
+    guess at how fast a run is)."""
+    rc, out, err = ctx.run(args, timeout=120)
     if rc != 3:
         fail("%s: exited %d, expected 3\nstderr:\n%s" % (what, rc, err))
     check(err.strip(), "%s: exit 3 without a message on stderr" % what)
-    check(took < 15, "%s: took %.1fs, should be at once" % (what, took))
     harness.log("%s: exit 3: %s" % (what, err.strip().splitlines()[-1]))
 
 

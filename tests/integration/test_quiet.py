@@ -2,11 +2,16 @@
 tables changed, the mirror's confirmed_lsn and the slot's
 confirmed_flush_lsn advance past those changes (so the server can recycle
 WAL), and the slot is never ahead of the mirror.  --once also stops while
-the server keeps producing unrelated WAL the whole time."""
+the server keeps producing unrelated WAL the whole time.
+
+Timing: nothing here depends on how fast things run.  The slot is read
+once its walsender has exited (so it has processed pgmirror's last
+feedback), the target is the source's flushed position (which --once
+promises to reach; the write position may be ahead by WAL nobody has
+committed yet), and the noise is flowing before --once starts."""
 
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
@@ -24,17 +29,17 @@ def test(ctx):
     ctx.sql("INSERT INTO pubd VALUES (1)")
     ctx.once(path, slot, "pub")
     m0 = ctx.mirror_lsn(path)
-    s0 = harness.parse_lsn(ctx.slot_info(slot)["confirmed_flush_lsn"])
+    s0 = ctx.slot_final_lsn(slot)
 
     # only unrelated changes, plenty of WAL
     for _ in range(20):
         ctx.sql("INSERT INTO noise (pad) SELECT repeat('x', 200) "
                 "FROM generate_series(1, 500)")
-    target = ctx.source_lsn()
+    target = ctx.source_flush_lsn()
     check(target - m0 > 1000000, "test setup: not enough unrelated WAL")
-    ctx.once(path, slot, "pub", timeout=60)
+    ctx.once(path, slot, "pub", timeout=120)
     m1 = ctx.mirror_lsn(path)
-    s1 = harness.parse_lsn(ctx.slot_info(slot)["confirmed_flush_lsn"])
+    s1 = ctx.slot_final_lsn(slot)
     check(m1 > m0, "mirror confirmed_lsn did not advance (%s)" % fmt(m1))
     check(s1 > s0, "slot confirmed_flush_lsn did not advance (%s)" % fmt(s1))
     check(m1 >= target, "mirror confirmed_lsn %s did not reach %s, the "
@@ -48,19 +53,19 @@ def test(ctx):
     def noise(conn, i):
         conn.cursor().execute("INSERT INTO noise (pad) VALUES (repeat('y', 100))")
 
+    # (a --once that chased the moving end would never stop: the run's
+    # timeout is only there to catch that)
     w = harness.Workload(ctx, noise, autocommit=True)
     w.start()
     try:
+        w.wait_count(20)  # the noise is flowing before pgmirror starts
         ctx.sql("INSERT INTO pubd VALUES (2)")
-        t0 = time.time()
-        ctx.once(path, slot, "pub", timeout=60)
-        took = time.time() - t0
+        ctx.once(path, slot, "pub", timeout=120)
         ctx.sql("INSERT INTO pubd VALUES (3)")
-        ctx.once(path, slot, "pub", timeout=60)
+        ctx.once(path, slot, "pub", timeout=120)
+        w.wait_count(w.count + 1)  # and still flowing after
     finally:
-        n = w.stop()
-    check(n > 10, "noise workload did not run (%d)" % n)
-    check(took < 30, "--once under unrelated load took %.1fs" % took)
+        w.stop()
     ctx.assert_mirror_equals_source(path, "pubd")
 
 

@@ -1537,12 +1537,51 @@ static void test_random_input(void **state)
 	sqlite3_close(db);
 }
 
+/*
+ * A buffer that a huge value grew is freed by values_buf_trim(); one of
+ * the usual size is kept, so warm conversions allocate nothing, and a
+ * trimmed buffer converts as before.
+ */
+static void test_buf_trim(void **state)
+{
+	size_t n = VALUES_BUF_KEEP + 1, hexlen = 2 + 2 * n;
+	char *hex = malloc(hexlen);
+	const char *kept;
+	Value v;
+
+	(void) state;
+	assert_non_null(hex);
+	memcpy(hex, "\\x", 2);
+	memset(hex + 2, 'a', hexlen - 2);
+	assert_true(values_convert(T_BYTEA, hex, hexlen, &vb, &v, errbuf, sizeof errbuf));
+	assert_int_equal(v.kind, VAL_BLOB);
+	assert_int_equal(v.len, n);
+	assert_true(vb.cap > VALUES_BUF_KEEP);
+	values_buf_trim(&vb);
+	assert_null(vb.data);
+	assert_int_equal(vb.cap, 0);
+
+	/* the usual size stays */
+	assert_true(values_convert(T_BYTEA, hex, 2 + 2 * 1000, &vb, &v, errbuf, sizeof errbuf));
+	assert_int_equal(v.len, 1000);
+	assert_int_equal((unsigned char)v.p[999], 0xaa);
+	kept = vb.data;
+	assert_non_null(kept);
+	values_buf_trim(&vb);
+	assert_ptr_equal(vb.data, kept);
+	assert_true(values_convert(T_BYTEA, hex, 2 + 2 * 10, &vb, &v, errbuf, sizeof errbuf));
+	assert_ptr_equal(vb.data, kept);
+	assert_int_equal(v.len, 10);
+	free(hex);
+}
+
 #define TEST(f) cmocka_unit_test_teardown(f, teardown)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		TEST(test_builtin_scalars),
+		TEST(test_buf_trim),
 		TEST(test_builtin_unknown),
 		TEST(test_builtin_numeric_typmod),
 		TEST(test_builtin_arrays),
