@@ -86,6 +86,19 @@ def format_lsn(n):
 fmt = format_lsn
 
 
+# ------------------------------------------------------ fault shims ----
+
+def fault_shim(name):
+    """The path of the LD_PRELOAD shim tests/fault/NAME.so that make check
+    builds (PGMIRROR_FAULT_DIR names its folder); a missing one fails."""
+    d = os.environ.get("PGMIRROR_FAULT_DIR")
+    path = os.path.join(d, name + ".so") if d else None
+    if not path or not os.path.isfile(path):
+        fail("no fault shim %s.so in PGMIRROR_FAULT_DIR=%r (make check builds "
+             "tests/fault/%s.so and sets it)" % (name, d, name))
+    return path
+
+
 # ----------------------------------------------------- libpq DSN quoting ----
 
 def _dsn_value(v):

@@ -14,10 +14,7 @@ from harness import check  # noqa: E402
 
 
 def test(ctx):
-    shim = os.environ.get("PGMIRROR_FAULT_SHIM")
-    check(shim and os.path.isfile(shim),
-          "PGMIRROR_FAULT_SHIM=%r does not name the fault shim (make check builds "
-          "tests/fault/fail_single_row.so and sets it)" % (shim,))
+    shim = harness.fault_shim("fail_single_row")
     ctx.sql("CREATE TABLE a (id int PRIMARY KEY, v int);"
             "CREATE TABLE b (id int PRIMARY KEY, v int);"
             "INSERT INTO a SELECT g, g FROM generate_series(1, 100) g;"

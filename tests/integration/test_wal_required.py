@@ -14,7 +14,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
-from harness import check, fail  # noqa: E402
+from harness import check  # noqa: E402
 
 
 def files(path):
@@ -36,10 +36,7 @@ def check_refusal(rc, err, path, what):
 
 
 def test(ctx):
-    shim = os.environ.get("PGMIRROR_SHM_FAULT")
-    if not shim or not os.path.isfile(shim):
-        fail("PGMIRROR_SHM_FAULT=%r: no such file (make check builds "
-             "tests/fault/shm_fault.so and sets it)" % shim)
+    shim = harness.fault_shim("shm_fault")
     ctx.sql("CREATE TABLE t (id int PRIMARY KEY, v text);"
             "CREATE PUBLICATION pub FOR TABLE t;"
             "INSERT INTO t VALUES (1, 'a');")
