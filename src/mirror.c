@@ -681,7 +681,10 @@ bool mirror_table_plan(Mirror *m, const MirrorTableDef *def, bool refill, Mirror
 	plan->keep_rows = same_oid;
 	ok = plan->same || !same_oid || table_has_rows(m, def->name, &plan->has_rows);
 	for (int j = 0; ok && plan->has_rows && j < def->ncols; j++) {
-		if (plan->conv[j] == CONV_FILL && def->cols[j].is_key) {
+		/* under REPLICA IDENTITY FULL every column is flagged; an added
+		 * one is filled with what the source gave the rows */
+		if (plan->conv[j] == CONV_FILL && def->cols[j].is_key && def->replident != 'f' &&
+		    def->replident != 'n') {
 			/* rows would be found by a key they do not have yet */
 			set_error(m, "the key of mirror table \"%s\" now includes column \"%s\", "
 				  "which its rows do not have; start this mirror over (--drop-slot, "
