@@ -493,14 +493,34 @@ static bool lookup_attnums(void *ctx, uint32_t relid, const char *const *names, 
 	return LOOKUP(l, session_column_attnums(l->session, relid, names, n, attnums));
 }
 
+/* The applier's row callback, as seen by the look-up: a row it refuses
+ * stops the look-up (it is not the source that went away). */
+typedef struct LookupRows {
+	Lookup *l;
+	CatalogRowFn row;
+	void *arg;
+} LookupRows;
+
+static bool lookup_row(void *arg, const char *const *vals, const int *lens)
+{
+	LookupRows *r = arg;
+
+	if (!r->row(r->arg, vals, lens)) {
+		r->l->stopped = true;
+		return false;
+	}
+	return true;
+}
+
 static bool lookup_values(void *ctx, const char *schema, const char *table,
 			  const char *const *keys, int nkeys, const char *column,
 			  CatalogRowFn row, void *arg)
 {
 	Lookup *l = ctx;
+	LookupRows rows = {l, row, arg};
 
 	return LOOKUP(l, session_column_values(l->session, schema, table, keys, nkeys, column,
-					       row, arg, lookup_tick, l));
+					       lookup_row, &rows, lookup_tick, l));
 }
 
 static const char *lookup_error(void *ctx)

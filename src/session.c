@@ -496,17 +496,14 @@ static PGresult *next_result(Session *s, TickFn tick, void *tick_ctx, bool *stop
 	return PQgetResult(s->conn);
 }
 
-/* Ends the query in progress without reading its rows: a cancel request,
- * then the connection is closed (the next look-up opens a new one). */
+/*
+ * Ends the query in progress without reading its rows: the connection is
+ * closed (the next look-up opens a new one). No cancel request: it would
+ * wait to connect to a server that may be unreachable, and the backend
+ * ends the query itself when it next sends to the closed connection.
+ */
 static void abandon_query(Session *s)
 {
-	PGcancel *cancel = PQgetCancel(s->conn);
-	char err[256];
-
-	if (cancel != NULL) {
-		(void)PQcancel(cancel, err, sizeof(err));
-		PQfreeCancel(cancel);
-	}
 	session_disconnect(s);
 }
 
