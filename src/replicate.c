@@ -54,6 +54,7 @@ static bool stopping(void)
 }
 
 typedef struct Lookup Lookup;
+static void lookup_set_tick(Lookup *l, TickFn tick, void *ctx);
 
 /* What a streaming round ended with. */
 typedef enum StreamEnd {
@@ -429,113 +430,6 @@ done:
 	return rc;
 }
 
-/*
- * The applier's catalog questions, answered over a plain connection that
- * is opened on the first question, and again when it was lost (a server
- * restart ends it as well as the replication connection).
- */
-struct Lookup {
-	Session *session;
-	const char *conninfo;
-	TickFn tick;            /* while streaming: stream_tick */
-	void *tick_ctx;
-	bool stopped;           /* the last look-up was stopped by the tick */
-};
-
-static void lookup_set_tick(Lookup *l, TickFn tick, void *ctx)
-{
-	l->tick = tick;
-	l->tick_ctx = ctx;
-}
-
-static bool lookup_tick(void *ctx)
-{
-	Lookup *l = ctx;
-
-	if (l->tick != NULL && !l->tick(l->tick_ctx)) {
-		l->stopped = true;
-		return false;
-	}
-	return true;
-}
-
-static bool lookup_ready(Lookup *l)
-{
-	l->stopped = false;
-	return session_connected(l->session) || session_connect_plain(l->session, l->conninfo);
-}
-
-/* Runs a look-up; once more on a new connection if the old one was dead
- * (a server restart ends it as well as the replication connection). */
-#define LOOKUP(l, call) \
-	((lookup_ready(l) && (call)) || \
-	 (!(l)->stopped && !session_connected((l)->session) && lookup_ready(l) && (call)))
-
-static bool lookup_type(void *ctx, uint32_t oid, SourceType *out)
-{
-	Lookup *l = ctx;
-
-	return LOOKUP(l, session_type_info(l->session, oid, out));
-}
-
-static bool lookup_fill(void *ctx, uint32_t relid, const char *column, SourceFill *out)
-{
-	Lookup *l = ctx;
-
-	return LOOKUP(l, session_column_fill(l->session, relid, column, out));
-}
-
-static bool lookup_attnums(void *ctx, uint32_t relid, const char *const *names, int n,
-			   int *attnums)
-{
-	Lookup *l = ctx;
-
-	return LOOKUP(l, session_column_attnums(l->session, relid, names, n, attnums));
-}
-
-/* The applier's row callback, as seen by the look-up: a row it refuses
- * stops the look-up (it is not the source that went away). */
-typedef struct LookupRows {
-	Lookup *l;
-	CatalogRowFn row;
-	void *arg;
-} LookupRows;
-
-static bool lookup_row(void *arg, const char *const *vals, const int *lens)
-{
-	LookupRows *r = arg;
-
-	if (!r->row(r->arg, vals, lens)) {
-		r->l->stopped = true;
-		return false;
-	}
-	return true;
-}
-
-static bool lookup_values(void *ctx, const char *schema, const char *table,
-			  const char *const *keys, int nkeys, const char *column,
-			  CatalogRowFn row, void *arg)
-{
-	Lookup *l = ctx;
-	LookupRows rows = {l, row, arg};
-
-	return LOOKUP(l, session_column_values(l->session, schema, table, keys, nkeys, column,
-					       lookup_row, &rows, lookup_tick, l));
-}
-
-static const char *lookup_error(void *ctx)
-{
-	return session_error(((Lookup *)ctx)->session);
-}
-
-/* The last look-up failed for want of a connection (not stopped). */
-static bool lookup_lost(void *ctx)
-{
-	Lookup *l = ctx;
-
-	return !l->stopped && !session_connected(l->session);
-}
-
 typedef struct Stream {
 	Run *run;
 	PgoDecoder *dec;
@@ -819,6 +713,113 @@ done:
 	pgoutput_decoder_free(s.dec);
 	free_strv(pubs, npubs);
 	return end;
+}
+
+/*
+ * The applier's catalog questions, answered over a plain connection that
+ * is opened on the first question, and again when it was lost (a server
+ * restart ends it as well as the replication connection).
+ */
+struct Lookup {
+	Session *session;
+	const char *conninfo;
+	TickFn tick;            /* while streaming: stream_tick */
+	void *tick_ctx;
+	bool stopped;           /* the last look-up was stopped by the tick */
+};
+
+static void lookup_set_tick(Lookup *l, TickFn tick, void *ctx)
+{
+	l->tick = tick;
+	l->tick_ctx = ctx;
+}
+
+static bool lookup_tick(void *ctx)
+{
+	Lookup *l = ctx;
+
+	if (l->tick != NULL && !l->tick(l->tick_ctx)) {
+		l->stopped = true;
+		return false;
+	}
+	return true;
+}
+
+static bool lookup_ready(Lookup *l)
+{
+	l->stopped = false;
+	return session_connected(l->session) || session_connect_plain(l->session, l->conninfo);
+}
+
+/* Runs a look-up; once more on a new connection if the old one was dead
+ * (a server restart ends it as well as the replication connection). */
+#define LOOKUP(l, call) \
+	((lookup_ready(l) && (call)) || \
+	 (!(l)->stopped && !session_connected((l)->session) && lookup_ready(l) && (call)))
+
+static bool lookup_type(void *ctx, uint32_t oid, SourceType *out)
+{
+	Lookup *l = ctx;
+
+	return LOOKUP(l, session_type_info(l->session, oid, out));
+}
+
+static bool lookup_fill(void *ctx, uint32_t relid, const char *column, SourceFill *out)
+{
+	Lookup *l = ctx;
+
+	return LOOKUP(l, session_column_fill(l->session, relid, column, out));
+}
+
+static bool lookup_attnums(void *ctx, uint32_t relid, const char *const *names, int n,
+			   int *attnums)
+{
+	Lookup *l = ctx;
+
+	return LOOKUP(l, session_column_attnums(l->session, relid, names, n, attnums));
+}
+
+/* The applier's row callback, as seen by the look-up: a row it refuses
+ * stops the look-up (it is not the source that went away). */
+typedef struct LookupRows {
+	Lookup *l;
+	CatalogRowFn row;
+	void *arg;
+} LookupRows;
+
+static bool lookup_row(void *arg, const char *const *vals, const int *lens)
+{
+	LookupRows *r = arg;
+
+	if (!r->row(r->arg, vals, lens)) {
+		r->l->stopped = true;
+		return false;
+	}
+	return true;
+}
+
+static bool lookup_values(void *ctx, const char *schema, const char *table,
+			  const char *const *keys, int nkeys, const char *column,
+			  CatalogRowFn row, void *arg)
+{
+	Lookup *l = ctx;
+	LookupRows rows = {l, row, arg};
+
+	return LOOKUP(l, session_column_values(l->session, schema, table, keys, nkeys, column,
+					       lookup_row, &rows, lookup_tick, l));
+}
+
+static const char *lookup_error(void *ctx)
+{
+	return session_error(((Lookup *)ctx)->session);
+}
+
+/* The last look-up failed for want of a connection (not stopped). */
+static bool lookup_lost(void *ctx)
+{
+	Lookup *l = ctx;
+
+	return !l->stopped && !session_connected(l->session);
 }
 
 /* Sleeps up to secs, waking early when asked to stop. */

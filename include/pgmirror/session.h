@@ -152,8 +152,8 @@ bool session_column_fill(Session *s, uint32_t relid, const char *column,
  * The current values of column in schema.table with the given key columns,
  * streamed row by row to row() (see CatalogRowFn). tick (unless NULL) is
  * called after each row and at least every 100 ms while no row comes;
- * when it or row() returns false, the query is cancelled, the connection
- * closed and false returned.
+ * when it or row() returns false, the connection is closed (ending the
+ * query) and false returned.
  */
 bool session_column_values(Session *s, const char *schema, const char *table,
 			   const char *const *keys, int nkeys, const char *column,
