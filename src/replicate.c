@@ -488,6 +488,9 @@ static bool stream_tick(void *ctx)
 /* Commits what is applied, stores an idle keepalive position. */
 static bool flush(Stream *s)
 {
+	/* a big group's commit is not interrupted: answer the server before */
+	if (apply_pending(s->apply) > 0)
+		(void)stream_tick(s);
 	if (!apply_in_transaction(s->apply) && s->idle_lsn > apply_applied_lsn(s->apply) &&
 	    !apply_advance(s->apply, s->idle_lsn))
 		goto fail;
