@@ -39,7 +39,8 @@ typedef struct RelEntry {
 
 typedef struct TypeEntry {
 	uint32_t oid;
-	char *name;             /* pg_type.typname */
+	char *name;             /* pg_type.typname; NULL: look it up (again) */
+	char *sent_name;        /* the name its last Type message gave; or NULL */
 	ColumnType type;        /* how its values are stored */
 } TypeEntry;
 
@@ -66,6 +67,7 @@ struct Applier {
 	int pending;             /* transactions in the open SQLite transaction */
 	bool group_open;         /* an SQLite transaction is open */
 	bool position_pending;   /* applied > durable needs storing */
+	bool source_lost;        /* the last error was not reaching the source */
 
 	ApplyStats stats;
 	char errbuf[1536];
@@ -131,8 +133,10 @@ void apply_free(Applier *a)
 	for (size_t i = 0; i < a->nrels_cap; i++)
 		if (a->rels[i].oid != 0)
 			rel_clear(&a->rels[i]);
-	for (size_t i = 0; i < a->ntypes; i++)
+	for (size_t i = 0; i < a->ntypes; i++) {
 		free(a->types[i].name);
+		free(a->types[i].sent_name);
+	}
 	free(a->types);
 	free(a->rels);
 	free(a);
@@ -188,11 +192,41 @@ static TypeEntry *type_find(Applier *a, uint32_t oid)
 	return NULL;
 }
 
+static TypeEntry *type_get(Applier *a, uint32_t oid)
+{
+	TypeEntry *t = type_find(a, oid);
+
+	if (t == NULL) {
+		a->types = xreallocarray(a->types, a->ntypes + 1, sizeof(TypeEntry));
+		t = &a->types[a->ntypes++];
+		memset(t, 0, sizeof(*t));
+		t->oid = oid;
+	}
+	return t;
+}
+
+/* A catalog question failed: remember whether for want of the source. */
+static void catalog_failed(Applier *a)
+{
+	a->source_lost = a->catalog->lost != NULL && a->catalog->lost(a->catalog->ctx);
+}
+
+bool apply_source_lost(const Applier *a)
+{
+	return a->source_lost;
+}
+
 /*
  * How a column of type oid is stored, and the type's name. Built-in types
  * are known; others are asked of the source's catalog once: a domain is
  * stored as its base type, an array of anything as a JSON array, enums and
  * the rest as text.
+ *
+ * The stream replays history, so the type may have been dropped since
+ * (with the column, or after a retype). Then its values are stored as the
+ * text the stream sends, under the name the Type message before the
+ * Relation gave: the column is gone or retyped on the source by now, and
+ * a later Relation message says so.
  */
 static bool resolve_type(Applier *a, uint32_t oid, int32_t typmod, int depth,
 			 ColumnType *out, const char **name)
@@ -217,11 +251,20 @@ static bool resolve_type(Applier *a, uint32_t oid, int32_t typmod, int depth,
 		return false;
 	}
 	if (!a->catalog->type_info(a->catalog->ctx, oid, &st)) {
+		catalog_failed(a);
 		set_error(a, "could not look up the type with OID %u on the source: %s", oid,
 			  a->catalog->error(a->catalog->ctx));
 		return false;
 	}
-	if (st.typtype == 'd') {
+	if (st.name == NULL) {
+		t = type_find(a, oid);
+		if (t == NULL || t->sent_name == NULL) {
+			set_error(a, "type with OID %u no longer exists on the source, and the "
+				  "stream did not name it", oid);
+			return false;
+		}
+		st.name = xstrdup(t->sent_name); /* stored as text, as sent */
+	} else if (st.typtype == 'd') {
 		ok = resolve_type(a, st.basetype, st.typmod, depth + 1, &ct, &dummy);
 	} else if (st.elemtype != 0) {
 		ColumnType elem;
@@ -232,13 +275,7 @@ static bool resolve_type(Applier *a, uint32_t oid, int32_t typmod, int depth,
 		ct.delim = st.elemdelim;
 	}
 	if (ok) {
-		t = type_find(a, oid); /* the recursion may have moved the array */
-		if (t == NULL) {
-			a->types = xreallocarray(a->types, a->ntypes + 1, sizeof(TypeEntry));
-			t = &a->types[a->ntypes++];
-			t->oid = oid;
-			t->name = NULL;
-		}
+		t = type_get(a, oid); /* the recursion may have moved the array */
 		free(t->name);
 		t->name = st.name;
 		st.name = NULL;
@@ -441,6 +478,7 @@ static bool fill_constant(Applier *a, RelEntry *r, int col, const char *name, Va
 
 	out->kind = VAL_NULL;
 	if (!a->catalog->column_fill(a->catalog->ctx, r->oid, name, &f)) {
+		catalog_failed(a);
 		set_error(a, "could not look up column \"%s\" added to \"%s\": %s", name,
 			  r->display, a->catalog->error(a->catalog->ctx));
 		return false;
@@ -525,6 +563,8 @@ static bool fill_from_source(Applier *a, RelEntry *r, const MirrorTableDef *def,
 	a->errbuf[0] = '\0';
 	ok = a->catalog->column_values(a->catalog->ctx, def->source_schema, def->source_table,
 				       keynames, f.nkeys, f.name, fill_one_row, &f);
+	if (!ok)
+		catalog_failed(a);
 	if (!ok && a->errbuf[0] == '\0')
 		set_error(a, "could not read column \"%s\" of \"%s\" on the source: %s",
 			  f.name, r->display, a->catalog->error(a->catalog->ctx));
@@ -606,6 +646,7 @@ static bool rel_sync(Applier *a, RelEntry *r)
 		goto done;
 	attnums = xcalloc((size_t)def->ncols + 1, sizeof(int));
 	if (!a->catalog->column_attnums(a->catalog->ctx, r->oid, names, def->ncols, attnums)) {
+		catalog_failed(a);
 		set_error(a, "could not look up the columns of \"%s\" on the source: %s",
 			  r->display, a->catalog->error(a->catalog->ctx));
 		goto done;
@@ -642,15 +683,20 @@ done:
 	return ok;
 }
 
-/* A Type message says a type may have changed: look it up again. */
+/*
+ * A Type message comes before a Relation message whose columns have a type
+ * that is not built in. It may have changed: look it up again. Its name is
+ * kept for a type dropped since (the name of a domain's base type, as
+ * pgoutput sends it).
+ */
 static bool apply_type(Applier *a, const PgoType *t)
 {
-	TypeEntry *e = type_find(a, t->oid);
+	TypeEntry *e = type_get(a, t->oid);
 
-	if (e != NULL) {
-		free(e->name);
-		e->name = NULL;
-	}
+	free(e->name);
+	e->name = NULL;
+	free(e->sent_name);
+	e->sent_name = xstrdup(t->typname);
 	return true;
 }
 
@@ -887,6 +933,7 @@ bool apply_message(Applier *a, const PgoMessage *msg)
 {
 	bool ok;
 
+	a->source_lost = false;
 	switch (msg->type) {
 	case PGO_BEGIN:
 		ok = apply_begin(a, &msg->u.begin);

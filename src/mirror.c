@@ -37,6 +37,9 @@ struct Mirror {
 	char *path;
 	bool in_txn;
 	sqlite3_stmt *set_pos;   /* UPDATE pgmirror_state SET confirmed_lsn... */
+	TickFn tick;             /* called from long statements; NULL: none */
+	void *tick_ctx;
+	bool no_interrupt;       /* a commit or rollback: tick, never stop */
 	char errbuf[1024];
 };
 
@@ -445,6 +448,28 @@ bool mirror_set_position(Mirror *m, Lsn lsn, const char *commit_time)
 	return step_done(m, m->set_pos, "store the confirmed position");
 }
 
+/*
+ * SQLite calls this every PROGRESS_OPS virtual machine steps of any
+ * statement: a rebuild's INSERT ... SELECT over a big table, a DROP, a
+ * scan for a row without a key. Non-zero interrupts the statement, which
+ * fails with SQLITE_INTERRUPT; a commit or rollback is never interrupted.
+ */
+#define PROGRESS_OPS 10000
+
+static int on_progress(void *arg)
+{
+	Mirror *m = arg;
+
+	return !m->tick(m->tick_ctx) && !m->no_interrupt;
+}
+
+void mirror_set_tick(Mirror *m, TickFn tick, void *ctx)
+{
+	m->tick = tick;
+	m->tick_ctx = ctx;
+	sqlite3_progress_handler(m->db, tick ? PROGRESS_OPS : 0, tick ? on_progress : NULL, m);
+}
+
 bool mirror_begin(Mirror *m)
 {
 	if (!exec_sql(m, "BEGIN IMMEDIATE"))
@@ -455,7 +480,12 @@ bool mirror_begin(Mirror *m)
 
 bool mirror_commit(Mirror *m)
 {
-	if (!exec_sql(m, "COMMIT")) {
+	bool ok;
+
+	m->no_interrupt = true;
+	ok = exec_sql(m, "COMMIT");
+	m->no_interrupt = false;
+	if (!ok) {
 		mirror_rollback(m);
 		return false;
 	}
@@ -465,8 +495,10 @@ bool mirror_commit(Mirror *m)
 
 void mirror_rollback(Mirror *m)
 {
+	m->no_interrupt = true;
 	if (m->in_txn || !sqlite3_get_autocommit(m->db))
 		(void)sqlite3_exec(m->db, "ROLLBACK", NULL, NULL, NULL);
+	m->no_interrupt = false;
 	m->in_txn = false;
 }
 
@@ -754,7 +786,10 @@ bool mirror_table_plan(Mirror *m, const MirrorTableDef *def, bool refill, Mirror
 	plan->keep_rows = same_oid;
 	ok = plan->same || !same_oid || table_has_rows(m, def->name, &plan->has_rows);
 	for (int j = 0; ok && plan->has_rows && j < def->ncols; j++) {
-		if (plan->conv[j] == CONV_FILL && def->cols[j].is_key) {
+		/* under REPLICA IDENTITY FULL every column is flagged; an added
+		 * one is filled with what the source gave the rows */
+		if (plan->conv[j] == CONV_FILL && def->cols[j].is_key && def->replident != 'f' &&
+		    def->replident != 'n') {
 			/* rows would be found by a key they do not have yet */
 			set_error(m, "the key of mirror table \"%s\" now includes column \"%s\", "
 				  "which its rows do not have; start this mirror over (--drop-slot, "

@@ -37,6 +37,8 @@
 /* While waiting for the end position, ask the server for a keepalive this
  * often. */
 #define PING_USECS INT64_C(500000)
+/* During a long step, answer the server this often (see stream_tick). */
+#define TICK_USECS INT64_C(500000)
 #define BACKOFF_MAX_SECS 60
 
 static volatile sig_atomic_t stop_requested;
@@ -50,6 +52,9 @@ static bool stopping(void)
 {
 	return stop_requested != 0;
 }
+
+typedef struct Lookup Lookup;
+static void lookup_set_tick(Lookup *l, TickFn tick, void *ctx);
 
 /* What a streaming round ended with. */
 typedef enum StreamEnd {
@@ -68,6 +73,7 @@ typedef struct Run {
 	SystemInfo sys;
 	Lsn endpos;             /* stop here; LSN_INVALID: run until stopped */
 	const Catalog *catalog; /* the applier's questions to the source */
+	Lookup *lookup;         /* its answers (catalog->ctx) */
 	bool conn_failed;       /* the last error was reaching the source */
 } Run;
 
@@ -506,6 +512,8 @@ typedef struct Stream {
 	Lsn server_end;         /* the server's WAL end, as last reported */
 	ApplyStats reported;    /* counters at the last progress line */
 	int64_t last_progress;  /* when the last progress line was written */
+	int64_t last_tick;      /* when a long step last answered the server */
+	bool lost;              /* a long step could not answer the server */
 } Stream;
 
 static bool send_status(Stream *s, bool reply)
@@ -521,9 +529,37 @@ static bool send_status(Stream *s, bool reply)
 	return true;
 }
 
+/*
+ * The tick of long steps (TickFn): the applier's refill and the mirror's
+ * long statements call it. Every TICK_USECS it answers the server with
+ * the durable position (never ahead of what is committed), so that no
+ * step outlasts wal_sender_timeout; it says stop on SIGTERM, and when the
+ * server cannot be answered any more.
+ */
+static bool stream_tick(void *ctx)
+{
+	Stream *s = ctx;
+	int64_t now;
+
+	if (stop_requested || s->lost)
+		return false;
+	now = now_usecs();
+	if (now - s->last_tick < TICK_USECS)
+		return true;
+	s->last_tick = now;
+	if (!send_status(s, false)) {
+		s->lost = true;
+		return false;
+	}
+	return true;
+}
+
 /* Commits what is applied, stores an idle keepalive position. */
 static bool flush(Stream *s)
 {
+	/* a big group's commit is not interrupted: answer the server before */
+	if (apply_pending(s->apply) > 0)
+		(void)stream_tick(s);
 	if (!apply_in_transaction(s->apply) && s->idle_lsn > apply_applied_lsn(s->apply) &&
 	    !apply_advance(s->apply, s->idle_lsn))
 		goto fail;
@@ -532,8 +568,28 @@ static bool flush(Stream *s)
 	s->group_started = 0;
 	return true;
 fail:
-	log_error("%s", apply_error(s->apply));
+	if (stop_requested)
+		log_info("stopping before the last transactions were committed to the mirror; "
+			 "the next run applies them again");
+	else
+		log_error("%s", apply_error(s->apply));
 	return false;
+}
+
+/*
+ * A message could not be applied, and the open group was rolled back. On
+ * SIGTERM (a long step interrupted) that is a clean stop: the next run
+ * repeats the step. Not reaching the source is a lost connection.
+ */
+static StreamEnd apply_failed(Stream *s)
+{
+	if (stop_requested) {
+		log_info("stopping before the last transactions were committed to the mirror; "
+			 "the next run applies them again");
+		return STREAM_DONE;
+	}
+	log_error("%s", apply_error(s->apply));
+	return s->lost || apply_source_lost(s->apply) ? STREAM_LOST : STREAM_FAILED;
 }
 
 /* Handles one XLogData payload. */
@@ -555,10 +611,8 @@ static StreamEnd handle_xlogdata(Stream *s, const Frame *f)
 	}
 	if (f->wal_start > s->received)
 		s->received = f->wal_start;
-	if (!apply_message(s->apply, &msg)) {
-		log_error("%s", apply_error(s->apply));
-		return STREAM_FAILED;
-	}
+	if (!apply_message(s->apply, &msg))
+		return apply_failed(s);
 	if (msg.type == PGO_BEGIN && s->group_started == 0)
 		s->group_started = now_usecs();
 	if (msg.type == PGO_COMMIT) {
@@ -571,7 +625,7 @@ static StreamEnd handle_xlogdata(Stream *s, const Frame *f)
 		if (s->reached || apply_pending(s->apply) >= GROUP_MAX_TXNS ||
 		    now_usecs() - s->group_started >= GROUP_MAX_USECS) {
 			if (!flush(s))
-				return STREAM_FAILED;
+				return stop_requested ? STREAM_DONE : STREAM_FAILED;
 		}
 	}
 	return STREAM_DONE;
@@ -622,6 +676,8 @@ static StreamEnd stream(Run *run, Applier *apply)
 		goto done;
 	}
 	s.dec = pgoutput_decoder_new(proto, false);
+	lookup_set_tick(run->lookup, stream_tick, &s);
+	mirror_set_tick(run->mirror, stream_tick, &s);
 	s.last_status = now_usecs();
 	s.last_progress = s.last_status;
 	{
@@ -679,6 +735,14 @@ static StreamEnd stream(Run *run, Applier *apply)
 					if (run->endpos != LSN_INVALID && f.wal_end >= run->endpos)
 						s.reached = true;
 				}
+				/*
+				 * Store the position first, then answer with it: a
+				 * server shutting down sends everything, asks for a
+				 * reply and waits until the flush position reported
+				 * equals what it sent.
+				 */
+				if (f.reply_requested && !apply_in_transaction(apply) && !flush(&s))
+					goto done;
 				if (f.reply_requested && !send_status(&s, false)) {
 					end = STREAM_LOST;
 					goto done;
@@ -714,6 +778,10 @@ static StreamEnd stream(Run *run, Applier *apply)
 	(void)send_status(&s, false);
 	end = STREAM_DONE;
 done:
+	if (end == STREAM_FAILED && stop_requested)
+		end = STREAM_DONE; /* a step interrupted by SIGTERM; nothing committed */
+	lookup_set_tick(run->lookup, NULL, NULL);
+	mirror_set_tick(run->mirror, NULL, NULL);
 	pgoutput_decoder_free(s.dec);
 	free_strv(pubs, npubs);
 	return end;
@@ -724,20 +792,42 @@ done:
  * is opened on the first question, and again when it was lost (a server
  * restart ends it as well as the replication connection).
  */
-typedef struct Lookup {
+struct Lookup {
 	Session *session;
 	const char *conninfo;
-} Lookup;
+	TickFn tick;            /* while streaming: stream_tick */
+	void *tick_ctx;
+	bool stopped;           /* the last look-up was stopped by the tick */
+};
+
+static void lookup_set_tick(Lookup *l, TickFn tick, void *ctx)
+{
+	l->tick = tick;
+	l->tick_ctx = ctx;
+}
+
+static bool lookup_tick(void *ctx)
+{
+	Lookup *l = ctx;
+
+	if (l->tick != NULL && !l->tick(l->tick_ctx)) {
+		l->stopped = true;
+		return false;
+	}
+	return true;
+}
 
 static bool lookup_ready(Lookup *l)
 {
+	l->stopped = false;
 	return session_connected(l->session) || session_connect_plain(l->session, l->conninfo);
 }
 
-/* Runs a look-up; once more on a new connection if the old one was dead. */
+/* Runs a look-up; once more on a new connection if the old one was dead
+ * (a server restart ends it as well as the replication connection). */
 #define LOOKUP(l, call) \
 	((lookup_ready(l) && (call)) || \
-	 (!session_connected((l)->session) && lookup_ready(l) && (call)))
+	 (!(l)->stopped && !session_connected((l)->session) && lookup_ready(l) && (call)))
 
 static bool lookup_type(void *ctx, uint32_t oid, SourceType *out)
 {
@@ -761,19 +851,47 @@ static bool lookup_attnums(void *ctx, uint32_t relid, const char *const *names, 
 	return LOOKUP(l, session_column_attnums(l->session, relid, names, n, attnums));
 }
 
+/* The applier's row callback, as seen by the look-up: a row it refuses
+ * stops the look-up (it is not the source that went away). */
+typedef struct LookupRows {
+	Lookup *l;
+	CatalogRowFn row;
+	void *arg;
+} LookupRows;
+
+static bool lookup_row(void *arg, const char *const *vals, const int *lens)
+{
+	LookupRows *r = arg;
+
+	if (!r->row(r->arg, vals, lens)) {
+		r->l->stopped = true;
+		return false;
+	}
+	return true;
+}
+
 static bool lookup_values(void *ctx, const char *schema, const char *table,
 			  const char *const *keys, int nkeys, const char *column,
 			  CatalogRowFn row, void *arg)
 {
 	Lookup *l = ctx;
+	LookupRows rows = {l, row, arg};
 
 	return LOOKUP(l, session_column_values(l->session, schema, table, keys, nkeys, column,
-					       row, arg));
+					       lookup_row, &rows, lookup_tick, l));
 }
 
 static const char *lookup_error(void *ctx)
 {
 	return session_error(((Lookup *)ctx)->session);
+}
+
+/* The last look-up failed for want of a connection (not stopped). */
+static bool lookup_lost(void *ctx)
+{
+	Lookup *l = ctx;
+
+	return !l->stopped && !session_connected(l->session);
 }
 
 /* Sleeps up to secs, waking early when asked to stop. */
@@ -791,11 +909,13 @@ int replicate_run(const ReplicateOptions *opt)
 	bool continuous = !opt->once && opt->endpos == LSN_INVALID;
 	bool reconnecting = false; /* a stream was lost: wait for the source */
 	Lookup lookup = {.session = session_new(), .conninfo = opt->conninfo};
-	Catalog catalog = {&lookup, lookup_type, lookup_fill, lookup_attnums, lookup_values,
-			   lookup_error};
+	Catalog catalog = {.ctx = &lookup, .type_info = lookup_type, .column_fill = lookup_fill,
+			   .column_attnums = lookup_attnums, .column_values = lookup_values,
+			   .error = lookup_error, .lost = lookup_lost};
 
 	run.pubs_text = join_pubs(opt->pubs, opt->npubs);
 	run.catalog = &catalog;
+	run.lookup = &lookup;
 	run.session = session_new();
 	session_set_stop_check(run.session, stopping);
 	if (file_exists(opt->mirror_path) && (rc = open_mirror(&run, MIRROR_WRITE)) != EXIT_OK)
@@ -831,6 +951,9 @@ int replicate_run(const ReplicateOptions *opt)
 					      !run.state.initial_copy_done))
 				rc = first_run(&run, rebuild);
 		}
+		/* a step that failed because the connection died failed to reach it */
+		if (rc != EXIT_OK && !session_connected(run.session))
+			run.conn_failed = true;
 		if (rc != EXIT_OK && reconnecting && (run.conn_failed || rc == EXIT_IN_USE)) {
 			/* a restarting server, or its old walsender not gone yet */
 			session_disconnect(run.session);

@@ -363,8 +363,10 @@ bool session_type_info(Session *s, uint32_t oid, SourceType *out)
 			"WHERE t.oid = %u", oid);
 	if (!run(s, sql, PGRES_TUPLES_OK, &res, "look up a column type on the source"))
 		goto done;
-	if (PQntuples(res) != 1 || PQnfields(res) != 6) {
-		set_error(s, "type with OID %u no longer exists on the source", oid);
+	if (PQnfields(res) != 6 || PQntuples(res) > 1) {
+		set_error(s, "unexpected answer to the look-up of the type with OID %u", oid);
+	} else if (PQntuples(res) == 0) {
+		ok = true; /* dropped since: out->name stays NULL */
 	} else {
 		out->name = xstrdup(PQgetvalue(res, 0, 0));
 		out->typtype = PQgetvalue(res, 0, 1)[0];
@@ -584,9 +586,44 @@ done:
 	return ok;
 }
 
+/*
+ * The next result of the query in progress, calling tick(tick_ctx) at
+ * least every TICK_WAIT_MS while the server has sent none (a query that
+ * waits for a lock, or for a slow scan). *stopped when tick said stop.
+ */
+#define TICK_WAIT_MS 100
+
+static PGresult *next_result(Session *s, TickFn tick, void *tick_ctx, bool *stopped)
+{
+	while (tick != NULL && PQisBusy(s->conn)) {
+		struct pollfd pfd = {.fd = PQsocket(s->conn), .events = POLLIN};
+
+		if (!tick(tick_ctx)) {
+			*stopped = true;
+			return NULL;
+		}
+		if (poll(&pfd, 1, TICK_WAIT_MS) < 0 && errno != EINTR)
+			break; /* PQgetResult reports what is wrong */
+		if (PQconsumeInput(s->conn) == 0)
+			break;
+	}
+	return PQgetResult(s->conn);
+}
+
+/*
+ * Ends the query in progress without reading its rows: the connection is
+ * closed (the next look-up opens a new one). No cancel request: it would
+ * wait to connect to a server that may be unreachable, and the backend
+ * ends the query itself when it next sends to the closed connection.
+ */
+static void abandon_query(Session *s)
+{
+	session_disconnect(s);
+}
+
 bool session_column_values(Session *s, const char *schema, const char *table,
 			   const char *const *keys, int nkeys, const char *column,
-			   CatalogRowFn row, void *arg)
+			   CatalogRowFn row, void *arg, TickFn tick, void *tick_ctx)
 {
 	char *list = xstrdup(""), *sql = NULL, *tmp, *q;
 	const char **vals = xcalloc((size_t)nkeys + 1, sizeof(char *));
@@ -633,15 +670,15 @@ bool session_column_values(Session *s, const char *schema, const char *table,
 		goto done;
 	}
 	ok = true;
-	while ((res = PQgetResult(s->conn)) != NULL) {
+	while (!stop && (res = next_result(s, tick, tick_ctx, &stop)) != NULL) {
 		ExecStatusType st = PQresultStatus(res);
 
-		if (st == PGRES_SINGLE_TUPLE && ok && !stop) {
+		if (st == PGRES_SINGLE_TUPLE && ok) {
 			for (int i = 0; i <= nkeys; i++) {
 				vals[i] = PQgetisnull(res, 0, i) ? NULL : PQgetvalue(res, 0, i);
 				lens[i] = PQgetlength(res, 0, i);
 			}
-			stop = !row(arg, vals, lens);
+			stop = !row(arg, vals, lens) || (tick != NULL && !tick(tick_ctx));
 		} else if (st != PGRES_SINGLE_TUPLE && st != PGRES_TUPLES_OK && ok) {
 			set_error(s, "could not read %s.%s on the source: %s", schema, table,
 				  PQresultErrorMessage(res));
@@ -650,8 +687,11 @@ bool session_column_values(Session *s, const char *schema, const char *table,
 		PQclear(res);
 	}
 	res = NULL;
-	if (stop && ok) {
-		set_error(s, "reading %s.%s on the source was stopped", schema, table);
+	if (stop) {
+		/* the rest is not wanted: end the query rather than read it */
+		abandon_query(s);
+		if (ok)
+			set_error(s, "reading %s.%s on the source was stopped", schema, table);
 		ok = false;
 	}
 done:

@@ -49,6 +49,10 @@ const char *apply_error(const Applier *a);
  * rolled back and nothing more may be applied). */
 bool apply_message(Applier *a, const PgoMessage *msg) PGM_MUST_CHECK;
 
+/* The last apply_message() failed because the catalog could not reach the
+ * source (Catalog.lost): trying again on a new connection may succeed. */
+bool apply_source_lost(const Applier *a);
+
 /*
  * Drops every mirrored table and forgets the relations seen, inside the
  * open source transaction (after a Begin): the initial copy that follows

@@ -12,7 +12,7 @@
 
 /* What the source's catalog says of a type. */
 typedef struct SourceType {
-	char *name;          /* pg_type.typname */
+	char *name;          /* pg_type.typname; NULL: no such type (dropped) */
 	char typtype;        /* b base, d domain, e enum, c composite, r range, ... */
 	uint32_t basetype;   /* domain: its base type */
 	int32_t typmod;      /* domain: the base type's modifier */
@@ -52,6 +52,10 @@ typedef struct Catalog {
 			      const char *const *keys, int nkeys, const char *column,
 			      CatalogRowFn row, void *arg);
 	const char *(*error)(void *ctx);
+	/* The last call failed because the source could not be reached (a
+	 * connection refused or broken, a server shutting down): the caller
+	 * may try again once it is back. NULL: never. */
+	bool (*lost)(void *ctx);
 } Catalog;
 
 #endif

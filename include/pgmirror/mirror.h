@@ -69,6 +69,14 @@ bool mirror_write_state(Mirror *m, const MirrorState *st) PGM_MUST_CHECK;
 bool mirror_set_position(Mirror *m, Lsn lsn, const char *commit_time)
 	PGM_MUST_CHECK;
 
+/*
+ * Has every SQLite statement call tick(ctx) now and then (NULL: stop
+ * calling). When it returns false the running statement fails
+ * ("interrupted") and the caller rolls back; a commit or rollback runs to
+ * its end whatever tick says.
+ */
+void mirror_set_tick(Mirror *m, TickFn tick, void *ctx);
+
 bool mirror_begin(Mirror *m) PGM_MUST_CHECK;
 bool mirror_commit(Mirror *m) PGM_MUST_CHECK;
 void mirror_rollback(Mirror *m);

@@ -154,7 +154,8 @@ bool session_send_status(Session *s, Lsn write, Lsn flush, Lsn apply,
  */
 bool session_connect_plain(Session *s, const char *conninfo) PGM_MUST_CHECK;
 
-/* Looks up a type by OID; false (error set) when it cannot, e.g. gone. */
+/* Looks up a type by OID; out->name is NULL when there is no such type
+ * (dropped since). False (error set) when the look-up fails. */
 bool session_type_info(Session *s, uint32_t oid, SourceType *out) PGM_MUST_CHECK;
 
 /* The attnums of the named columns of relid now (0: no such column). */
@@ -165,13 +166,18 @@ bool session_column_attnums(Session *s, uint32_t relid, const char *const *names
 bool session_column_fill(Session *s, uint32_t relid, const char *column,
 			 SourceFill *out) PGM_MUST_CHECK;
 
-/* The current values of column in schema.table with the given key columns,
- * streamed row by row to row() (see CatalogRowFn). When the rows cannot be
- * read one by one, the connection is closed (false, error set): the
- * caller connects again for its next look-up. */
+/*
+ * The current values of column in schema.table with the given key columns,
+ * streamed row by row to row() (see CatalogRowFn). tick (unless NULL) is
+ * called after each row and at least every 100 ms while no row comes;
+ * when it or row() returns false, or the rows cannot be read one by one,
+ * the connection is closed (ending the query) and false returned: the
+ * caller connects again for its next look-up.
+ */
 bool session_column_values(Session *s, const char *schema, const char *table,
 			   const char *const *keys, int nkeys, const char *column,
-			   CatalogRowFn row, void *arg) PGM_MUST_CHECK;
+			   CatalogRowFn row, void *arg, TickFn tick,
+			   void *tick_ctx) PGM_MUST_CHECK;
 
 /* Highest pgoutput protocol version a server of this version speaks. */
 int session_proto_version_for(int server_version);

@@ -20,6 +20,13 @@ typedef uint64_t Lsn;
 /* "X/Y" with X and Y in hex; 8 + 1 + 8 + NUL */
 #define LSN_TEXT_SIZE 18
 
+/*
+ * Called now and then during a step that may run long (a refill, a
+ * rebuild, a wait on the source): it keeps the server answered, and
+ * returns false when the step must stop (SIGTERM, or the source is gone).
+ */
+typedef bool (*TickFn)(void *ctx);
+
 /* Out of memory, or a size that overflows, ends the program. */
 void *xmalloc(size_t size);
 void *xcalloc(size_t n, size_t size);

@@ -39,8 +39,11 @@ def restart_cluster():
     for line in out.splitlines():
         fields = line.split()
         if len(fields) >= 3 and fields[2] == port:
-            subprocess.run(["pg_ctlcluster", fields[0], fields[1], "restart"], check=True,
-                           capture_output=True, timeout=120)
+            # stop, then start: "restart" skips the stop when its probe of
+            # the server's socket fails (seen under load), then fails to start
+            for action in ("stop", "start"):
+                subprocess.run(["pg_ctlcluster", fields[0], fields[1], action], check=True,
+                               capture_output=True, timeout=120)
             return
     fail("no cluster on port %s in pg_lsclusters:\n%s" % (port, out))
 

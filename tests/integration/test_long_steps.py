@@ -1,0 +1,144 @@
+"""Long apply steps keep answering the server (DESIGN.md invariant 10).
+
+The test database sets wal_sender_timeout = 2s. A keyed table gets a
+column added with a volatile default (refilled from the source), then a
+column retyped USING an expression (rebuilt, then refilled). While the
+mirror lags, the test holds an ACCESS EXCLUSIVE lock on the source table,
+so pgmirror's refill query waits for it: deterministically longer than the
+timeout. The walsender must stay connected (pgmirror answers it while it
+waits), and --once must finish with the mirror equal to the source.
+Then SIGTERM during such a wait must exit 0 at once, and the next run
+must finish the step."""
+
+import os
+import signal
+import sys
+import time
+
+import psycopg2
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import check, fail  # noqa: E402
+
+ROWS = 100000
+TIMEOUT_S = 2   # pgmirror answers every 0.5 s: room for a loaded machine
+HOLD_S = 3 * TIMEOUT_S
+
+
+def walsender_timeout_seen(ctx):
+    """The setting reaches a replication connection to the database."""
+    c = psycopg2.connect(dbname=ctx.dbname, replication="database", connect_timeout=10)
+    try:
+        c.autocommit = True
+        cur = c.cursor()
+        cur.execute("SHOW wal_sender_timeout")
+        return cur.fetchone()[0]
+    finally:
+        c.close()
+
+
+def pgmirror_waits_on_lock(ctx, table):
+    return ctx.sql1(
+        "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+        "WHERE l.relation = %s::regclass AND NOT l.granted "
+        "AND a.application_name = 'pgmirror'", table) > 0
+
+
+def walsender_alive(ctx, slot):
+    info = ctx.slot_info(slot)
+    return info is not None and info["active"]
+
+
+def run_locked(ctx, path, slot, table, sigterm=False):
+    """Starts --once while table is locked on the source; returns the Proc
+    once pgmirror has waited on the lock for HOLD_S seconds (or lost its
+    walsender), with the lock released (or, with sigterm, still held)."""
+    locker = ctx.connect(autocommit=False)
+    locker.cursor().execute("LOCK TABLE %s IN ACCESS EXCLUSIVE MODE" % table)
+    proc = ctx.start(ctx.mirror_args(path, slot, "pub", "--once", "-v"))
+    deadline = time.time() + 60
+    while not pgmirror_waits_on_lock(ctx, table):
+        if proc.poll() is not None:
+            fail("pgmirror exited %s before it waited on the lock\n%s"
+                 % (proc.poll(), proc.stderr()))
+        if time.time() > deadline:
+            fail("pgmirror never waited on the lock of %s\n%s" % (table, proc.stderr()))
+        time.sleep(0.05)
+    started = time.time()
+    harness.log("pgmirror waits on the lock of %s" % table)
+    if sigterm:
+        proc.popen.send_signal(signal.SIGTERM)
+        try:
+            rc = proc.popen.wait(10)
+        except Exception:
+            locker.rollback()
+            fail("pgmirror did not exit within 10 s of SIGTERM during a refill\n%s"
+                 % proc.stderr())
+        locker.rollback()
+        locker.close()
+        check(rc == 0, "SIGTERM during a refill: exit %s, expected 0\n%s" % (rc, proc.stderr()))
+        return proc
+    # hold the lock for several timeouts, or until the walsender is gone
+    while time.time() - started < HOLD_S and walsender_alive(ctx, slot):
+        time.sleep(0.1)
+    alive = walsender_alive(ctx, slot)
+    harness.log("held the lock %.1f s; walsender %s" % (time.time() - started,
+                                                       "alive" if alive else "gone"))
+    locker.rollback()
+    locker.close()
+    try:
+        rc = proc.popen.wait(60)
+    except Exception:
+        fail("pgmirror --once did not finish\n%s" % proc.stderr())
+    check(alive, "the walsender dropped pgmirror while it refilled a column "
+          "(wal_sender_timeout %ss); pgmirror exit %s\n%s" % (TIMEOUT_S, rc, proc.stderr()))
+    check(rc == 0, "pgmirror --once exited %s\n%s" % (rc, proc.stderr()))
+    ctx.check_slot_not_ahead(path, slot)
+    return proc
+
+
+def test(ctx):
+    ctx.admin.cursor().execute("ALTER DATABASE %s SET wal_sender_timeout = '%ds'"
+                               % (harness.qident(ctx.dbname), TIMEOUT_S))
+    seen = walsender_timeout_seen(ctx)
+    check(seen == "%ds" % TIMEOUT_S, "wal_sender_timeout on a replication connection is "
+          "%s, not %ds" % (seen, TIMEOUT_S))
+    ctx.sql("""
+        CREATE TABLE t (id int PRIMARY KEY, v int, pad text);
+        CREATE PUBLICATION pub FOR TABLE t;
+    """)
+    ctx.create_marker("pub")
+    ctx.sql("INSERT INTO t SELECT g, g, repeat('p', 20) FROM generate_series(1, %d) g" % ROWS)
+    path, slot = ctx.path(), ctx.slot()
+    ctx.once(path, slot, "pub", timeout=180)
+    ctx.assert_mirror_equals_source(path, "t")
+
+    # an added column with a volatile default: every row is read again
+    ctx.sql("ALTER TABLE t ADD COLUMN r float8 DEFAULT random()")
+    ctx.sql("UPDATE t SET v = -v WHERE id <= 10")
+    # more than the socket buffers hold comes after the step
+    ctx.sql("UPDATE t SET pad = 'after' WHERE id % 2 = 0")
+    run_locked(ctx, path, slot, "t")
+    ctx.assert_mirror_equals_source(path, "t", "pgm_marker")
+
+    # a retyped column: the table is rebuilt, then the column refilled
+    ctx.sql("ALTER TABLE t ALTER COLUMN v TYPE bigint USING v * 3")
+    ctx.sql("INSERT INTO t VALUES (0, 0, 'zero')")
+    ctx.sql("UPDATE t SET pad = 'again' WHERE id % 2 = 1")
+    run_locked(ctx, path, slot, "t")
+    ctx.assert_mirror_equals_source(path, "t", "pgm_marker")
+
+    # SIGTERM during a refill: exit 0 promptly; the next run repeats the step
+    before = ctx.mirror_lsn(path)
+    ctx.sql("ALTER TABLE t ADD COLUMN q float8 DEFAULT random()")
+    ctx.sql("UPDATE t SET v = v + 1 WHERE id <= 10")
+    run_locked(ctx, path, slot, "t", sigterm=True)
+    check(ctx.mirror_lsn(path) >= before, "the mirror went backwards")
+    ctx.check_slot_not_ahead(path, slot)
+    ctx.wait_slot_inactive(slot)
+    ctx.once(path, slot, "pub", timeout=120)
+    ctx.assert_mirror_equals_source(path, "t", "pgm_marker")
+
+
+harness.main(test)

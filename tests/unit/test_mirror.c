@@ -1,0 +1,197 @@
+/*
+ * test_mirror.c: the tick of long SQLite statements (mirror_set_tick). A
+ * rebuild of a table with many rows calls it while it runs; when it says
+ * stop, the rebuild fails ("interrupted") and a rollback leaves the table
+ * as it was; a commit runs to its end whatever it says.
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pgmirror/mirror.h"
+
+#define NROWS 100000
+#define OID_INT4 23
+#define OID_INT8 20
+
+typedef struct Ticks {
+	int calls;
+	int stop_after;   /* say stop from this call on; -1: never */
+} Ticks;
+
+static bool count_tick(void *ctx)
+{
+	Ticks *t = ctx;
+
+	t->calls++;
+	return t->stop_after < 0 || t->calls < t->stop_after;
+}
+
+typedef struct Fixture {
+	char dir[64];
+	char path[96];
+	Mirror *m;
+	MirrorColumnDef cols[2];
+	MirrorTableDef def;
+} Fixture;
+
+static void column(MirrorColumnDef *c, const char *name, uint32_t oid, bool key, int attnum)
+{
+	memset(c, 0, sizeof(*c));
+	c->name = name;
+	c->pg_type = oid == OID_INT4 ? "int4" : "int8";
+	c->type_oid = oid;
+	c->type_mod = -1;
+	assert_true(values_builtin_type(oid, -1, &c->type));
+	c->is_key = key;
+	c->attnum = attnum;
+}
+
+static void define(Fixture *f, uint32_t v_oid)
+{
+	column(&f->cols[0], "id", OID_INT4, true, 1);
+	column(&f->cols[1], "v", v_oid, false, 2);
+	memset(&f->def, 0, sizeof(f->def));
+	f->def.name = "t";
+	f->def.source_schema = "public";
+	f->def.source_table = "t";
+	f->def.relation_oid = 16384;
+	f->def.replident = 'd';
+	f->def.ncols = 2;
+	f->def.cols = f->cols;
+}
+
+/* A mirror with table t (id int4 key, v int4) of NROWS rows. */
+static int setup(void **state)
+{
+	Fixture *f = calloc(1, sizeof(*f));
+	MirrorPlan plan;
+	MirrorTable *t;
+	char *err = NULL;
+
+	strcpy(f->dir, "/tmp/pgm_test_mirror.XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->path, sizeof(f->path), "%s/m.db", f->dir);
+	assert_int_equal(mirror_open(f->path, MIRROR_CREATE, &f->m, &err), MIRROR_OPEN_OK);
+	define(f, OID_INT4);
+	assert_true(mirror_begin(f->m));
+	assert_true(mirror_table_plan(f->m, &f->def, false, &plan));
+	assert_true(mirror_table_sync(f->m, &f->def, &plan, NULL, &t));
+	mirror_plan_free(&plan);
+	for (int i = 0; i < NROWS; i++) {
+		Value vals[2] = {{.kind = VAL_INT, .i = i}, {.kind = VAL_INT, .i = i * 2}};
+
+		assert_true(mirror_table_insert(t, vals));
+	}
+	mirror_table_free(t);
+	assert_true(mirror_commit(f->m));
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	Fixture *f = *state;
+	char cmd[128];
+
+	mirror_close(f->m);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
+	assert_int_equal(system(cmd), 0);
+	free(f);
+	return 0;
+}
+
+/* v int4 -> int8: a rebuild that copies every row. */
+static bool rebuild(Fixture *f)
+{
+	MirrorPlan plan;
+	MirrorTable *t = NULL;
+	bool ok;
+
+	define(f, OID_INT8);
+	assert_true(mirror_table_plan(f->m, &f->def, false, &plan));
+	assert_false(plan.same);
+	ok = mirror_table_sync(f->m, &f->def, &plan, NULL, &t);
+	mirror_plan_free(&plan);
+	mirror_table_free(t);
+	return ok;
+}
+
+static void test_rebuild_ticks(void **state)
+{
+	Fixture *f = *state;
+	Ticks ticks = {0, -1};
+	int64_t n = 0;
+
+	mirror_set_tick(f->m, count_tick, &ticks);
+	assert_true(mirror_begin(f->m));
+	assert_true(rebuild(f));
+	assert_true(mirror_commit(f->m));
+	mirror_set_tick(f->m, NULL, NULL);
+	/* every PROGRESS_OPS steps of the INSERT ... SELECT of NROWS rows */
+	assert_true(ticks.calls >= 10);
+	assert_true(mirror_count_rows(f->m, "t", &n));
+	assert_int_equal(n, NROWS);
+}
+
+static void test_rebuild_stopped(void **state)
+{
+	Fixture *f = *state;
+	Ticks ticks = {0, 3};
+	int64_t n = 0;
+	MirrorPlan plan;
+
+	mirror_set_tick(f->m, count_tick, &ticks);
+	assert_true(mirror_begin(f->m));
+	assert_false(rebuild(f));
+	assert_non_null(strstr(mirror_error(f->m), "interrupted"));
+	assert_int_equal(ticks.calls, 3);
+	mirror_rollback(f->m);
+	mirror_set_tick(f->m, NULL, NULL);
+	/* the table is as it was: int4, every row */
+	define(f, OID_INT4);
+	assert_true(mirror_table_plan(f->m, &f->def, false, &plan));
+	assert_true(plan.same);
+	mirror_plan_free(&plan);
+	assert_true(mirror_count_rows(f->m, "t", &n));
+	assert_int_equal(n, NROWS);
+	/* and the next attempt, not stopped, does it */
+	assert_true(mirror_begin(f->m));
+	assert_true(rebuild(f));
+	assert_true(mirror_commit(f->m));
+}
+
+static void test_commit_not_interrupted(void **state)
+{
+	Fixture *f = *state;
+	Ticks ticks = {0, 0}; /* says stop from the first call */
+	int64_t n = 0;
+
+	assert_true(mirror_begin(f->m));
+	assert_true(rebuild(f));
+	mirror_set_tick(f->m, count_tick, &ticks);
+	assert_true(mirror_commit(f->m));
+	mirror_set_tick(f->m, NULL, NULL);
+	assert_true(mirror_count_rows(f->m, "t", &n));
+	assert_int_equal(n, NROWS);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_rebuild_ticks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rebuild_stopped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_commit_not_interrupted, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
