@@ -40,6 +40,10 @@
 /* During a long step, answer the server this often (see stream_tick). */
 #define TICK_USECS INT64_C(500000)
 #define BACKOFF_MAX_SECS 60
+/* libpq keeps its input buffer as large as the largest message it has
+ * received; after one this large, a service reconnects when idle to give
+ * that memory back. */
+#define BIG_MESSAGE_BYTES ((size_t)32 << 20)
 
 static volatile sig_atomic_t stop_requested;
 
@@ -62,6 +66,7 @@ typedef enum StreamEnd {
 	STREAM_LOST,      /* connection lost: may be retried */
 	STREAM_FAILED,    /* an error that retrying will not mend */
 	STREAM_IN_USE,    /* the slot is held by another connection */
+	STREAM_RECONNECT, /* idle after a huge message: connect again at once */
 } StreamEnd;
 
 typedef struct Run {
@@ -514,6 +519,7 @@ typedef struct Stream {
 	int64_t last_progress;  /* when the last progress line was written */
 	int64_t last_tick;      /* when a long step last answered the server */
 	bool lost;              /* a long step could not answer the server */
+	bool big_message;       /* a message of BIG_MESSAGE_BYTES or more came */
 } Stream;
 
 static bool send_status(Stream *s, bool reply)
@@ -710,6 +716,13 @@ static StreamEnd stream(Run *run, Applier *apply)
 			/* Nothing more for now: make what we have durable. */
 			if (!flush(&s))
 				goto done;
+			if (s.big_message && run->endpos == LSN_INVALID &&
+			    !apply_in_transaction(apply)) {
+				log_debug("connecting again to give back the memory of a large message");
+				(void)send_status(&s, false);
+				end = STREAM_RECONNECT;
+				goto done;
+			}
 			if (run->endpos != LSN_INVALID && !apply_in_transaction(apply) &&
 			    apply_durable_lsn(apply) >= run->endpos)
 				s.reached = true;
@@ -721,6 +734,8 @@ static StreamEnd stream(Run *run, Applier *apply)
 				}
 			}
 		} else {
+			if (len >= BIG_MESSAGE_BYTES)
+				s.big_message = true;
 			if (!frame_decode(buf, len, &f, err, sizeof(err))) {
 				log_error("%s", err);
 				goto done;
@@ -987,6 +1002,10 @@ int replicate_run(const ReplicateOptions *opt)
 		if (end == STREAM_DONE) {
 			rc = EXIT_OK;
 			break;
+		}
+		if (end == STREAM_RECONNECT) {
+			session_disconnect(lookup.session); /* its buffer may be as big */
+			continue;
 		}
 		if (end == STREAM_IN_USE) {
 			rc = EXIT_IN_USE;

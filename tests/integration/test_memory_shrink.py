@@ -6,8 +6,11 @@ resident set (VmRSS) must be back near what it was before.  The
 per-column scratch buffers used to keep the largest value ever converted
 for the rest of the service's life.
 
-(libpq keeps its input buffer as large as the largest message received,
-here 15 MB, for the life of the connection: the slack allows for it.)"""
+Then a 40 MB bytea value, an 80 MB message in hex: libpq keeps its input
+buffer as large as the largest message received for the life of the
+connection, so after a message of 32 MB or more an idle service connects
+again; its memory must come back too.  (A 15 MB message does not make it
+connect again: the slack allows for that buffer.)"""
 
 import os
 import sys
@@ -63,6 +66,19 @@ def test(ctx):
     check(after <= before + SLACK,
           "VmRSS %.1f MB after a 90 MB value and small changes, %.1f MB "
           "before: memory did not shrink back" % (after / MB, before / MB))
+
+    ctx.sql("INSERT INTO t (id, b) VALUES (2, decode(repeat('ab', %s), 'hex'))",
+            40 * MB)
+    ctx.catch_up(path, proc=p, timeout=240)
+    check(ctx.mirror_query(path, "SELECT length(b) FROM t WHERE id = 2")[0][0]
+          == 40 * MB, "the big bytea did not reach the mirror")
+    ctx.sql("DELETE FROM t WHERE id = 2")
+    small_changes(ctx, path, p, 50)
+    after = rss(p)
+    log("VmRSS after an 80 MB message: %.1f MB" % (after / MB))
+    check(after <= before + SLACK,
+          "VmRSS %.1f MB after an 80 MB message and small changes, %.1f MB "
+          "before: libpq's input buffer was kept" % (after / MB, before / MB))
     check(ctx.stop(p) == 0, "service exited non-zero:\n" + p.stderr())
     ctx.assert_mirror_equals_source(path, "t")
 
