@@ -708,7 +708,7 @@ static StreamEnd stream(Run *run, Applier *apply)
 		r = session_receive(run->session, &buf, &len, wait_ms);
 		if (r < 0) {
 			log_error("%s", session_error(run->session));
-			end = STREAM_LOST;
+			end = session_error_data(run->session) ? STREAM_FAILED : STREAM_LOST;
 			goto done;
 		}
 		now = now_usecs();

@@ -24,6 +24,7 @@ struct Session {
 	PGconn *conn;
 	char *copybuf;       /* last PQgetCopyData buffer, freed on next call */
 	bool in_use;         /* last error was SQLSTATE 55006 */
+	bool data_error;     /* last error: the stream hit data the source cannot send */
 	bool (*stopping)(void); /* asked while waiting on the server; NULL: never */
 	bool stopped;        /* last error: given up because stopping() said so */
 	char *copying;       /* "schema.table" of the last copy begun, for messages */
@@ -55,6 +56,11 @@ const char *session_error(const Session *s)
 bool session_error_in_use(const Session *s)
 {
 	return s->in_use;
+}
+
+bool session_error_data(const Session *s)
+{
+	return s->data_error;
 }
 
 bool session_error_stopped(const Session *s)
@@ -158,20 +164,28 @@ static int trimmed(const char *msg)
  * What to do about an error the server reported, where pgmirror knows
  * more than the server says; "" when it does not.
  */
-static const char *error_hint(const PGresult *res)
+static const char *error_hint(const PGresult *res, bool in_stream)
 {
 	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 
 	/*
 	 * character_not_in_repertoire: text the server could not convert to
 	 * the UTF-8 pgmirror asks for. It stores what a SQL_ASCII database is
-	 * given unchecked, and checks it only on the way out.
+	 * given unchecked, and checks it only on the way out. In the stream
+	 * the change stays in the WAL the slot must read, whatever the table
+	 * holds now.
 	 */
-	if (state != NULL && strcmp(state, "22021") == 0)
-		return "; the source holds text that is not valid in its encoding (a SQL_ASCII "
-		       "database stores any bytes), so it cannot be mirrored as UTF-8: correct "
-		       "the value on the source";
-	return "";
+	if (state == NULL || strcmp(state, "22021") != 0)
+		return "";
+	return in_stream
+	       ? "; a change holds text that is not valid in the source's encoding (a "
+		 "SQL_ASCII database stores any bytes), so it cannot be mirrored as UTF-8, and "
+		 "it stays in the WAL the slot must read: correct the value on the source, then "
+		 "drop the slot (pgmirror --drop-slot) so that the next run rebuilds the mirror "
+		 "from a fresh copy"
+	       : "; the source holds text that is not valid in its encoding (a SQL_ASCII "
+		 "database stores any bytes), so it cannot be mirrored as UTF-8: correct the "
+		 "value on the source";
 }
 
 /*
@@ -191,7 +205,7 @@ static bool run(Session *s, const char *sql, ExecStatusType want, PGresult **out
 		state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
 		s->in_use = state != NULL && strcmp(state, "55006") == 0;
 		msg = res ? PQresultErrorMessage(res) : PQerrorMessage(s->conn);
-		set_error(s, "could not %s: %.*s%s", what, trimmed(msg), msg, error_hint(res));
+		set_error(s, "could not %s: %.*s%s", what, trimmed(msg), msg, error_hint(res, false));
 		PQclear(res);
 		return false;
 	}
@@ -1023,7 +1037,7 @@ int session_copy_next(Session *s, char **row, size_t *len)
 		const char *msg = res ? PQresultErrorMessage(res) : PQerrorMessage(s->conn);
 
 		set_error(s, "the copy of \"%s\" from the source failed: %.*s%s",
-			  s->copying ? s->copying : "?", trimmed(msg), msg, error_hint(res));
+			  s->copying ? s->copying : "?", trimmed(msg), msg, error_hint(res, false));
 	}
 	PQclear(res);
 	while ((res = PQgetResult(s->conn)) != NULL)
@@ -1105,7 +1119,10 @@ int session_receive(Session *s, const uint8_t **buf, size_t *len, int timeout_ms
 		}
 		if (n == -1) {
 			PGresult *res = PQgetResult(s->conn);
+			const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 
+			/* class 22, data exception: the same change fails every time */
+			s->data_error = state != NULL && strncmp(state, "22", 2) == 0;
 			if (PQresultStatus(res) == PGRES_COMMAND_OK) {
 				set_error(s, "the source ended the replication stream");
 			} else {
@@ -1113,7 +1130,7 @@ int session_receive(Session *s, const uint8_t **buf, size_t *len, int timeout_ms
 						      : PQerrorMessage(s->conn);
 
 				set_error(s, "replication stream ended: %.*s%s", trimmed(msg), msg,
-					  error_hint(res));
+					  error_hint(res, true));
 			}
 			PQclear(res);
 			return -1;

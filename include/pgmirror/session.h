@@ -66,6 +66,9 @@ void session_free(Session *s);
 const char *session_error(const Session *s);
 /* True when the last error was "object in use" (the slot is active). */
 bool session_error_in_use(const Session *s);
+/* True when the stream ended on data the source cannot send (SQLSTATE
+ * class 22, e.g. text not valid in its encoding): a retry meets it again. */
+bool session_error_data(const Session *s);
 /* True when the last call gave up because the stop check said so. */
 bool session_error_stopped(const Session *s);
 

@@ -43,10 +43,22 @@ def test(ctx):
     ctx.sql("INSERT INTO other VALUES (1)")
     ctx.sql("INSERT INTO t VALUES (4, %s)" % raw("636166e9"))
     rc, out, err = ctx.once(path, slot, "pub", expect=1)
-    check("SQL_ASCII" in err and "correct the value on the source" in err,
-          "the message does not say what is wrong:\n%s" % err)
+    check("SQL_ASCII" in err and "correct the value on the source" in err
+          and "--drop-slot" in err,
+          "the message does not say what is wrong and what to do:\n%s" % err)
+    check("connection to the source lost" not in err,
+          "a change the source cannot send is not a lost connection:\n%s" % err)
     got = mirror_hex(ctx, path)
     check([r for r in got if r[0] == 4] == [], "invalid text was stored: %r" % (got,))
+    # a service stops too, rather than trying again for ever
+    p = ctx.start_follow(path, slot, "pub")
+    try:
+        p.popen.wait(timeout=60)
+    except harness.subprocess.TimeoutExpired:
+        harness.fail("the service kept retrying a change the source cannot send:\n"
+                     + p.stderr())
+    check(p.poll() == 1 and "SQL_ASCII" in p.stderr(),
+          "the service exited %s:\n%s" % (p.poll(), p.stderr()))
 
     # the copy refuses it just the same
     path2, slot2 = ctx.path("second.db"), ctx.slot("second")
