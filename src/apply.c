@@ -70,23 +70,12 @@ struct Applier {
 	bool source_lost;        /* the last error was not reaching the source */
 
 	ApplyStats stats;
-	char errbuf[1536];
+	ErrBuf err;          /* the last error */
 };
-
-static void set_error(Applier *a, const char *fmt, ...) PGM_PRINTF(2, 3);
-
-static void set_error(Applier *a, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(a->errbuf, sizeof(a->errbuf), fmt, ap);
-	va_end(ap);
-}
 
 const char *apply_error(const Applier *a)
 {
-	return a->errbuf;
+	return a->err.text;
 }
 
 Applier *apply_new(Mirror *m, Lsn durable, const Catalog *catalog)
@@ -247,19 +236,19 @@ static bool resolve_type(Applier *a, uint32_t oid, int32_t typmod, int depth,
 		return true;
 	}
 	if (depth > 8) {
-		set_error(a, "type with OID %u nests domains or arrays too deeply", oid);
+		errbuf_set(&a->err, "type with OID %u nests domains or arrays too deeply", oid);
 		return false;
 	}
 	if (!a->catalog->type_info(a->catalog->ctx, oid, &st)) {
 		catalog_failed(a);
-		set_error(a, "could not look up the type with OID %u on the source: %s", oid,
+		errbuf_set(&a->err, "could not look up the type with OID %u on the source: %s", oid,
 			  a->catalog->error(a->catalog->ctx));
 		return false;
 	}
 	if (st.name == NULL) {
 		t = type_find(a, oid);
 		if (t == NULL || t->sent_name == NULL) {
-			set_error(a, "type with OID %u no longer exists on the source, and the "
+			errbuf_set(&a->err, "type with OID %u no longer exists on the source, and the "
 				  "stream did not name it", oid);
 			return false;
 		}
@@ -294,7 +283,7 @@ static bool open_group(Applier *a)
 	if (a->group_open)
 		return true;
 	if (!mirror_begin(a->m)) {
-		set_error(a, "%s", mirror_error(a->m));
+		errbuf_set(&a->err, "%s", mirror_error(a->m));
 		return false;
 	}
 	a->group_open = true;
@@ -312,11 +301,11 @@ bool apply_flush(Applier *a)
 				 a->applied_time ? pgtime_format_utc(a->applied_time, when,
 								     sizeof(when))
 						 : NULL)) {
-		set_error(a, "%s", mirror_error(a->m));
+		errbuf_set(&a->err, "%s", mirror_error(a->m));
 		return false;
 	}
 	if (!mirror_commit(a->m)) {
-		set_error(a, "%s", mirror_error(a->m));
+		errbuf_set(&a->err, "%s", mirror_error(a->m));
 		a->group_open = false;
 		return false;
 	}
@@ -340,7 +329,7 @@ bool apply_advance(Applier *a, Lsn lsn)
 static bool apply_begin(Applier *a, const PgoBegin *b)
 {
 	if (a->in_txn) {
-		set_error(a, "protocol error: Begin at %X/%X inside a transaction",
+		errbuf_set(&a->err, "protocol error: Begin at %X/%X inside a transaction",
 			  (unsigned)(b->final_lsn >> 32), (unsigned)b->final_lsn);
 		return false;
 	}
@@ -359,7 +348,7 @@ static bool apply_commit(Applier *a, const PgoCommit *c)
 	char lsn[LSN_TEXT_SIZE];
 
 	if (!a->in_txn) {
-		set_error(a, "protocol error: Commit at %s outside a transaction",
+		errbuf_set(&a->err, "protocol error: Commit at %s outside a transaction",
 			  lsn_format(c->commit_lsn, lsn));
 		return false;
 	}
@@ -479,7 +468,7 @@ static bool fill_constant(Applier *a, RelEntry *r, int col, const char *name, Va
 	out->kind = VAL_NULL;
 	if (!a->catalog->column_fill(a->catalog->ctx, r->oid, name, &f)) {
 		catalog_failed(a);
-		set_error(a, "could not look up column \"%s\" added to \"%s\": %s", name,
+		errbuf_set(&a->err, "could not look up column \"%s\" added to \"%s\": %s", name,
 			  r->display, a->catalog->error(a->catalog->ctx));
 		return false;
 	}
@@ -487,10 +476,10 @@ static bool fill_constant(Applier *a, RelEntry *r, int col, const char *name, Va
 		ok = convert_value(a, r, col, f.missing, strlen(f.missing), &r->newbufs[col],
 				   out, err, sizeof(err));
 		if (!ok)
-			set_error(a, "could not use the value of column \"%s\" added to \"%s\": %s",
+			errbuf_set(&a->err, "could not use the value of column \"%s\" added to \"%s\": %s",
 				  name, r->display, err);
 	} else if (f.found && !f.has_missing && f.has_default) {
-		set_error(a, "column \"%s\" was added to \"%s\", which has no key, with a "
+		errbuf_set(&a->err, "column \"%s\" was added to \"%s\", which has no key, with a "
 			  "default the source computed row by row (or set later), so pgmirror cannot "
 			  "tell what the existing rows hold; start this mirror over (--drop-slot, "
 			  "remove the file, run again)", name, r->display);
@@ -524,13 +513,13 @@ static bool fill_one_row(void *arg, const char *const *vals, const int *lens)
 			v->kind = VAL_NULL;
 		else if (!convert_value(f->a, r, c, vals[k], (size_t)lens[k], b, v, err,
 					sizeof(err))) {
-			set_error(f->a, "could not fill column \"%s\" added to \"%s\": column %d: %s",
+			errbuf_set(&f->a->err, "could not fill column \"%s\" added to \"%s\": column %d: %s",
 				  f->name, r->display, c + 1, err);
 			return false;
 		}
 	}
 	if (!mirror_table_set_column(r->table, f->col, r->oldvals, &r->newvals[f->col])) {
-		set_error(f->a, "could not fill column \"%s\" added to \"%s\": %s", f->name,
+		errbuf_set(&f->a->err, "could not fill column \"%s\" added to \"%s\": %s", f->name,
 			  r->display, mirror_error(f->a->m));
 		return false;
 	}
@@ -560,13 +549,13 @@ static bool fill_from_source(Applier *a, RelEntry *r, const MirrorTableDef *def,
 			f.keys[f.nkeys++] = i;
 		}
 	}
-	a->errbuf[0] = '\0';
+	a->err.text[0] = '\0';
 	ok = a->catalog->column_values(a->catalog->ctx, def->source_schema, def->source_table,
 				       keynames, f.nkeys, f.name, fill_one_row, &f);
 	if (!ok)
 		catalog_failed(a);
-	if (!ok && a->errbuf[0] == '\0')
-		set_error(a, "could not read column \"%s\" of \"%s\" on the source: %s",
+	if (!ok && a->err.text[0] == '\0')
+		errbuf_set(&a->err, "could not read column \"%s\" of \"%s\" on the source: %s",
 			  f.name, r->display, a->catalog->error(a->catalog->ctx));
 	free(keynames);
 	free(f.keys);
@@ -638,7 +627,7 @@ static bool rel_sync(Applier *a, RelEntry *r)
 		names[i] = def->cols[i].name;
 	why = apply_table_problem(def->source_schema, def->source_table, names, def->ncols);
 	if (why != NULL) {
-		set_error(a, "%s", why);
+		errbuf_set(&a->err, "%s", why);
 		free(why);
 		goto done;
 	}
@@ -647,14 +636,14 @@ static bool rel_sync(Applier *a, RelEntry *r)
 	attnums = xcalloc((size_t)def->ncols + 1, sizeof(int));
 	if (!a->catalog->column_attnums(a->catalog->ctx, r->oid, names, def->ncols, attnums)) {
 		catalog_failed(a);
-		set_error(a, "could not look up the columns of \"%s\" on the source: %s",
+		errbuf_set(&a->err, "could not look up the columns of \"%s\" on the source: %s",
 			  r->display, a->catalog->error(a->catalog->ctx));
 		goto done;
 	}
 	for (int i = 0; i < def->ncols; i++)
 		r->cols[i].attnum = attnums[i];
 	if (!mirror_table_plan(a->m, def, has_key(r), &plan)) {
-		set_error(a, "could not mirror table \"%s\": %s", r->display, mirror_error(a->m));
+		errbuf_set(&a->err, "could not mirror table \"%s\": %s", r->display, mirror_error(a->m));
 		goto done;
 	}
 	for (int i = 0; i < def->ncols; i++) {
@@ -664,7 +653,7 @@ static bool rel_sync(Applier *a, RelEntry *r)
 			goto done;
 	}
 	if (!mirror_table_sync(a->m, def, &plan, r->newvals, &r->table)) {
-		set_error(a, "could not mirror table \"%s\": %s", r->display,
+		errbuf_set(&a->err, "could not mirror table \"%s\": %s", r->display,
 			  mirror_error(a->m));
 		goto done;
 	}
@@ -708,12 +697,12 @@ static RelEntry *rel_for_change(Applier *a, uint32_t relid, const char *what)
 	RelEntry *r = rel_find(a, relid);
 
 	if (r == NULL || r->display == NULL) {
-		set_error(a, "protocol error: %s for relation OID %u, which no Relation "
+		errbuf_set(&a->err, "protocol error: %s for relation OID %u, which no Relation "
 			  "message described", what, relid);
 		return NULL;
 	}
 	if (!a->in_txn) {
-		set_error(a, "protocol error: %s for \"%s\" outside a transaction", what,
+		errbuf_set(&a->err, "protocol error: %s for \"%s\" outside a transaction", what,
 			  r->display);
 		return NULL;
 	}
@@ -736,7 +725,7 @@ static bool convert_tuple(Applier *a, RelEntry *r, const PgoTuple *tup, char kin
 	char err[256];
 
 	if (tup->ncols != r->ncols) {
-		set_error(a, "protocol error: %s for \"%s\" has %u columns, its Relation "
+		errbuf_set(&a->err, "protocol error: %s for \"%s\" has %u columns, its Relation "
 			  "message %d", what, r->display, tup->ncols, r->ncols);
 		return false;
 	}
@@ -761,13 +750,13 @@ static bool convert_tuple(Applier *a, RelEntry *r, const PgoTuple *tup, char kin
 		case PGO_COL_TEXT:
 			if (!convert_value(a, r, i, (const char *)v->data, v->len, &bufs[i],
 					   &vals[i], err, sizeof(err))) {
-				set_error(a, "could not apply %s to \"%s\": column %d: %s", what,
+				errbuf_set(&a->err, "could not apply %s to \"%s\": column %d: %s", what,
 					  r->display, i + 1, err);
 				return false;
 			}
 			break;
 		default:
-			set_error(a, "could not apply %s to \"%s\": column %d is in binary "
+			errbuf_set(&a->err, "could not apply %s to \"%s\": column %d is in binary "
 				  "format, which pgmirror does not request", what, r->display, i + 1);
 			return false;
 		}
@@ -779,7 +768,7 @@ static bool mirror_failed(Applier *a, const RelEntry *r, const char *what)
 {
 	char lsn[LSN_TEXT_SIZE];
 
-	set_error(a, "could not apply %s to \"%s\" in the transaction committed at %s: %s",
+	errbuf_set(&a->err, "could not apply %s to \"%s\" in the transaction committed at %s: %s",
 		  what, r->display, lsn_format(a->txn_final_lsn, lsn), mirror_error(a->m));
 	return false;
 }
@@ -805,7 +794,7 @@ static bool apply_insert(Applier *a, const PgoInsert *ins)
 		return false;
 	for (int i = 0; i < r->ncols; i++) {
 		if (r->keep[i]) {
-			set_error(a, "protocol error: Insert for \"%s\" has an unchanged-value "
+			errbuf_set(&a->err, "protocol error: Insert for \"%s\" has an unchanged-value "
 				  "marker in column %d", r->display, i + 1);
 			return false;
 		}
@@ -822,7 +811,7 @@ static bool check_key(Applier *a, const RelEntry *r, const char *what)
 {
 	for (int i = 0; i < r->ncols; i++) {
 		if (r->is_key[i] && !r->used[i] && r->replident != 'f') {
-			set_error(a, "protocol error: %s for \"%s\" lacks key column %d", what,
+			errbuf_set(&a->err, "protocol error: %s for \"%s\" lacks key column %d", what,
 				  r->display, i + 1);
 			return false;
 		}
@@ -913,7 +902,7 @@ static void abort_group(Applier *a)
 bool apply_reset(Applier *a)
 {
 	if (!a->in_txn || a->skipping || !a->group_open) {
-		set_error(a, "cannot reset the mirror outside a transaction being applied");
+		errbuf_set(&a->err, "cannot reset the mirror outside a transaction being applied");
 		return false;
 	}
 	/* The cached tables hold statements on the tables about to go. */
@@ -922,7 +911,7 @@ bool apply_reset(Applier *a)
 			rel_clear(&a->rels[i]);
 	a->nrels = 0;
 	if (!mirror_drop_all_tables(a->m)) {
-		set_error(a, "could not drop the mirrored tables: %s", mirror_error(a->m));
+		errbuf_set(&a->err, "could not drop the mirrored tables: %s", mirror_error(a->m));
 		abort_group(a);
 		return false;
 	}
@@ -964,7 +953,7 @@ bool apply_message(Applier *a, const PgoMessage *msg)
 		ok = true; /* nothing to mirror */
 		break;
 	default:
-		set_error(a, "protocol error: unexpected %s message (pgmirror asks for "
+		errbuf_set(&a->err, "protocol error: unexpected %s message (pgmirror asks for "
 			  "neither streaming nor two-phase transactions)",
 			  pgoutput_msg_name(msg->type));
 		ok = false;

@@ -24,19 +24,8 @@ struct Copier {
 	bool (*stopping)(void);  /* a signal asked pgmirror to stop */
 	PgoValue *vals;      /* one row's values, reused */
 	int nvals_cap;
-	char errbuf[2048];
+	ErrBuf err;          /* the last error */
 };
-
-static void set_error(Copier *c, const char *fmt, ...) PGM_PRINTF(2, 3);
-
-static void set_error(Copier *c, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(c->errbuf, sizeof(c->errbuf), fmt, ap);
-	va_end(ap);
-}
 
 Copier *copy_new(Session *s, Applier *a, bool (*stopping)(void))
 {
@@ -58,7 +47,7 @@ void copy_free(Copier *c)
 
 const char *copy_error(const Copier *c)
 {
-	return c->errbuf;
+	return c->err.text;
 }
 
 /* --- COPY text format ---------------------------------------------------- */
@@ -182,18 +171,10 @@ bool copy_parse_row(char *row, size_t len, PgoValue *vals, int ncols, char *err,
 
 /* --- feeding the applier ------------------------------------------------ */
 
-static int64_t now_usecs(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 static bool feed(Copier *c, const PgoMessage *msg)
 {
 	if (!apply_message(c->a, msg)) {
-		set_error(c, "%s", apply_error(c->a));
+		errbuf_set(&c->err, "%s", apply_error(c->a));
 		return false;
 	}
 	return true;
@@ -233,7 +214,7 @@ static bool stopped(Copier *c, const SourceTable *t)
 {
 	if (c->stopping == NULL || !c->stopping())
 		return false;
-	set_error(c, "stopped by a signal during the initial copy of \"%s.%s\"", t->nspname,
+	errbuf_set(&c->err, "stopped by a signal during the initial copy of \"%s.%s\"", t->nspname,
 		  t->relname);
 	return true;
 }
@@ -242,7 +223,7 @@ static bool copy_table(Copier *c, const SourceTable *t)
 {
 	bool progress = log_get_level() >= LOG_DEBUG ||
 			(log_get_level() >= LOG_INFO && isatty(STDERR_FILENO));
-	int64_t started = now_usecs(), last_report = started, elapsed;
+	int64_t started = mono_usecs(), last_report = started, elapsed;
 	uint64_t rows = 0;
 	PgoMessage msg;
 	char err[256];
@@ -251,7 +232,7 @@ static bool copy_table(Copier *c, const SourceTable *t)
 	if (!describe_table(c, t))
 		return false;
 	if (!apply_make_table(c->a, t->oid)) {
-		set_error(c, "%s", apply_error(c->a));
+		errbuf_set(&c->err, "%s", apply_error(c->a));
 		return false;
 	}
 	if (t->ncols > c->nvals_cap) {
@@ -264,7 +245,7 @@ static bool copy_table(Copier *c, const SourceTable *t)
 	msg.u.insert.newtup.ncols = (uint16_t)t->ncols;
 	msg.u.insert.newtup.cols = c->vals;
 	if (!session_copy_begin(c->s, t)) {
-		set_error(c, "%s", session_error(c->s));
+		errbuf_set(&c->err, "%s", session_error(c->s));
 		return false;
 	}
 	for (;;) {
@@ -276,7 +257,7 @@ static bool copy_table(Copier *c, const SourceTable *t)
 			break;
 		rows++;
 		if (!copy_parse_row(row, len, c->vals, t->ncols, err, sizeof(err))) {
-			set_error(c, "malformed COPY row %" PRIu64 " of table \"%s.%s\": %s", rows,
+			errbuf_set(&c->err, "malformed COPY row %" PRIu64 " of table \"%s.%s\": %s", rows,
 				  t->nspname, t->relname, err);
 			return false;
 		}
@@ -286,7 +267,7 @@ static bool copy_table(Copier *c, const SourceTable *t)
 		if (stopped(c, t))
 			return false;
 		if (progress && (rows & 1023) == 0) {
-			int64_t now = now_usecs();
+			int64_t now = mono_usecs();
 
 			if (now - last_report >= 1000000) {
 				last_report = now;
@@ -298,10 +279,10 @@ static bool copy_table(Copier *c, const SourceTable *t)
 	}
 	if (r < 0) {
 		if (!session_error_stopped(c->s) || !stopped(c, t))
-			set_error(c, "%s", session_error(c->s));
+			errbuf_set(&c->err, "%s", session_error(c->s));
 		return false;
 	}
-	elapsed = now_usecs() - started;
+	elapsed = mono_usecs() - started;
 	log_info("copied %" PRIu64 " rows of \"%s.%s\" in %.1f s (%.0f rows/s)", rows,
 		 t->nspname, t->relname, elapsed / 1e6,
 		 elapsed > 0 ? rows * 1e6 / (double)elapsed : 0.0);
@@ -318,7 +299,7 @@ bool copy_tables(Copier *c, const SourceTable *tables, int n, Lsn consistent_poi
 	if (!feed(c, &msg))
 		return false;
 	if (!apply_reset(c->a)) {
-		set_error(c, "%s", apply_error(c->a));
+		errbuf_set(&c->err, "%s", apply_error(c->a));
 		return false;
 	}
 	/* many small tables take a while too: look before each one */

@@ -79,14 +79,13 @@ static int cmp_str(const void *a, const void *b)
 /* Adds the comma-separated names in arg, skipping duplicates. */
 static void add_publications(ReplicateOptions *opt, const char *arg)
 {
-	char *copy = xstrdup(arg), *p = copy;
+	char **names;
+	int n = strv_split(arg, ',', &names);
 
-	for (;;) {
-		char *comma = strchr(p, ',');
+	for (int j = 0; j < n; j++) {
+		const char *p = names[j];
 		bool dup = false;
 
-		if (comma)
-			*comma = '\0';
 		if (*p == '\0')
 			usage_error("invalid publication list \"%s\": empty name", arg);
 		if (strlen(p) > 63)
@@ -97,11 +96,8 @@ static void add_publications(ReplicateOptions *opt, const char *arg)
 			opt->pubs = xreallocarray(opt->pubs, (size_t)opt->npubs + 1, sizeof(char *));
 			opt->pubs[opt->npubs++] = xstrdup(p);
 		}
-		if (!comma)
-			break;
-		p = comma + 1;
 	}
-	free(copy);
+	strv_free(names, n);
 }
 
 int main(int argc, char **argv)

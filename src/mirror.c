@@ -40,7 +40,7 @@ struct Mirror {
 	TickFn tick;             /* called from long statements; NULL: none */
 	void *tick_ctx;
 	bool no_interrupt;       /* a commit or rollback: tick, never stop */
-	char errbuf[1024];
+	ErrBuf err;          /* the last error */
 };
 
 struct MirrorTable {
@@ -61,20 +61,9 @@ struct MirrorTable {
 	int setcol_index;
 };
 
-static void set_error(Mirror *m, const char *fmt, ...) PGM_PRINTF(2, 3);
-
-static void set_error(Mirror *m, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(m->errbuf, sizeof(m->errbuf), fmt, ap);
-	va_end(ap);
-}
-
 const char *mirror_error(const Mirror *m)
 {
-	return m->errbuf;
+	return m->err.text;
 }
 
 /* Runs SQL text (one or more statements); false with the error set. */
@@ -83,7 +72,7 @@ static bool exec_sql(Mirror *m, const char *sql)
 	char *err = NULL;
 
 	if (sqlite3_exec(m->db, sql, NULL, NULL, &err) != SQLITE_OK) {
-		set_error(m, "could not update mirror \"%s\": %s", m->path,
+		errbuf_set(&m->err, "could not update mirror \"%s\": %s", m->path,
 			  err ? err : sqlite3_errmsg(m->db));
 		sqlite3_free(err);
 		return false;
@@ -112,7 +101,7 @@ static sqlite3_stmt *prepare(Mirror *m, const char *sql, bool persistent)
 	if (sqlite3_prepare_v3(m->db, sql, -1,
 			       persistent ? SQLITE_PREPARE_PERSISTENT : 0, &st,
 			       NULL) != SQLITE_OK) {
-		set_error(m, "could not prepare statement on mirror \"%s\": %s",
+		errbuf_set(&m->err, "could not prepare statement on mirror \"%s\": %s",
 			  m->path, sqlite3_errmsg(m->db));
 		return NULL;
 	}
@@ -126,7 +115,7 @@ static bool step_done(Mirror *m, sqlite3_stmt *st, const char *what)
 
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE) {
-		set_error(m, "could not %s in mirror \"%s\": %s", what, m->path,
+		errbuf_set(&m->err, "could not %s in mirror \"%s\": %s", what, m->path,
 			  sqlite3_errmsg(m->db));
 		return false;
 	}
@@ -158,7 +147,7 @@ static bool is_foreign_database(Mirror *m, bool *foreign)
 		return false;
 	rc = sqlite3_step(st);
 	if (rc != SQLITE_ROW) {
-		set_error(m, "could not read mirror \"%s\": %s", m->path,
+		errbuf_set(&m->err, "could not read mirror \"%s\": %s", m->path,
 			  sqlite3_errmsg(m->db));
 		sqlite3_finalize(st);
 		return false;
@@ -183,7 +172,7 @@ static void set_wal_error(Mirror *m, const char *mode_or_null)
 		snprintf(why, sizeof(why), "its journal mode stays \"%s\"", mode_or_null);
 	else
 		snprintf(why, sizeof(why), "%s", sqlite3_errmsg(m->db));
-	set_error(m, "mirror \"%s\" cannot use SQLite's WAL journal mode (%s), which pgmirror "
+	errbuf_set(&m->err, "mirror \"%s\" cannot use SQLite's WAL journal mode (%s), which pgmirror "
 		  "needs so that readers never see part of a transaction; put the mirror on a "
 		  "local filesystem that supports shared memory mappings", m->path, why);
 }
@@ -215,7 +204,7 @@ static bool use_wal(Mirror *m)
 		if (is_wal_index_error(m))
 			set_wal_error(m, NULL);
 		else
-			set_error(m, "could not set the journal mode of mirror \"%s\": %s",
+			errbuf_set(&m->err, "could not set the journal mode of mirror \"%s\": %s",
 				  m->path, sqlite3_errmsg(m->db));
 		goto done;
 	}
@@ -279,23 +268,23 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 		m->lock_fd = open(path, (mode == MIRROR_READ ? O_RDONLY : O_RDWR) | O_CLOEXEC);
 	if (m->lock_fd < 0) {
 		if (create && errno == ENOENT)
-			set_error(m, "could not create mirror \"%s\": %s; create its directory "
+			errbuf_set(&m->err, "could not create mirror \"%s\": %s; create its directory "
 				  "first, or give another path", path, strerror(errno));
 		else
-			set_error(m, "could not open mirror \"%s\": %s", path, strerror(errno));
+			errbuf_set(&m->err, "could not open mirror \"%s\": %s", path, strerror(errno));
 		goto error;
 	}
 	if (mode != MIRROR_READ && flock(m->lock_fd, LOCK_EX | LOCK_NB) != 0) {
 		created = false; /* another process has it now: it is not ours to remove */
 		if (errno == EWOULDBLOCK) {
-			set_error(m, "mirror \"%s\" is in use by another pgmirror process", path);
+			errbuf_set(&m->err, "mirror \"%s\" is in use by another pgmirror process", path);
 			res = MIRROR_OPEN_LOCKED;
 		} else
-			set_error(m, "could not lock mirror \"%s\": %s", path, strerror(errno));
+			errbuf_set(&m->err, "could not lock mirror \"%s\": %s", path, strerror(errno));
 		goto error;
 	}
 	if (sqlite3_open_v2(path, &m->db, flags, NULL) != SQLITE_OK) {
-		set_error(m, "could not open mirror \"%s\": %s", path,
+		errbuf_set(&m->err, "could not open mirror \"%s\": %s", path,
 			  m->db ? sqlite3_errmsg(m->db) : "out of memory");
 		goto error;
 	}
@@ -304,17 +293,17 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 	/* The first read tells whether this is an SQLite file at all. */
 	if (!is_foreign_database(m, &foreign)) {
 		if (sqlite3_errcode(m->db) == SQLITE_NOTADB)
-			set_error(m, "\"%s\" is not an SQLite database, so not a mirror; give a "
+			errbuf_set(&m->err, "\"%s\" is not an SQLite database, so not a mirror; give a "
 				  "new file name or an existing mirror", path);
 		else if (is_wal_index_error(m))
 			set_wal_error(m, NULL);
 		else
-			set_error(m, "could not open mirror \"%s\": %s", path,
+			errbuf_set(&m->err, "could not open mirror \"%s\": %s", path,
 				  sqlite3_errmsg(m->db));
 		goto error;
 	}
 	if (foreign) {
-		set_error(m, "\"%s\" is an SQLite database but not a pgmirror mirror; "
+		errbuf_set(&m->err, "\"%s\" is an SQLite database but not a pgmirror mirror; "
 			  "give a new file name or an existing mirror", path);
 		goto error;
 	}
@@ -341,7 +330,7 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 	return MIRROR_OPEN_OK;
 
 error:
-	*errmsg = xstrdup(m->errbuf);
+	*errmsg = xstrdup(m->err.text);
 	/* still locked by us: nobody else can have started using the new file */
 	if (created) {
 		sqlite3_close(m->db);
@@ -396,7 +385,7 @@ bool mirror_read_state(Mirror *m, MirrorState *st)
 		goto done;
 	}
 	if (rc != SQLITE_ROW) {
-		set_error(m, "could not read pgmirror_state from \"%s\": %s",
+		errbuf_set(&m->err, "could not read pgmirror_state from \"%s\": %s",
 			  m->path, sqlite3_errmsg(m->db));
 		goto done;
 	}
@@ -410,7 +399,7 @@ bool mirror_read_state(Mirror *m, MirrorState *st)
 	st->initial_copy_done = sqlite3_column_int(q, 6) != 0;
 	if (lsn == NULL || !lsn_parse((const char *)lsn, &st->confirmed_lsn) ||
 	    st->slot == NULL || st->publications == NULL) {
-		set_error(m, "mirror \"%s\" has a damaged pgmirror_state row "
+		errbuf_set(&m->err, "mirror \"%s\" has a damaged pgmirror_state row "
 			  "(confirmed_lsn \"%s\"); restore it or start a new mirror",
 			  m->path, lsn ? (const char *)lsn : "");
 		mirror_state_clear(st);
@@ -568,7 +557,7 @@ static bool read_definition(Mirror *m, const MirrorTableDef *def, bool *exists,
 		*exists = true;
 		if (sch == NULL || tab == NULL || strcmp(sch, def->source_schema) != 0 ||
 		    strcmp(tab, def->source_table) != 0) {
-			set_error(m, "source tables \"%s\".\"%s\" and \"%s\".\"%s\" would both be "
+			errbuf_set(&m->err, "source tables \"%s\".\"%s\" and \"%s\".\"%s\" would both be "
 				  "mirrored as \"%s\"; leave one of them out of the publication or "
 				  "rename it", sch ? sch : "", tab ? tab : "", def->source_schema,
 				  def->source_table, def->name);
@@ -607,7 +596,7 @@ static bool read_definition(Mirror *m, const MirrorTableDef *def, bool *exists,
 	ok = true;
 	goto done;
 sqlerr:
-	set_error(m, "could not read the definition of table \"%s\": %s", def->name,
+	errbuf_set(&m->err, "could not read the definition of table \"%s\": %s", def->name,
 		  sqlite3_errmsg(m->db));
 done:
 	sqlite3_finalize(q);
@@ -684,7 +673,7 @@ static bool table_scalar(Mirror *m, const char *sql_fmt, const char *table, int6
 		*out = sqlite3_column_int64(q, 0);
 		ok = true;
 	} else
-		set_error(m, "could not read table \"%s\": %s", table, sqlite3_errmsg(m->db));
+		errbuf_set(&m->err, "could not read table \"%s\": %s", table, sqlite3_errmsg(m->db));
 	sqlite3_finalize(q);
 	return ok;
 }
@@ -752,7 +741,7 @@ bool mirror_table_plan(Mirror *m, const MirrorTableDef *def, bool refill, Mirror
 			o->matched = true;
 			if (!conversion(o, c, &plan->conv[j])) {
 				if (!refill || c->is_key) {
-					set_error(m, "column \"%s\" of mirror table \"%s\" changed type on "
+					errbuf_set(&m->err, "column \"%s\" of mirror table \"%s\" changed type on "
 						  "the source (type OID %u modifier %d to OID %u modifier %d), "
 						  "and pgmirror cannot convert the rows it holds the way the "
 						  "source did; start this mirror over (--drop-slot, remove the "
@@ -791,7 +780,7 @@ bool mirror_table_plan(Mirror *m, const MirrorTableDef *def, bool refill, Mirror
 		if (plan->conv[j] == CONV_FILL && def->cols[j].is_key && def->replident != 'f' &&
 		    def->replident != 'n') {
 			/* rows would be found by a key they do not have yet */
-			set_error(m, "the key of mirror table \"%s\" now includes column \"%s\", "
+			errbuf_set(&m->err, "the key of mirror table \"%s\" now includes column \"%s\", "
 				  "which its rows do not have; start this mirror over (--drop-slot, "
 				  "remove the file, run again)", def->name, def->cols[j].name);
 			ok = false;
@@ -1172,7 +1161,7 @@ static bool change_full_unnamed(MirrorTable *t, const Value *match, const bool *
 	}
 	sqlite3_reset(sel);
 	if (rc != SQLITE_DONE) {
-		set_error(t->m, "could not find a row in mirror \"%s\": %s", t->m->path,
+		errbuf_set(&t->m->err, "could not find a row in mirror \"%s\": %s", t->m->path,
 			  sqlite3_errmsg(t->m->db));
 		goto done;
 	}
@@ -1294,7 +1283,7 @@ bool mirror_list_tables(Mirror *m, char ***names, int *n)
 	}
 	sqlite3_finalize(q);
 	if (rc != SQLITE_DONE) {
-		set_error(m, "could not read pgmirror_tables: %s", sqlite3_errmsg(m->db));
+		errbuf_set(&m->err, "could not read pgmirror_tables: %s", sqlite3_errmsg(m->db));
 		return false;
 	}
 	return true;

@@ -82,27 +82,6 @@ typedef struct Run {
 	bool conn_failed;       /* the last error was reaching the source */
 } Run;
 
-static char *join_pubs(char *const *pubs, int n)
-{
-	char *s = xstrdup("");
-
-	for (int i = 0; i < n; i++) {
-		char *t = xasprintf("%s%s%s", s, i ? "," : "", pubs[i]);
-
-		free(s);
-		s = t;
-	}
-	return s;
-}
-
-static int64_t now_usecs(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 static bool file_exists(const char *path)
 {
 	struct stat st;
@@ -194,29 +173,6 @@ static int check_publications(Run *run, char *const *pubs, int npubs)
 	return EXIT_OK;
 }
 
-/* Splits the stored "a,b" publication list for the catalog and START_REPLICATION. */
-static int split_pubs(const char *text, char ***out)
-{
-	char *copy = xstrdup(text), *save = NULL, *tok;
-	char **v = NULL;
-	int n = 0;
-
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		v = xreallocarray(v, (size_t)n + 1, sizeof(char *));
-		v[n++] = xstrdup(tok);
-	}
-	free(copy);
-	*out = v;
-	return n;
-}
-
-static void free_strv(char **v, int n)
-{
-	for (int i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 /* Reports the first table that cannot be mirrored, or two that would
  * share a name in SQLite. */
 static bool check_tables(const SourceTable *tables, int n)
@@ -259,12 +215,12 @@ static bool check_tables(const SourceTable *tables, int n)
 static bool read_tables(Run *run, const char *pubs_text, SourceTable **tables, int *n)
 {
 	char **pubs = NULL;
-	int npubs = split_pubs(pubs_text, &pubs);
+	int npubs = strv_split(pubs_text, ',', &pubs);
 	bool ok = session_publication_tables(run->session, pubs, npubs, tables, n);
 
 	if (!ok)
 		log_error("%s", session_error(run->session));
-	free_strv(pubs, npubs);
+	strv_free(pubs, npubs);
 	return ok && check_tables(*tables, *n);
 }
 
@@ -527,7 +483,7 @@ static bool send_status(Stream *s, bool reply)
 	Lsn durable = apply_durable_lsn(s->apply);
 	Lsn write = s->received > durable ? s->received : durable;
 
-	s->last_status = now_usecs();
+	s->last_status = mono_usecs();
 	if (!session_send_status(s->run->session, write, durable, durable, reply)) {
 		log_error("%s", session_error(s->run->session));
 		return false;
@@ -549,7 +505,7 @@ static bool stream_tick(void *ctx)
 
 	if (stop_requested || s->lost)
 		return false;
-	now = now_usecs();
+	now = mono_usecs();
 	if (now - s->last_tick < TICK_USECS)
 		return true;
 	s->last_tick = now;
@@ -620,7 +576,7 @@ static StreamEnd handle_xlogdata(Stream *s, const Frame *f)
 	if (!apply_message(s->apply, &msg))
 		return apply_failed(s);
 	if (msg.type == PGO_BEGIN && s->group_started == 0)
-		s->group_started = now_usecs();
+		s->group_started = mono_usecs();
 	if (msg.type == PGO_COMMIT) {
 		/* an empty transaction (servers before 15) moves the position
 		 * as a keepalive would; a real one supersedes a keepalive's */
@@ -629,7 +585,7 @@ static StreamEnd handle_xlogdata(Stream *s, const Frame *f)
 		if (endpos != LSN_INVALID && msg.u.commit.end_lsn >= endpos)
 			s->reached = true;
 		if (s->reached || apply_pending(s->apply) >= GROUP_MAX_TXNS ||
-		    now_usecs() - s->group_started >= GROUP_MAX_USECS) {
+		    mono_usecs() - s->group_started >= GROUP_MAX_USECS) {
 			if (!flush(s))
 				return stop_requested ? STREAM_DONE : STREAM_FAILED;
 		}
@@ -668,7 +624,7 @@ static StreamEnd stream(Run *run, Applier *apply)
 	const ReplicateOptions *opt = run->opt;
 	int proto = session_proto_version_for(session_server_version(run->session));
 	char **pubs = NULL;
-	int npubs = split_pubs(run->state.publications, &pubs);
+	int npubs = strv_split(run->state.publications, ',', &pubs);
 	Stream s = {.run = run, .apply = apply};
 	StreamEnd end = STREAM_FAILED;
 	int64_t interval = (int64_t)opt->status_interval * 1000000;
@@ -684,7 +640,7 @@ static StreamEnd stream(Run *run, Applier *apply)
 	s.dec = pgoutput_decoder_new(proto, false);
 	lookup_set_tick(run->lookup, stream_tick, &s);
 	mirror_set_tick(run->mirror, stream_tick, &s);
-	s.last_status = now_usecs();
+	s.last_status = mono_usecs();
 	s.last_progress = s.last_status;
 	{
 		char lsn[LSN_TEXT_SIZE];
@@ -698,7 +654,7 @@ static StreamEnd stream(Run *run, Applier *apply)
 		size_t len;
 		Frame f;
 		char err[256];
-		int64_t now = now_usecs();
+		int64_t now = mono_usecs();
 		/* Commits waiting to be flushed: only look; otherwise wait. */
 		int wait_ms = apply_in_transaction(apply) ? 1000
 			      : apply_pending(apply) > 0 ? 0
@@ -711,7 +667,7 @@ static StreamEnd stream(Run *run, Applier *apply)
 			end = session_error_data(run->session) ? STREAM_FAILED : STREAM_LOST;
 			goto done;
 		}
-		now = now_usecs();
+		now = mono_usecs();
 		if (r == 0) {
 			/* Nothing more for now: make what we have durable. */
 			if (!flush(&s))
@@ -798,7 +754,7 @@ done:
 	lookup_set_tick(run->lookup, NULL, NULL);
 	mirror_set_tick(run->mirror, NULL, NULL);
 	pgoutput_decoder_free(s.dec);
-	free_strv(pubs, npubs);
+	strv_free(pubs, npubs);
 	return end;
 }
 
@@ -928,7 +884,7 @@ int replicate_run(const ReplicateOptions *opt)
 			   .column_attnums = lookup_attnums, .column_values = lookup_values,
 			   .error = lookup_error, .lost = lookup_lost};
 
-	run.pubs_text = join_pubs(opt->pubs, opt->npubs);
+	run.pubs_text = strv_join(opt->pubs, opt->npubs, ",");
 	run.catalog = &catalog;
 	run.lookup = &lookup;
 	run.session = session_new();
@@ -952,10 +908,10 @@ int replicate_run(const ReplicateOptions *opt)
 
 		rc = connect_source(&run);
 		if (rc == EXIT_OK) {
-			npubs = split_pubs(run.state.present ? run.state.publications : run.pubs_text,
-					   &pubs);
+			npubs = strv_split(run.state.present ? run.state.publications : run.pubs_text,
+					   ',', &pubs);
 			rc = check_publications(&run, pubs, npubs);
-			free_strv(pubs, npubs);
+			strv_free(pubs, npubs);
 		}
 		if (rc == EXIT_OK) {
 			bool rebuild = false;
@@ -974,7 +930,7 @@ int replicate_run(const ReplicateOptions *opt)
 			session_disconnect(run.session);
 			log_warning("the source is not available yet; trying again in %d s", backoff);
 			backoff_sleep(backoff);
-			backoff = backoff * 2 > BACKOFF_MAX_SECS ? BACKOFF_MAX_SECS : backoff * 2;
+			backoff = backoff_next(backoff, BACKOFF_MAX_SECS);
 			if (stop_requested) {
 				rc = EXIT_OK;
 				break;
@@ -988,7 +944,7 @@ int replicate_run(const ReplicateOptions *opt)
 				     : opt->once ? run.sys.xlogpos : LSN_INVALID;
 
 		apply = apply_new(run.mirror, run.state.confirmed_lsn, &catalog);
-		started = now_usecs();
+		started = mono_usecs();
 		end = stream(&run, apply);
 		mirror_rollback(run.mirror);
 		apply_free(apply);
@@ -1019,7 +975,7 @@ int replicate_run(const ReplicateOptions *opt)
 			break;
 		}
 		/* a connection that lasted starts the backoff over */
-		if (now_usecs() - started > (int64_t)BACKOFF_MAX_SECS * 1000000)
+		if (mono_usecs() - started > (int64_t)BACKOFF_MAX_SECS * 1000000)
 			backoff = 1;
 		reconnecting = true;
 		log_warning("connection to the source lost; reconnecting in %d s", backoff);
@@ -1028,7 +984,7 @@ int replicate_run(const ReplicateOptions *opt)
 			rc = EXIT_OK;
 			break;
 		}
-		backoff = backoff * 2 > BACKOFF_MAX_SECS ? BACKOFF_MAX_SECS : backoff * 2;
+		backoff = backoff_next(backoff, BACKOFF_MAX_SECS);
 	}
 done:
 	session_free(lookup.session);

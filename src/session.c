@@ -28,29 +28,14 @@ struct Session {
 	bool (*stopping)(void); /* asked while waiting on the server; NULL: never */
 	bool stopped;        /* last error: given up because stopping() said so */
 	char *copying;       /* "schema.table" of the last copy begun, for messages */
-	char errbuf[2048];
+	ErrBuf err;          /* the last error */
 };
 
-static void set_error(Session *s, const char *fmt, ...) PGM_PRINTF(2, 3);
 static char *quote(Session *s, const char *text, bool ident);
-
-static void set_error(Session *s, const char *fmt, ...)
-{
-	va_list ap;
-	size_t n;
-
-	va_start(ap, fmt);
-	vsnprintf(s->errbuf, sizeof(s->errbuf), fmt, ap);
-	va_end(ap);
-	/* libpq messages end in a newline; ours do not */
-	n = strlen(s->errbuf);
-	while (n > 0 && s->errbuf[n - 1] == '\n')
-		s->errbuf[--n] = '\0';
-}
 
 const char *session_error(const Session *s)
 {
-	return s->errbuf;
+	return s->err.text;
 }
 
 bool session_error_in_use(const Session *s)
@@ -205,7 +190,7 @@ static bool run(Session *s, const char *sql, ExecStatusType want, PGresult **out
 		state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
 		s->in_use = state != NULL && strcmp(state, "55006") == 0;
 		msg = res ? PQresultErrorMessage(res) : PQerrorMessage(s->conn);
-		set_error(s, "could not %s: %.*s%s", what, trimmed(msg), msg, error_hint(res, false));
+		errbuf_set(&s->err, "could not %s: %.*s%s", what, trimmed(msg), msg, error_hint(res, false));
 		PQclear(res);
 		return false;
 	}
@@ -314,13 +299,13 @@ static bool connect_with(Session *s, const char *conninfo, const char *replicati
 			hint = "check the password in -d, PGPASSWORD or ~/.pgpass";
 		while (len > 0 && msg[len - 1] == '\n')
 			len--;
-		set_error(s, "could not connect to the source: %.*s%s%s", len, msg,
+		errbuf_set(&s->err, "could not connect to the source: %.*s%s%s", len, msg,
 			  hint ? "; " : "", hint ? hint : "");
 		return false;
 	}
 	enc = PQparameterStatus(s->conn, "client_encoding");
 	if (enc == NULL || strcmp(enc, "UTF8") != 0) {
-		set_error(s, "the source did not accept client_encoding UTF8 (it uses %s), "
+		errbuf_set(&s->err, "the source did not accept client_encoding UTF8 (it uses %s), "
 			  "so text could not be mirrored as UTF-8; check the server's settings",
 			  enc ? enc : "an unknown encoding");
 		session_disconnect(s);
@@ -378,7 +363,7 @@ bool session_type_info(Session *s, uint32_t oid, SourceType *out)
 	if (!run(s, sql, PGRES_TUPLES_OK, &res, "look up a column type on the source"))
 		goto done;
 	if (PQnfields(res) != 6 || PQntuples(res) > 1) {
-		set_error(s, "unexpected answer to the look-up of the type with OID %u", oid);
+		errbuf_set(&s->err, "unexpected answer to the look-up of the type with OID %u", oid);
 	} else if (PQntuples(res) == 0) {
 		ok = true; /* dropped since: out->name stays NULL */
 	} else {
@@ -460,7 +445,7 @@ static bool parse_lsn_field(Session *s, PGresult *res, int row, int col, Lsn *ou
 		return true;
 	}
 	if (!lsn_parse(PQgetvalue(res, row, col), out)) {
-		set_error(s, "the server sent an invalid %s \"%s\"", what,
+		errbuf_set(&s->err, "the server sent an invalid %s \"%s\"", what,
 			  PQgetvalue(res, row, col));
 		return false;
 	}
@@ -476,7 +461,7 @@ bool session_identify(Session *s, SystemInfo *out)
 	if (!run(s, "IDENTIFY_SYSTEM", PGRES_TUPLES_OK, &res, "identify the source system"))
 		return false;
 	if (PQntuples(res) != 1 || PQnfields(res) < 4 || PQgetisnull(res, 0, 3)) {
-		set_error(s, "could not identify the source system: unexpected reply "
+		errbuf_set(&s->err, "could not identify the source system: unexpected reply "
 			  "(%d rows, %d fields); is this a logical replication connection?",
 			  PQntuples(res), PQnfields(res));
 		goto done;
@@ -501,7 +486,7 @@ bool session_check_wal_level(Session *s)
 		return false;
 	ok = PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "logical") == 0;
 	if (!ok)
-		set_error(s, "the source has wal_level = %s, but logical replication needs "
+		errbuf_set(&s->err, "the source has wal_level = %s, but logical replication needs "
 			  "wal_level = logical: set it in postgresql.conf and restart the server",
 			  PQntuples(res) == 1 ? PQgetvalue(res, 0, 0) : "?");
 	PQclear(res);
@@ -515,7 +500,7 @@ static char *quote(Session *s, const char *text, bool ident)
 			: PQescapeLiteral(s->conn, text, strlen(text));
 
 	if (q == NULL)
-		set_error(s, "could not quote \"%s\": %s", text, PQerrorMessage(s->conn));
+		errbuf_set(&s->err, "could not quote \"%s\": %s", text, PQerrorMessage(s->conn));
 	return q;
 }
 
@@ -667,7 +652,7 @@ bool session_column_values(Session *s, const char *schema, const char *table,
 	}
 	/* row by row, so that a big table is never held in memory */
 	if (!PQsendQuery(s->conn, sql)) {
-		set_error(s, "could not read %s.%s on the source: %s", schema, table,
+		errbuf_set(&s->err, "could not read %s.%s on the source: %s", schema, table,
 			  PQerrorMessage(s->conn));
 		goto done;
 	}
@@ -678,7 +663,7 @@ bool session_column_values(Session *s, const char *schema, const char *table,
 		 * takes no other query. Closing it is the bounded way out: the
 		 * next look-up connects again.
 		 */
-		set_error(s, "could not read %s.%s on the source row by row: %s", schema, table,
+		errbuf_set(&s->err, "could not read %s.%s on the source row by row: %s", schema, table,
 			  PQerrorMessage(s->conn));
 		session_disconnect(s);
 		goto done;
@@ -694,7 +679,7 @@ bool session_column_values(Session *s, const char *schema, const char *table,
 			}
 			stop = !row(arg, vals, lens) || (tick != NULL && !tick(tick_ctx));
 		} else if (st != PGRES_SINGLE_TUPLE && st != PGRES_TUPLES_OK && ok) {
-			set_error(s, "could not read %s.%s on the source: %s", schema, table,
+			errbuf_set(&s->err, "could not read %s.%s on the source: %s", schema, table,
 				  PQresultErrorMessage(res));
 			ok = false;
 		}
@@ -705,7 +690,7 @@ bool session_column_values(Session *s, const char *schema, const char *table,
 		/* the rest is not wanted: end the query rather than read it */
 		abandon_query(s);
 		if (ok)
-			set_error(s, "reading %s.%s on the source was stopped", schema, table);
+			errbuf_set(&s->err, "reading %s.%s on the source was stopped", schema, table);
 		ok = false;
 	}
 done:
@@ -731,16 +716,16 @@ static bool wait_socket(Session *s, int timeout_ms)
 	int r;
 
 	if (pfd.fd < 0) {
-		set_error(s, "could not wait for the source: %s", PQerrorMessage(s->conn));
+		errbuf_set(&s->err, "could not wait for the source: %s", PQerrorMessage(s->conn));
 		return false;
 	}
 	r = poll(&pfd, 1, timeout_ms < 0 || timeout_ms > 100 ? 100 : timeout_ms);
 	if (r < 0 && errno != EINTR) {
-		set_error(s, "could not wait for the source: %s", strerror(errno));
+		errbuf_set(&s->err, "could not wait for the source: %s", strerror(errno));
 		return false;
 	}
 	if (PQconsumeInput(s->conn) == 0) {
-		set_error(s, "could not read from the source: %s", PQerrorMessage(s->conn));
+		errbuf_set(&s->err, "could not read from the source: %s", PQerrorMessage(s->conn));
 		return false;
 	}
 	return true;
@@ -755,7 +740,7 @@ static bool cancel_command(Session *s)
 
 	PQfreeCancel(cancel);
 	if (!ok)
-		set_error(s, "could not cancel the command on the source: %s",
+		errbuf_set(&s->err, "could not cancel the command on the source: %s",
 			  err[0] ? err : "out of memory");
 	return ok;
 }
@@ -780,7 +765,7 @@ static bool run_stoppable(Session *s, const char *sql, ExecStatusType want, PGre
 	s->stopped = false;
 	*out = NULL;
 	if (!PQsendQuery(s->conn, sql)) {
-		set_error(s, "could not %s: %s", what, PQerrorMessage(s->conn));
+		errbuf_set(&s->err, "could not %s: %s", what, PQerrorMessage(s->conn));
 		return false;
 	}
 	for (;;) {
@@ -791,7 +776,7 @@ static bool run_stoppable(Session *s, const char *sql, ExecStatusType want, PGre
 				cancel_waited = 0;
 			}
 			if (cancel_waited >= CANCEL_WAIT_MS) {
-				set_error(s, "the source did not answer the cancel of the command "
+				errbuf_set(&s->err, "the source did not answer the cancel of the command "
 					  "to %s", what);
 				goto lost;
 			}
@@ -812,9 +797,9 @@ static bool run_stoppable(Session *s, const char *sql, ExecStatusType want, PGre
 		s->in_use = state != NULL && strcmp(state, "55006") == 0;
 		s->stopped = cancel_waited >= 0;
 		if (s->stopped)
-			set_error(s, "stopped by a signal while waiting to %s", what);
+			errbuf_set(&s->err, "stopped by a signal while waiting to %s", what);
 		else
-			set_error(s, "could not %s: %s", what,
+			errbuf_set(&s->err, "could not %s: %s", what,
 				  res ? PQresultErrorMessage(res) : PQerrorMessage(s->conn));
 		PQclear(res);
 		return false;
@@ -845,7 +830,7 @@ bool session_create_slot(Session *s, const char *slot, bool use_snapshot,
 		ok = PQntuples(res) == 1 && PQnfields(res) >= 2 &&
 		     parse_lsn_field(s, res, 0, 1, consistent_point, "consistent point");
 		if (!ok && PQntuples(res) != 1)
-			set_error(s, "could not create the replication slot: unexpected reply");
+			errbuf_set(&s->err, "could not create the replication slot: unexpected reply");
 		PQclear(res);
 	}
 	free(sql);
@@ -1014,7 +999,7 @@ int session_copy_next(Session *s, char **row, size_t *len)
 	while ((n = PQgetCopyData(s->conn, &s->copybuf, 1)) == 0) {
 		if (s->stopping != NULL && s->stopping()) {
 			s->stopped = true;
-			set_error(s, "stopped by a signal during the copy");
+			errbuf_set(&s->err, "stopped by a signal during the copy");
 			return -1;
 		}
 		if (!wait_socket(s, 100))
@@ -1026,7 +1011,7 @@ int session_copy_next(Session *s, char **row, size_t *len)
 		return 1;
 	}
 	if (n == -2) {
-		set_error(s, "could not read the copy of \"%s\" from the source: %s",
+		errbuf_set(&s->err, "could not read the copy of \"%s\" from the source: %s",
 			  s->copying ? s->copying : "?", PQerrorMessage(s->conn));
 		return -1;
 	}
@@ -1036,7 +1021,7 @@ int session_copy_next(Session *s, char **row, size_t *len)
 	if (!ok) {
 		const char *msg = res ? PQresultErrorMessage(res) : PQerrorMessage(s->conn);
 
-		set_error(s, "the copy of \"%s\" from the source failed: %.*s%s",
+		errbuf_set(&s->err, "the copy of \"%s\" from the source failed: %.*s%s",
 			  s->copying ? s->copying : "?", trimmed(msg), msg, error_hint(res, false));
 	}
 	PQclear(res);
@@ -1114,7 +1099,7 @@ int session_receive(Session *s, const uint8_t **buf, size_t *len, int timeout_ms
 			return 1;
 		}
 		if (n == -2) {
-			set_error(s, "could not read from the source: %s", PQerrorMessage(s->conn));
+			errbuf_set(&s->err, "could not read from the source: %s", PQerrorMessage(s->conn));
 			return -1;
 		}
 		if (n == -1) {
@@ -1124,12 +1109,12 @@ int session_receive(Session *s, const uint8_t **buf, size_t *len, int timeout_ms
 			/* class 22, data exception: the same change fails every time */
 			s->data_error = state != NULL && strncmp(state, "22", 2) == 0;
 			if (PQresultStatus(res) == PGRES_COMMAND_OK) {
-				set_error(s, "the source ended the replication stream");
+				errbuf_set(&s->err, "the source ended the replication stream");
 			} else {
 				const char *msg = res ? PQresultErrorMessage(res)
 						      : PQerrorMessage(s->conn);
 
-				set_error(s, "replication stream ended: %.*s%s", trimmed(msg), msg,
+				errbuf_set(&s->err, "replication stream ended: %.*s%s", trimmed(msg), msg,
 					  error_hint(res, true));
 			}
 			PQclear(res);
@@ -1146,7 +1131,7 @@ int session_receive(Session *s, const uint8_t **buf, size_t *len, int timeout_ms
 			if (r < 0 && errno == EINTR)
 				return 0; /* a signal: let the caller look at its flags */
 			if (r < 0) {
-				set_error(s, "could not wait for the source: %s", strerror(errno));
+				errbuf_set(&s->err, "could not wait for the source: %s", strerror(errno));
 				return -1;
 			}
 			if (r == 0)
@@ -1154,7 +1139,7 @@ int session_receive(Session *s, const uint8_t **buf, size_t *len, int timeout_ms
 			timeout_ms = 0; /* data arrived: take it, but do not wait again */
 		}
 		if (PQconsumeInput(s->conn) == 0) {
-			set_error(s, "could not read from the source: %s", PQerrorMessage(s->conn));
+			errbuf_set(&s->err, "could not read from the source: %s", PQerrorMessage(s->conn));
 			return -1;
 		}
 	}
@@ -1166,7 +1151,7 @@ bool session_send_status(Session *s, Lsn write, Lsn flush, Lsn apply, bool reply
 	size_t n = frame_encode_status(msg, write, flush, apply, pgtime_now(), reply_requested);
 
 	if (PQputCopyData(s->conn, (const char *)msg, (int)n) <= 0 || PQflush(s->conn) != 0) {
-		set_error(s, "could not send feedback to the source: %s", PQerrorMessage(s->conn));
+		errbuf_set(&s->err, "could not send feedback to the source: %s", PQerrorMessage(s->conn));
 		return false;
 	}
 	return true;

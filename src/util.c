@@ -107,6 +107,100 @@ void log_msg(int level, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+void errbuf_vset(ErrBuf *e, const char *fmt, va_list ap)
+{
+	size_t n;
+
+	vsnprintf(e->text, sizeof(e->text), fmt, ap);
+	n = strlen(e->text);
+	while (n > 0 && e->text[n - 1] == '\n')
+		e->text[--n] = '\0';
+}
+
+void errbuf_set(ErrBuf *e, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	errbuf_vset(e, fmt, ap);
+	va_end(ap);
+}
+
+int strv_split(const char *text, char sep, char ***out)
+{
+	char **v = NULL;
+	int n = 0;
+
+	for (const char *p = text;; p++) {
+		const char *end = strchr(p, sep);
+		size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
+
+		v = xreallocarray(v, (size_t)n + 1, sizeof(char *));
+		v[n++] = xstrndup(p, len);
+		if (end == NULL)
+			break;
+		p = end;
+	}
+	*out = v;
+	return n;
+}
+
+char *strv_join(char *const *v, int n, const char *sep)
+{
+	size_t seplen = strlen(sep), len = 1;
+	char *s, *w;
+
+	for (int i = 0; i < n; i++) {
+		size_t add = strlen(v[i]) + (i > 0 ? seplen : 0);
+
+		if (add > SIZE_MAX - len)
+			out_of_memory(SIZE_MAX);
+		len += add;
+	}
+	w = s = xmalloc(len);
+	for (int i = 0; i < n; i++) {
+		if (i > 0) {
+			memcpy(w, sep, seplen);
+			w += seplen;
+		}
+		memcpy(w, v[i], strlen(v[i]));
+		w += strlen(v[i]);
+	}
+	*w = '\0';
+	return s;
+}
+
+void strv_free(char **v, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+int hex_digit_value(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int64_t mono_usecs(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int backoff_next(int secs, int max_secs)
+{
+	return secs > max_secs / 2 ? max_secs : secs * 2;
+}
+
 char *lsn_format(Lsn lsn, char buf[LSN_TEXT_SIZE])
 {
 	snprintf(buf, LSN_TEXT_SIZE, "%X/%X", (uint32_t)(lsn >> 32), (uint32_t)lsn);
@@ -120,16 +214,9 @@ static bool parse_hex32(const char *s, size_t n, uint32_t *out)
 	if (n == 0 || n > 8)
 		return false;
 	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		int d;
+		int d = hex_digit_value((unsigned char)s[i]);
 
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if (c >= 'a' && c <= 'f')
-			d = c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			d = c - 'A' + 10;
-		else
+		if (d < 0)
 			return false;
 		v = v << 4 | (uint32_t)d;
 	}

@@ -35,6 +35,32 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) PGM_PRINTF(1, 2);
 
+/*
+ * The error text an object owns (STYLE: the object owns its error text, as
+ * sqlite3_errmsg does). errbuf_set() formats into it, dropping the final
+ * newlines libpq's messages end with.
+ */
+typedef struct ErrBuf {
+	char text[2048];
+} ErrBuf;
+void errbuf_set(ErrBuf *e, const char *fmt, ...) PGM_PRINTF(2, 3);
+void errbuf_vset(ErrBuf *e, const char *fmt, va_list ap) PGM_PRINTF(2, 0);
+
+/* A list of strings: text split at every sep ("a,,b" gives "a", "", "b";
+ * "" gives ""), joined with sep (one allocation), freed. */
+int strv_split(const char *text, char sep, char ***out);
+char *strv_join(char *const *v, int n, const char *sep);
+void strv_free(char **v, int n);
+
+/* The value of a hex digit, or -1 for any other character. */
+int hex_digit_value(int c);
+
+/* A monotonic clock in microseconds, for intervals. */
+int64_t mono_usecs(void);
+
+/* The next wait of an exponential backoff: twice secs, at most max_secs. */
+int backoff_next(int secs, int max_secs);
+
 /* Log levels; messages at or below the current level are printed. */
 enum LogLevel { LOG_ERROR = 0, LOG_WARNING = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
 void log_set_level(int level);

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -71,6 +72,83 @@ static void test_pgtime(void **state)
 	assert_true(pgtime_now() > INT64_C(762525296000000));
 }
 
+static void test_strv_split_join(void **state)
+{
+	static const struct {
+		const char *text;
+		int n;
+		const char *items[3];
+	} cases[] = {
+		{"a,b", 2, {"a", "b"}},
+		{"one", 1, {"one"}},
+		{"", 1, {""}},
+		{"a,,b", 3, {"a", "", "b"}},
+		{",", 2, {"", ""}},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char **v, *joined;
+		int n = strv_split(cases[i].text, ',', &v);
+
+		assert_int_equal(n, cases[i].n);
+		for (int j = 0; j < n; j++)
+			assert_string_equal(v[j], cases[i].items[j]);
+		joined = strv_join(v, n, ",");
+		assert_string_equal(joined, cases[i].text);
+		free(joined);
+		strv_free(v, n);
+	}
+	{
+		char *none = strv_join(NULL, 0, ", ");
+
+		assert_string_equal(none, "");
+		free(none);
+	}
+}
+
+static void test_hex_digit_value(void **state)
+{
+	(void)state;
+	assert_int_equal(hex_digit_value('0'), 0);
+	assert_int_equal(hex_digit_value('9'), 9);
+	assert_int_equal(hex_digit_value('a'), 10);
+	assert_int_equal(hex_digit_value('F'), 15);
+	assert_int_equal(hex_digit_value('g'), -1);
+	assert_int_equal(hex_digit_value('/'), -1);
+	assert_int_equal(hex_digit_value(0x80 | '1'), -1);
+}
+
+static void test_backoff_next(void **state)
+{
+	int secs = 1, seen[8];
+
+	(void)state;
+	for (int i = 0; i < 8; i++)
+		seen[i] = secs = backoff_next(secs, 60);
+	assert_int_equal(seen[0], 2);
+	assert_int_equal(seen[4], 32);
+	assert_int_equal(seen[5], 60);
+	assert_int_equal(seen[7], 60);
+	assert_int_equal(backoff_next(31, 60), 60);
+	assert_int_equal(backoff_next(30, 60), 60);
+	assert_int_equal(backoff_next(29, 60), 58);
+}
+
+static void test_errbuf(void **state)
+{
+	ErrBuf e;
+	char big[3000];
+
+	(void)state;
+	errbuf_set(&e, "could not %s: %s", "connect", "server closed the connection\n\n");
+	assert_string_equal(e.text, "could not connect: server closed the connection");
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	errbuf_set(&e, "%s", big);
+	assert_int_equal(strlen(e.text), sizeof(e.text) - 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -78,6 +156,10 @@ int main(void)
 		cmocka_unit_test(test_lsn_parse_accepts),
 		cmocka_unit_test(test_lsn_parse_rejects),
 		cmocka_unit_test(test_pgtime),
+		cmocka_unit_test(test_strv_split_join),
+		cmocka_unit_test(test_hex_digit_value),
+		cmocka_unit_test(test_backoff_next),
+		cmocka_unit_test(test_errbuf),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
