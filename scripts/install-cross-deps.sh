@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # install-cross-deps.sh: installs what the arm64 and armhf cross builds, their
 # tests under qemu-user and the Debian package need (with sudo when not
-# root): the two foreign architectures (Debian multiarch), the cross
-# compilers, the target's libraries, qemu-user, and the packaging tools.
-# Like install-deps.sh it does nothing when everything is present, unless
-# given --always (CI).
+# root): the cross compilers (crossbuild-essential-ARCH), qemu-user, and the
+# packaging tools; then makes the sysroots of the targets' libraries
+# (libpq-dev, libsqlite3-dev, libcmocka-dev of ARCH: scripts/cross-sysroot.sh
+# says why they are unpacked there rather than installed with
+# "dpkg --add-architecture"). Like install-deps.sh it installs nothing when
+# everything is present, unless given --always (CI).
 set -euo pipefail
 
 arches=(arm64 armhf)
@@ -13,28 +15,20 @@ packages=(
 	qemu-user
 	debhelper dh-autoreconf dpkg-dev fakeroot lintian pkgconf
 )
-for a in "${arches[@]}"; do
-	packages+=("libpq-dev:$a" "libsqlite3-dev:$a" "libcmocka-dev:$a" "pkgconf:$a")
-done
 
 sudo=
 [ "$(id -u)" -eq 0 ] || sudo=sudo
 
 missing=()
-for a in "${arches[@]}"; do
-	dpkg --print-foreign-architectures | grep -qx "$a" || missing+=("arch:$a")
-done
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
 		missing+=("$p")
 done
-if [ "${1:-}" != --always ] && [ ${#missing[@]} -eq 0 ]; then
-	exit 0
+if [ "${1:-}" = --always ] || [ ${#missing[@]} -gt 0 ]; then
+	echo "install-cross-deps: installing ${missing[*]:-${packages[*]}}" >&2
+	$sudo apt-get update
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${packages[@]}"
 fi
-
 for a in "${arches[@]}"; do
-	$sudo dpkg --add-architecture "$a"
+	"$(dirname "$0")/cross-sysroot.sh" "$a" >/dev/null
 done
-echo "install-cross-deps: installing ${missing[*]:-${packages[*]}}" >&2
-$sudo apt-get update
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${packages[@]}"
