@@ -9,9 +9,9 @@
 # foreign Multi-Arch: same library must have exactly the version of the
 # native one, which a mirror halfway through a security update does not
 # always offer; and a foreign architecture whose index fails to download
-# makes every "apt-get update" on the machine fail. So this script keeps its
-# own apt index of ARCH (the machine's sources, in DIR/../apt) and unpacks
-# the target's packages instead of installing them:
+# makes every "apt-get update" on the machine fail. So this script keeps
+# its own apt index of ARCH (the machine's sources, in DIR/../apt-ARCH) and
+# unpacks the target's packages instead of installing them:
 #
 #   DIR/root   the unpacked packages: libpq-dev, libsqlite3-dev,
 #              libcmocka-dev and the libraries they need, with the target's
@@ -31,11 +31,12 @@ roots=(libpq-dev libsqlite3-dev libcmocka-dev)
 skip='^(libc6-dev|libc-dev-bin|linux-libc-dev|libcrypt-dev|libnsl-dev|libtirpc-dev|rpcsvc-proto)$'
 
 # apt for ARCH alone, with its own index and no installed packages
-mkdir -p "$base/apt/lists/partial" "$base/apt/cache/archives/partial"
-: >"$base/apt/status"
+aptdir=$base/apt-$arch
+mkdir -p "$aptdir/lists/partial" "$aptdir/cache/archives/partial"
+: >"$aptdir/status"
 apt=(-o APT::Architecture="$arch" -o APT::Architectures::="$arch"
-	-o Dir::State::Lists="$base/apt/lists" -o Dir::State::status="$base/apt/status"
-	-o Dir::Cache="$base/apt/cache" -o Debug::NoLocking=1 -q)
+	-o Dir::State::Lists="$aptdir/lists" -o Dir::State::status="$aptdir/status"
+	-o Dir::Cache="$aptdir/cache" -o Debug::NoLocking=1 -q)
 # a failed index (a mirror in the middle of a sync) leaves the previous one
 apt-get "${apt[@]}" update >&2 ||
 	echo "cross-sysroot: apt-get update for $arch reported errors; going on" >&2
