@@ -10,7 +10,13 @@
 #  5. the decoder's fuzz target for FUZZ_SECONDS (default 60), seeded with
 #     tests/fuzz/corpus;
 #  6. make distcheck (the tarball is complete, builds and passes its unit
-#     tests).
+#     tests);
+#  7. the cross builds for arm64 and armhf (scripts/cross-check.sh, warnings
+#     are errors), tested under qemu-user against the local PostgreSQL: the
+#     unit tests and all integration tests of both;
+#  8. the Debian package for amd64 and, cross-built, for arm64
+#     (scripts/build-deb.sh, lintian-clean), the amd64 one installed with
+#     dpkg -i, and scripts/demo.sh run against the installed /usr/bin/pgmirror.
 #
 # Builds go to build/ (out of tree). Ends with "N passed, M failed"; exits
 # non-zero when anything failed.
@@ -63,12 +69,40 @@ build_and_check() {
 		"${pgv[@]}" make -s -j"$jobs" check
 	) || true
 	count_log "build/$dir/test-suite.log"
-	# show why a test failed
-	for t in $(grep -lE '^(FAIL|ERROR)' "build/$dir"/tests/*/*.trs 2>/dev/null); do
+	show_failures "build/$dir"
+}
+
+# shows why a test of a build dir failed
+show_failures() {
+	local t
+	for t in $(grep -lE '^(FAIL|ERROR)' "$1"/tests/*/*.trs 2>/dev/null); do
 		echo "--- ${t%.trs}.log (tail) ---"
 		tail -30 "${t%.trs}.log"
 	done
 }
+
+# A cross build and its tests under qemu-user; each test counts.
+cross_check() {
+	local arch=$1; shift
+	rm -f "build/$arch/test-suite.log"
+	JOBS=$jobs "$top/scripts/cross-check.sh" "$arch" "$@" || true
+	count_log "build/$arch/test-suite.log"
+	show_failures "build/$arch"
+}
+
+# The demo against the pgmirror the package installed, in a scratch dir.
+demo_installed() {
+	local dir out rc
+	dir=$(mktemp -d)
+	out=$(cd "$dir" && PGMIRROR=/usr/bin/pgmirror "$top/scripts/demo.sh" 2>&1)
+	rc=$?
+	rm -rf "$dir"
+	echo "$out" | tail -12
+	[ "$rc" -eq 0 ] && grep -q '^confirmed_lsn: ' <<<"$out"
+}
+
+# prints how long the step that started at $1 (SECONDS) took
+took() { echo "(step took $((SECONDS - $1)) s)"; }
 
 one_result() {
 	if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAILED: $*"; fi
@@ -125,6 +159,27 @@ step "fuzzing the decoder for ${fuzz_seconds}s"
 one_result fuzz
 step "make distcheck"
 one_result distcheck
+
+step "cross builds for arm64 and armhf: what they need"
+one_result "$top/scripts/install-cross-deps.sh"
+step "arm64 cross build: unit and integration tests under qemu-user"
+t0=$SECONDS
+cross_check arm64
+took "$t0"
+step "armhf cross build: unit and integration tests under qemu-user"
+t0=$SECONDS
+cross_check armhf
+took "$t0"
+step "Debian package for amd64, and for arm64 (cross), with lintian"
+t0=$SECONDS
+one_result "$top/scripts/build-deb.sh"
+one_result "$top/scripts/build-deb.sh" arm64
+took "$t0"
+step "the amd64 package installed (dpkg -i), and the demo against /usr/bin/pgmirror"
+t0=$SECONDS
+one_result dpkg -i "$top"/build/deb-"$(dpkg --print-architecture)"/pgmirror_*_"$(dpkg --print-architecture)".deb
+one_result demo_installed
+took "$t0"
 
 echo
 echo "$passed passed, $failed failed"

@@ -6,6 +6,8 @@
 # runs pgmirror once (it creates its slot and copies the rows), makes some
 # changes (sql/demo-changes.sql), runs pgmirror --once again, and shows the
 # mirror with sqlite3. The mirror stays in ./demo.db to query afterwards.
+# PGMIRROR names another binary to run, such as the installed
+# /usr/bin/pgmirror of the Debian package.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -13,7 +15,10 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 
 bin=$top/build/default/pgmirror
 [ -x "$top/pgmirror" ] && bin=$top/pgmirror
-if [ ! -x "$bin" ]; then
+if [ -n "${PGMIRROR:-}" ]; then
+	bin=$PGMIRROR
+	[ -x "$bin" ] || { echo "demo: PGMIRROR=$bin is not an executable" >&2; exit 1; }
+elif [ ! -x "$bin" ]; then
 	echo "demo: building pgmirror in build/default" >&2
 	(cd "$top" && autoreconf -fi >/dev/null 2>&1)
 	mkdir -p "$top/build/default"

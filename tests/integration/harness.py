@@ -21,7 +21,11 @@ Tests wait on LSNs (wait_for_mirror / catch_up), never on a fixed sleep.
 
 Environment knobs: PGMIRROR_KEEP=1 keeps the temp dir and database after
 the test (also kept on failure: the temp dir path is printed);
-PGMIRROR_TEST_TIMEOUT (seconds, default 300) bounds a whole test.
+PGMIRROR_TEST_TIMEOUT (seconds, default 300) bounds a whole test;
+PGMIRROR_TEST_SLOW=N (default 1) is for a binary that runs N times slower
+than native, such as a cross build under qemu-user: it multiplies the time
+limits for pgmirror (runs, stops, catching up, the whole test) by N and
+paces a Workload at 1/N of its speed, so that the mirror can keep up.
 """
 
 import collections
@@ -38,6 +42,9 @@ import tempfile
 import threading
 import time
 import traceback
+
+# see PGMIRROR_TEST_SLOW above
+SLOW = max(1.0, float(os.environ.get("PGMIRROR_TEST_SLOW") or 1))
 
 try:
     import psycopg2
@@ -563,6 +570,7 @@ class TestContext:
         """Run pgmirror args... to completion: (returncode, stdout, stderr).
         A run that does not finish within timeout is killed and fails.
         env: variables to set (None: unset) for this run."""
+        timeout *= SLOW
         cmd = [self.binary] + [str(a) for a in args]
         try:
             p = subprocess.run(cmd, stdout=subprocess.PIPE,
@@ -592,6 +600,7 @@ class TestContext:
     def stop(self, proc, sig=signal.SIGTERM, timeout=30):
         """Send sig and wait for the exit; returns the exit code (negative
         for a death by signal).  Failure if it does not exit in time."""
+        timeout *= SLOW
         if proc.poll() is None:
             proc.popen.send_signal(sig)
         try:
@@ -669,6 +678,7 @@ class TestContext:
         """Poll until the mirror's confirmed_lsn >= lsn.  If proc is given
         and exits meanwhile, fail with its stderr."""
         lsn = parse_lsn(lsn)
+        timeout *= SLOW
         deadline = time.time() + timeout
         last = None
         while True:
@@ -698,6 +708,7 @@ class TestContext:
         lsn = self.source_lsn()
         mid = self.sql1("INSERT INTO %s DEFAULT VALUES RETURNING id"
                         % qident(marker))
+        timeout *= SLOW
         deadline = time.time() + timeout
         while True:
             if proc is not None and proc.poll() is not None:
@@ -714,7 +725,8 @@ class TestContext:
                      % (mid, timeout, "\nstderr:\n" + proc.stderr()
                         if proc else ""))
             time.sleep(0.05)
-        return self.wait_for_mirror(path, lsn, timeout=max(1, deadline - time.time()),
+        return self.wait_for_mirror(path, lsn,
+                                    timeout=max(1, deadline - time.time()) / SLOW,
                                     proc=proc)
 
     def create_marker(self, pub, marker="pgm_marker"):
@@ -914,7 +926,10 @@ class Workload(threading.Thread):
         try:
             i = 0
             while not self._halt.is_set() and (self.n is None or i < self.n):
+                t0 = time.monotonic()
                 self.fn(self.conn, i)
+                if SLOW > 1:  # pacing for a slow binary, not a wait
+                    self._halt.wait((SLOW - 1) * (time.monotonic() - t0))
                 i += 1
                 self.count = i
         except Exception:  # noqa: BLE001 - reported by stop()
@@ -962,7 +977,7 @@ def main(test, name=None, exclusive=False, encoding=None):
         base = os.path.basename(sys.argv[0])
         name = re.sub(r"^test_|\.py$", "", base)
     name = re.sub(r"[^a-z0-9_]", "_", name.lower())
-    timeout = int(os.environ.get("PGMIRROR_TEST_TIMEOUT", "300"))
+    timeout = int(int(os.environ.get("PGMIRROR_TEST_TIMEOUT", "300")) * SLOW)
 
     def on_alarm(signum, frame):
         raise Failure("test did not finish within %ss" % timeout)

@@ -1,6 +1,8 @@
 /*
  * test_util.c: LSN text both ways and PostgreSQL timestamps as UTC text.
  */
+#include "config.h"
+
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -70,6 +72,10 @@ static void test_pgtime(void **state)
 	assert_string_equal(pgtime_format_utc(INT64_C(762525296000000), buf, sizeof(buf)),
 			    "2024-02-29 12:34:56");
 	assert_true(pgtime_now() > INT64_C(762525296000000));
+	/* past 2038-01-19, where a 32-bit time_t ends (armhf without 64-bit
+	 * time_t): 2040-01-01 12:00:00 UTC is 1262347200 s after 2000-01-01 */
+	assert_string_equal(pgtime_format_utc(INT64_C(1262347200000000), buf, sizeof(buf)),
+			    "2040-01-01 12:00:00");
 }
 
 static void test_strv_split_join(void **state)
