@@ -454,6 +454,74 @@ class TestContext:
 
     # -- source helpers ----------------------------------------------------
 
+    def restart_server(self, timeout=60):
+        """A fast-mode restart of the whole cluster (a test that does it is
+        exclusive): `pg_ctl restart -m fast` on PGMIRROR_PGDATA
+        (scripts/other-majors.sh; PGMIRROR_PG_CTL names its pg_ctl; run as
+        the directory's owner, since postgres refuses to run as root), else
+        pg_ctlcluster stop (fast mode) and start of the cluster on PGPORT
+        (pg_virtualenv's; its restart action skips the stop when its probe
+        of the server's socket fails under load). Each command must finish
+        within timeout seconds. Returns the seconds the restart took; the
+        test's own connections are gone (reconnect())."""
+        t0 = time.time()
+        pgdata = os.environ.get("PGMIRROR_PGDATA")
+        if pgdata:
+            cmd = [os.environ.get("PGMIRROR_PG_CTL", "pg_ctl"), "-D", pgdata, "-w",
+                   "-t", "120", "-m", "fast", "-l", os.path.join(pgdata, "server.log"),
+                   "restart"]
+            owner = os.stat(pgdata).st_uid
+            if os.geteuid() == 0 and owner != 0:
+                import pwd
+                cmd = ["runuser", "-u", pwd.getpwuid(owner).pw_name, "--"] + cmd
+            cmds = [cmd]
+            logfile = os.path.join(pgdata, "server.log")
+        else:
+            port = os.environ.get("PGPORT", "5432")
+            out = subprocess.run(["pg_lsclusters", "-h"], capture_output=True, text=True,
+                                 check=True).stdout
+            cmds = logfile = None
+            for line in out.splitlines():
+                fields = line.split()
+                if len(fields) >= 3 and fields[2] == port:
+                    cmds = [["pg_ctlcluster", fields[0], fields[1], action]
+                            for action in ("stop", "start")]
+                    logfile = fields[-1]
+                    break
+            if cmds is None:
+                fail("no cluster on port %s in pg_lsclusters:\n%s" % (port, out))
+        for cmd in cmds:
+            try:
+                r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                fail("%s did not finish within %d s" % (" ".join(cmd), timeout))
+            if r.returncode != 0:
+                logtail = ""
+                try:
+                    with open(logfile, errors="replace") as f:
+                        logtail = "".join(f.readlines()[-30:])
+                except (OSError, TypeError):
+                    pass
+                fail("%s: exit %d\n%s%s\n%s" % (" ".join(cmd), r.returncode, r.stdout,
+                                                r.stderr, logtail))
+        return time.time() - t0
+
+    def reconnect(self, timeout=60):
+        """The test's own connections, again after a server restart."""
+        deadline = time.time() + timeout
+        while True:
+            try:
+                self.admin = psycopg2.connect(
+                    dbname=os.environ.get("PGDATABASE", "postgres"), connect_timeout=10)
+                self.admin.autocommit = True
+                self.conn = self.connect()
+                self._raw = None
+                return
+            except psycopg2.Error:
+                if time.time() > deadline:
+                    raise
+                time.sleep(0.1)
+
     def sql(self, q, *params):
         """Run q on the test database (autocommit); return rows or None."""
         cur = self.conn.cursor()

@@ -11,7 +11,6 @@ mirror equals the source. It restarts the whole cluster: exclusive."""
 import os
 import random
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -29,72 +28,6 @@ BULK_ROWS = 100000      # a backlog that takes a while to apply
 TABLES = ["w", "nk", "sc", "pgm_marker"]
 
 
-def restart_cluster():
-    """A fast-mode restart: `pg_ctl restart -m fast` on PGMIRROR_PGDATA
-    (scripts/other-majors.sh; run as the directory's owner), else
-    pg_ctlcluster stop (fast mode) and start of the cluster on PGPORT
-    (pg_virtualenv's; its restart action skips the stop when its check of
-    the server's socket fails under load). Returns the seconds it took."""
-    t0 = time.time()
-    pgdata = os.environ.get("PGMIRROR_PGDATA")
-    logfile = None
-    if pgdata:
-        cmd = [os.environ.get("PGMIRROR_PG_CTL", "pg_ctl"), "-D", pgdata, "-w", "-t", "120",
-               "-m", "fast", "-l", os.path.join(pgdata, "server.log"), "restart"]
-        owner = os.stat(pgdata).st_uid
-        if os.geteuid() == 0 and owner != 0:
-            import pwd
-            cmd = ["runuser", "-u", pwd.getpwuid(owner).pw_name, "--"] + cmd
-        cmds = [cmd]
-        logfile = os.path.join(pgdata, "server.log")
-    else:
-        port = os.environ.get("PGPORT", "5432")
-        out = subprocess.run(["pg_lsclusters", "-h"], capture_output=True, text=True,
-                             check=True).stdout
-        cmds = None
-        for line in out.splitlines():
-            fields = line.split()
-            if len(fields) >= 3 and fields[2] == port:
-                cmds = [["pg_ctlcluster", fields[0], fields[1], action]
-                        for action in ("stop", "start")]
-                logfile = fields[-1]
-                break
-        if cmds is None:
-            fail("no cluster on port %s in pg_lsclusters:\n%s" % (port, out))
-    for cmd in cmds:
-        try:
-            r = subprocess.run(cmd, capture_output=True, text=True,
-                               timeout=RESTART_MAX_SECS * 3)
-        except subprocess.TimeoutExpired:
-            fail("%s did not finish within %d s" % (" ".join(cmd), RESTART_MAX_SECS * 3))
-        if r.returncode != 0:
-            logtail = ""
-            try:
-                with open(logfile, errors="replace") as f:
-                    logtail = "".join(f.readlines()[-30:])
-            except (OSError, TypeError):
-                pass
-            fail("%s: exit %d\n%s%s\n%s" % (" ".join(cmd), r.returncode, r.stdout,
-                                            r.stderr, logtail))
-    return time.time() - t0
-
-
-def reconnect(ctx):
-    deadline = time.time() + 60
-    while True:
-        try:
-            ctx.admin = psycopg2.connect(dbname=os.environ.get("PGDATABASE", "postgres"),
-                                         connect_timeout=10)
-            ctx.admin.autocommit = True
-            ctx.conn = ctx.connect()
-            ctx._raw = None
-            return
-        except psycopg2.Error:
-            if time.time() > deadline:
-                raise
-            time.sleep(0.1)
-
-
 def retry(ctx, fn):
     """Runs fn() on the test's connection, across a server restart."""
     deadline = time.time() + 60
@@ -106,7 +39,7 @@ def retry(ctx, fn):
                 raise
             time.sleep(0.1)
             try:
-                reconnect(ctx)
+                ctx.reconnect()
             except psycopg2.Error:
                 pass
 
@@ -222,16 +155,16 @@ def test(ctx):
             wait_streaming(ctx, slot, proc)
             if restart_now:
                 # right after it connected, while it catches up
-                restart_times.append(restart_cluster())
+                restart_times.append(ctx.restart_server(RESTART_MAX_SECS * 3))
                 restarts += 1
-                reconnect(ctx)
+                ctx.reconnect()
                 wait_streaming(ctx, slot, proc)
                 # and while schema changes stream to it
                 schema_change(ctx, schema)
                 schema += 1
-                restart_times.append(restart_cluster())
+                restart_times.append(ctx.restart_server(RESTART_MAX_SECS * 3))
                 restarts += 1
-                reconnect(ctx)
+                ctx.reconnect()
                 wait_streaming(ctx, slot, proc)
                 check(proc.poll() is None, "the service exited %s after a server restart\n%s"
                       % (proc.poll(), proc.stderr()[-3000:]))
