@@ -347,7 +347,7 @@ bool values_convert(ColumnType type, const char *text, size_t len,
 	case VT_ARRAY:
 		if (!values_array_delim_usable(type.delim))
 			return values_fail(&e, "arrays with element delimiter %d are not supported",
-				    (unsigned char) type.delim);
+					   (unsigned char) type.delim);
 		if (!values_array_to_json(type.elem_vt, type.delim, text, len, buf, &e))
 			return false;
 		values_set_from_buf(out, VAL_TEXT, buf);

@@ -191,7 +191,7 @@ static bool element_append(ValueType vt, const char *s, size_t n,
 }
 
 static bool PGM_PRINTF(4, 5) array_malformed(Err *e, const char *s, size_t n,
-					      const char *fmt, ...)
+					     const char *fmt, ...)
 {
 	char q[ERR_QUOTED_SIZE], why[128];
 	va_list ap;

@@ -361,5 +361,5 @@ bool values_text_check_utf8(const char *s, size_t n, Err *e)
 invalid:
 	values_quote(q, s, n);
 	return values_fail(e, "invalid UTF-8 in text %s: the source must send UTF-8, which a "
-		    "SQL_ASCII database does not check; correct the value on the source", q);
+			   "SQL_ASCII database does not check; correct the value on the source", q);
 }
