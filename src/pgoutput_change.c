@@ -208,21 +208,46 @@ bool pgoutput_read_type(PgoDecoder *dec, Cursor *c, PgoMessage *msg)
 	       get_string(dec, c, &t->typname);
 }
 
+/* The start of Insert, Update and Delete: [Xid,] relation OID, and the
+ * marker of the first tuple, which stood at *at. */
+static bool read_change_head(PgoDecoder *dec, Cursor *c, PgoMessage *msg,
+			     uint32_t *relid, uint8_t *kind, size_t *at)
+{
+	return read_stream_xid(dec, c, msg) &&
+	       get_u32(dec, c, relid) &&
+	       read_tuple_kind(dec, c, kind, at);
+}
+
+/* The new tuple, whose marker kind (at offset at) must be 'N'. */
+static bool read_new_tuple(PgoDecoder *dec, Cursor *c, uint8_t kind,
+			   size_t at, PgoTuple *tup)
+{
+	if (kind != 'N')
+		return pgoutput_malformed(dec, at, "unexpected tuple type 0x%02x",
+					  kind);
+	return read_tuple(dec, c, &dec->newvals, &dec->newvals_cap, tup);
+}
+
+/* The old tuple, whose marker kind (at offset at) must be 'K' (its key)
+ * or 'O' (the whole row). */
+static bool read_old_tuple(PgoDecoder *dec, Cursor *c, uint8_t kind,
+			   size_t at, char *old_kind, PgoTuple *tup)
+{
+	if (kind != 'K' && kind != 'O')
+		return pgoutput_malformed(dec, at, "unexpected tuple type 0x%02x",
+					  kind);
+	*old_kind = (char) kind;
+	return read_tuple(dec, c, &dec->oldvals, &dec->oldvals_cap, tup);
+}
+
 bool pgoutput_read_insert(PgoDecoder *dec, Cursor *c, PgoMessage *msg)
 {
 	PgoInsert *ins = &msg->u.insert;
 	uint8_t kind;
 	size_t at;
 
-	if (!read_stream_xid(dec, c, msg) ||
-	    !get_u32(dec, c, &ins->relid) ||
-	    !read_tuple_kind(dec, c, &kind, &at))
-		return false;
-	if (kind != 'N')
-		return pgoutput_malformed(dec, at, "unexpected tuple type 0x%02x",
-					  kind);
-	return read_tuple(dec, c, &dec->newvals, &dec->newvals_cap,
-			  &ins->newtup);
+	return read_change_head(dec, c, msg, &ins->relid, &kind, &at) &&
+	       read_new_tuple(dec, c, kind, at, &ins->newtup);
 }
 
 bool pgoutput_read_update(PgoDecoder *dec, Cursor *c, PgoMessage *msg)
@@ -231,22 +256,15 @@ bool pgoutput_read_update(PgoDecoder *dec, Cursor *c, PgoMessage *msg)
 	uint8_t kind;
 	size_t at;
 
-	if (!read_stream_xid(dec, c, msg) ||
-	    !get_u32(dec, c, &up->relid) ||
-	    !read_tuple_kind(dec, c, &kind, &at))
+	if (!read_change_head(dec, c, msg, &up->relid, &kind, &at))
 		return false;
-	if (kind == 'K' || kind == 'O') {
-		up->old_kind = (char) kind;
-		if (!read_tuple(dec, c, &dec->oldvals, &dec->oldvals_cap,
-				&up->oldtup) ||
-		    !read_tuple_kind(dec, c, &kind, &at))
-			return false;
-	}
-	if (kind != 'N')
-		return pgoutput_malformed(dec, at, "unexpected tuple type 0x%02x",
-					  kind);
-	return read_tuple(dec, c, &dec->newvals, &dec->newvals_cap,
-			  &up->newtup);
+	/* The old tuple is there only when the key changed or the
+	 * identity is FULL. */
+	if ((kind == 'K' || kind == 'O') &&
+	    (!read_old_tuple(dec, c, kind, at, &up->old_kind, &up->oldtup) ||
+	     !read_tuple_kind(dec, c, &kind, &at)))
+		return false;
+	return read_new_tuple(dec, c, kind, at, &up->newtup);
 }
 
 bool pgoutput_read_delete(PgoDecoder *dec, Cursor *c, PgoMessage *msg)
@@ -255,16 +273,8 @@ bool pgoutput_read_delete(PgoDecoder *dec, Cursor *c, PgoMessage *msg)
 	uint8_t kind;
 	size_t at;
 
-	if (!read_stream_xid(dec, c, msg) ||
-	    !get_u32(dec, c, &del->relid) ||
-	    !read_tuple_kind(dec, c, &kind, &at))
-		return false;
-	if (kind != 'K' && kind != 'O')
-		return pgoutput_malformed(dec, at, "unexpected tuple type 0x%02x",
-					  kind);
-	del->old_kind = (char) kind;
-	return read_tuple(dec, c, &dec->oldvals, &dec->oldvals_cap,
-			  &del->oldtup);
+	return read_change_head(dec, c, msg, &del->relid, &kind, &at) &&
+	       read_old_tuple(dec, c, kind, at, &del->old_kind, &del->oldtup);
 }
 
 bool pgoutput_read_truncate(PgoDecoder *dec, Cursor *c,
