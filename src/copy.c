@@ -52,17 +52,6 @@ const char *copy_error(const Copier *c)
 
 /* --- COPY text format ---------------------------------------------------- */
 
-static int hex_value(char ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
 static bool is_octal(char ch)
 {
 	return ch >= '0' && ch <= '7';
@@ -97,11 +86,11 @@ static char *unescape_field(char **rp, const char *end, char *w, char *err,
 			case 'v': ch = '\v'; break;
 			case 'x':
 				/* one or two hex digits; without any, a plain 'x' */
-				if (r < end && hex_value(*r) >= 0) {
-					int v = hex_value(*r++);
+				if (r < end && hex_digit_value((unsigned char)*r) >= 0) {
+					int v = hex_digit_value((unsigned char)*r++);
 
-					if (r < end && hex_value(*r) >= 0)
-						v = v * 16 + hex_value(*r++);
+					if (r < end && hex_digit_value((unsigned char)*r) >= 0)
+						v = v * 16 + hex_digit_value((unsigned char)*r++);
 					ch = (char)v;
 				}
 				break;

@@ -608,45 +608,27 @@ done:
 	return ok;
 }
 
-static bool is_plain_text(uint32_t oid)
-{
-	return oid == OID_TEXT || oid == OID_VARCHAR;
-}
-
 /*
  * How values of old column o become values of new column c, or false when
  * the source's conversion cannot be reproduced from what the mirror holds
- * (e.g. bool to text gives "true" on the source, but the mirror holds 1;
- * a narrower numeric scale rounds; char(n) pads).
+ * (the rules: values_retype()).
  */
 static bool conversion(const OldColumn *o, const MirrorColumnDef *c, ColumnConv *conv)
 {
-	int32_t scale_old = o->type_mod >= 4 ? (o->type_mod - 4) & 0xffff : -1;
-	int32_t scale_new = c->type_mod >= 4 ? (c->type_mod - 4) & 0xffff : -1;
-
 	*conv = CONV_COPY;
-	if (o->type_oid == c->type_oid && o->type_mod == c->type_mod)
+	switch (values_retype(o->type_oid, o->type_mod, o->value_type, c->type_oid,
+			      c->type_mod, c->type)) {
+	case RETYPE_COPY:
 		return true;
-	if (is_plain_text(o->type_oid) && is_plain_text(c->type_oid))
+	case RETYPE_TEXT:
+		*conv = CONV_TEXT;
 		return true;
-	if (o->value_type == VT_INT) {
-		if (c->type.vt == VT_INT || c->type.vt == VT_NUMERIC_NUM)
-			return true;
-		if (c->type_oid == OID_FLOAT8) {
-			*conv = CONV_REAL;
-			return true;
-		}
-		if (is_plain_text(c->type_oid) ||
-		    (c->type.vt == VT_NUMERIC_TEXT && c->type_mod == -1)) {
-			*conv = CONV_TEXT;
-			return true;
-		}
+	case RETYPE_REAL:
+		*conv = CONV_REAL;
+		return true;
+	default:
 		return false;
 	}
-	if (o->type_oid == OID_NUMERIC && c->type_oid == OID_NUMERIC)
-		return o->value_type == (int)c->type.vt &&
-		       (scale_old == scale_new || (c->type.vt == VT_NUMERIC_TEXT && c->type_mod == -1));
-	return false;
 }
 
 void mirror_plan_free(MirrorPlan *plan)

@@ -41,6 +41,11 @@
  * column at least 10 (flags, an empty name's NUL, type OID, type modifier),
  * a Truncate relation OID 4. So a lying count fails at once, and the
  * decoder's arrays never grow past twice what a real message needed.
+ *
+ * This file holds the table of message types (msg_descs: the one place a
+ * type byte is named, versioned, placed around a stream and given its
+ * reader), the dispatch, and the readers of the transaction boundaries;
+ * pgoutput_change.c the readers of the changes and their TupleData.
  */
 #include "config.h"
 
@@ -50,62 +55,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pgmirror/cursor.h"
-#include "pgmirror/pgoutput.h"
+#include "pgoutput_internal.h"
 
-#define PGO_ERROR_SIZE 256
-
-/* First protocol version that carries each group of messages. */
-#define PGO_PROTO_MIN 1
-#define PGO_PROTO_STREAM 2
-#define PGO_PROTO_TWOPHASE 3
-#define PGO_PROTO_PARALLEL 4
-#define PGO_PROTO_MAX 4
-
-/* Smallest Relation column: flags, "" (its NUL), type OID, type modifier. */
-#define PGO_RELATION_COLUMN_MIN 10
-
-struct PgoDecoder {
-	int proto_version;        /* as given to pgoutput_decoder_new() */
-	bool abort_info;          /* Stream Abort carries LSN and time */
-	bool in_stream;           /* between Stream Start and Stream Stop */
-	int type;                 /* type byte of the message being decoded */
-	PgoColumn *cols;          /* Relation columns */
-	size_t cols_cap;          /* elements allocated in cols */
-	PgoValue *oldvals;        /* old tuple of Update/Delete */
-	size_t oldvals_cap;       /* elements allocated in oldvals */
-	PgoValue *newvals;        /* new tuple of Insert/Update */
-	size_t newvals_cap;       /* elements allocated in newvals */
-	uint32_t *relids;         /* Truncate relation OIDs */
-	size_t relids_cap;        /* elements allocated in relids */
-	char err[PGO_ERROR_SIZE]; /* text of the last error */
-};
-
-const char *pgoutput_msg_name(int type)
-{
-	switch (type) {
-	case PGO_BEGIN: return "Begin";
-	case PGO_MESSAGE: return "Message";
-	case PGO_COMMIT: return "Commit";
-	case PGO_ORIGIN: return "Origin";
-	case PGO_RELATION: return "Relation";
-	case PGO_TYPE: return "Type";
-	case PGO_INSERT: return "Insert";
-	case PGO_UPDATE: return "Update";
-	case PGO_DELETE: return "Delete";
-	case PGO_TRUNCATE: return "Truncate";
-	case PGO_STREAM_START: return "Stream Start";
-	case PGO_STREAM_STOP: return "Stream Stop";
-	case PGO_STREAM_COMMIT: return "Stream Commit";
-	case PGO_STREAM_ABORT: return "Stream Abort";
-	case PGO_BEGIN_PREPARE: return "Begin Prepare";
-	case PGO_PREPARE: return "Prepare";
-	case PGO_COMMIT_PREPARED: return "Commit Prepared";
-	case PGO_ROLLBACK_PREPARED: return "Rollback Prepared";
-	case PGO_STREAM_PREPARE: return "Stream Prepare";
-	}
-	return "unknown";
-}
+/* Where a message may come relative to Stream Start ... Stream Stop. */
+typedef enum PgoPlace {
+	PGO_ANYWHERE,        /* the changes of a transaction, and Origin */
+	PGO_OUTSIDE_STREAM,  /* transaction boundaries, Stream Start */
+	PGO_INSIDE_STREAM,   /* Stream Stop */
+} PgoPlace;
 
 PgoDecoder *pgoutput_decoder_new(int proto_version, bool abort_info)
 {
@@ -128,20 +85,9 @@ void pgoutput_decoder_free(PgoDecoder *dec)
 	free(dec);
 }
 
-bool pgoutput_in_stream(const PgoDecoder *dec)
-{
-	return dec->in_stream;
-}
-
 const char *pgoutput_error(const PgoDecoder *dec)
 {
 	return dec->err;
-}
-
-/* "byte" or "bytes", as n asks. */
-static const char *plural_s(size_t n)
-{
-	return n == 1 ? "" : "s";
 }
 
 /* An error not tied to one message's layout; the whole text is given. */
@@ -160,8 +106,7 @@ static PGM_PRINTF(2, 3) bool decode_error(PgoDecoder *dec, const char *fmt,
  * "malformed <type> message: <detail> at byte offset <at>", where at is
  * where the offending field starts.
  */
-static PGM_PRINTF(3, 4) bool read_error(PgoDecoder *dec, size_t at,
-					const char *fmt, ...)
+bool pgoutput_malformed(PgoDecoder *dec, size_t at, const char *fmt, ...)
 {
 	char detail[PGO_ERROR_SIZE / 2];
 	va_list ap;
@@ -175,177 +120,6 @@ static PGM_PRINTF(3, 4) bool read_error(PgoDecoder *dec, size_t at,
 	return false;
 }
 
-/*
- * The cursor getters, reporting a short read as the truncation it is.
- */
-
-static bool get_u8(PgoDecoder *dec, Cursor *c, uint8_t *out)
-{
-	if (!cursor_get_u8(c, out))
-		return read_error(dec, c->pos, "truncated");
-	return true;
-}
-
-static bool get_u16(PgoDecoder *dec, Cursor *c, uint16_t *out)
-{
-	if (!cursor_get_u16(c, out))
-		return read_error(dec, c->pos, "truncated");
-	return true;
-}
-
-static bool get_u32(PgoDecoder *dec, Cursor *c, uint32_t *out)
-{
-	if (!cursor_get_u32(c, out))
-		return read_error(dec, c->pos, "truncated");
-	return true;
-}
-
-static bool get_i32(PgoDecoder *dec, Cursor *c, int32_t *out)
-{
-	if (!cursor_get_i32(c, out))
-		return read_error(dec, c->pos, "truncated");
-	return true;
-}
-
-static bool get_u64(PgoDecoder *dec, Cursor *c, uint64_t *out)
-{
-	if (!cursor_get_u64(c, out))
-		return read_error(dec, c->pos, "truncated");
-	return true;
-}
-
-static bool get_i64(PgoDecoder *dec, Cursor *c, int64_t *out)
-{
-	if (!cursor_get_i64(c, out))
-		return read_error(dec, c->pos, "truncated");
-	return true;
-}
-
-static bool get_string(PgoDecoder *dec, Cursor *c, const char **out)
-{
-	if (cursor_left(c) == 0)
-		return read_error(dec, c->pos, "truncated");
-	if (!cursor_get_string(c, out, NULL))
-		return read_error(dec, c->pos, "unterminated string");
-	return true;
-}
-
-/* A flags byte that is 0 in every protocol version so far. */
-static bool get_zero_flags(PgoDecoder *dec, Cursor *c, uint8_t *out)
-{
-	size_t at = c->pos;
-
-	if (!get_u8(dec, c, out))
-		return false;
-	if (*out != 0)
-		return read_error(dec, at, "unknown flags 0x%02x", *out);
-	return true;
-}
-
-/*
- * Room for need elements in a decoder-owned array. Callers have checked
- * need against the message size, so this stays bounded by it.
- */
-static void *reserve(void *arr, size_t *cap, size_t need, size_t size)
-{
-	size_t n;
-
-	if (need <= *cap)
-		return arr;
-	n = *cap > 0 ? *cap : 16;
-	while (n < need)
-		n *= 2;
-	arr = xreallocarray(arr, n, size);
-	*cap = n;
-	return arr;
-}
-
-/* The Xid of a change inside a stream (protocol version 2 and later). */
-static bool read_stream_xid(PgoDecoder *dec, Cursor *c, PgoMessage *msg)
-{
-	if (!dec->in_stream || dec->proto_version < PGO_PROTO_STREAM)
-		return true;
-	if (!get_u32(dec, c, &msg->xid))
-		return false;
-	msg->has_xid = true;
-	return true;
-}
-
-/*
- * TupleData: Int16 ncols, then per column a kind byte, and for 't' and
- * 'b' an Int32 length and that many bytes. Values point into the buffer.
- */
-static bool read_tuple(PgoDecoder *dec, Cursor *c, PgoValue **vals,
-		       size_t *cap, PgoTuple *tup)
-{
-	size_t at = c->pos;
-	uint16_t ncols;
-	uint16_t i;
-
-	if (!get_u16(dec, c, &ncols))
-		return false;
-	if (ncols > cursor_left(c))
-		return read_error(dec, at,
-				  "%u columns but only %zu byte%s left",
-				  (unsigned) ncols, cursor_left(c),
-				  plural_s(cursor_left(c)));
-	*vals = reserve(*vals, cap, ncols, sizeof **vals);
-
-	for (i = 0; i < ncols; i++) {
-		PgoValue *v = &(*vals)[i];
-		uint8_t kind;
-		int32_t len;
-
-		at = c->pos;
-		if (!get_u8(dec, c, &kind))
-			return false;
-		v->kind = (char) kind;
-		v->len = 0;
-		v->data = NULL;
-		switch (kind) {
-		case PGO_COL_NULL:
-		case PGO_COL_UNCHANGED:
-			break;
-		case PGO_COL_TEXT:
-		case PGO_COL_BINARY:
-			at = c->pos;
-			if (!get_i32(dec, c, &len))
-				return false;
-			if (len < 0)
-				return read_error(dec, at,
-						  "negative length %" PRId32
-						  " of column %u",
-						  len, (unsigned) i + 1);
-			if ((uint32_t) len > cursor_left(c))
-				return read_error(dec, at,
-						  "length %" PRId32
-						  " of column %u exceeds the %zu byte%s left",
-						  len, (unsigned) i + 1,
-						  cursor_left(c),
-						  plural_s(cursor_left(c)));
-			if (!cursor_get_bytes(c, (size_t) len, &v->data))
-				return read_error(dec, at, "truncated");
-			v->len = (uint32_t) len;
-			break;
-		default:
-			return read_error(dec, at,
-					  "unknown kind 0x%02x of column %u",
-					  kind, (unsigned) i + 1);
-		}
-	}
-	tup->ncols = ncols;
-	tup->cols = *vals;
-	return true;
-}
-
-/* Reads the tuple marker byte; at is set to where it was. */
-static bool read_tuple_kind(PgoDecoder *dec, Cursor *c, uint8_t *kind,
-			    size_t *at)
-{
-	*at = c->pos;
-	return get_u8(dec, c, kind);
-}
-
 static bool pgoutput_read_begin(PgoDecoder *dec, Cursor *c, PgoMessage *msg)
 {
 	PgoBegin *b = &msg->u.begin;
@@ -353,35 +127,6 @@ static bool pgoutput_read_begin(PgoDecoder *dec, Cursor *c, PgoMessage *msg)
 	return get_u64(dec, c, &b->final_lsn) &&
 	       get_i64(dec, c, &b->commit_time) &&
 	       get_u32(dec, c, &b->xid);
-}
-
-static bool pgoutput_read_message(PgoDecoder *dec, Cursor *c,
-				  PgoMessage *msg)
-{
-	PgoLogicalMsg *m = &msg->u.message;
-	int32_t len;
-	size_t at;
-
-	if (!read_stream_xid(dec, c, msg) ||
-	    !get_u8(dec, c, &m->flags) ||
-	    !get_u64(dec, c, &m->lsn) ||
-	    !get_string(dec, c, &m->prefix))
-		return false;
-	at = c->pos;
-	if (!get_i32(dec, c, &len))
-		return false;
-	if (len < 0)
-		return read_error(dec, at, "negative content length %" PRId32,
-				  len);
-	if ((uint32_t) len > cursor_left(c))
-		return read_error(dec, at,
-				  "content length %" PRId32
-				  " exceeds the %zu byte%s left",
-				  len, cursor_left(c), plural_s(cursor_left(c)));
-	if (!cursor_get_bytes(c, (size_t) len, &m->content))
-		return read_error(dec, at, "truncated");
-	m->content_len = (uint32_t) len;
-	return true;
 }
 
 static bool pgoutput_read_commit(PgoDecoder *dec, Cursor *c, PgoMessage *msg)
@@ -400,160 +145,6 @@ static bool pgoutput_read_origin(PgoDecoder *dec, Cursor *c, PgoMessage *msg)
 
 	return get_u64(dec, c, &o->origin_lsn) &&
 	       get_string(dec, c, &o->name);
-}
-
-static bool pgoutput_read_relation(PgoDecoder *dec, Cursor *c,
-				   PgoMessage *msg)
-{
-	PgoRelation *r = &msg->u.relation;
-	uint8_t replident;
-	uint16_t i;
-	size_t at;
-
-	if (!read_stream_xid(dec, c, msg) ||
-	    !get_u32(dec, c, &r->oid) ||
-	    !get_string(dec, c, &r->nspname) ||
-	    !get_string(dec, c, &r->relname))
-		return false;
-	at = c->pos;
-	if (!get_u8(dec, c, &replident))
-		return false;
-	switch (replident) {
-	case 'd':
-	case 'n':
-	case 'f':
-	case 'i':
-		r->replident = (char) replident;
-		break;
-	default:
-		return read_error(dec, at, "unknown replica identity 0x%02x",
-				  replident);
-	}
-
-	at = c->pos;
-	if (!get_u16(dec, c, &r->ncols))
-		return false;
-	if (r->ncols > cursor_left(c) / PGO_RELATION_COLUMN_MIN)
-		return read_error(dec, at,
-				  "%u columns but only %zu byte%s left",
-				  (unsigned) r->ncols, cursor_left(c),
-				  plural_s(cursor_left(c)));
-	dec->cols = reserve(dec->cols, &dec->cols_cap, r->ncols,
-			    sizeof *dec->cols);
-	for (i = 0; i < r->ncols; i++) {
-		PgoColumn *col = &dec->cols[i];
-		uint32_t typmod;
-
-		if (!get_u8(dec, c, &col->flags) ||
-		    !get_string(dec, c, &col->name) ||
-		    !get_u32(dec, c, &col->type_oid) ||
-		    !get_u32(dec, c, &typmod))
-			return false;
-		col->type_mod = (int32_t) typmod;
-	}
-	r->cols = dec->cols;
-	return true;
-}
-
-static bool pgoutput_read_type(PgoDecoder *dec, Cursor *c, PgoMessage *msg)
-{
-	PgoType *t = &msg->u.type;
-
-	return read_stream_xid(dec, c, msg) &&
-	       get_u32(dec, c, &t->oid) &&
-	       get_string(dec, c, &t->nspname) &&
-	       get_string(dec, c, &t->typname);
-}
-
-static bool pgoutput_read_insert(PgoDecoder *dec, Cursor *c, PgoMessage *msg)
-{
-	PgoInsert *ins = &msg->u.insert;
-	uint8_t kind;
-	size_t at;
-
-	if (!read_stream_xid(dec, c, msg) ||
-	    !get_u32(dec, c, &ins->relid) ||
-	    !read_tuple_kind(dec, c, &kind, &at))
-		return false;
-	if (kind != 'N')
-		return read_error(dec, at, "unexpected tuple type 0x%02x",
-				  kind);
-	return read_tuple(dec, c, &dec->newvals, &dec->newvals_cap,
-			  &ins->newtup);
-}
-
-static bool pgoutput_read_update(PgoDecoder *dec, Cursor *c, PgoMessage *msg)
-{
-	PgoUpdate *up = &msg->u.update;
-	uint8_t kind;
-	size_t at;
-
-	if (!read_stream_xid(dec, c, msg) ||
-	    !get_u32(dec, c, &up->relid) ||
-	    !read_tuple_kind(dec, c, &kind, &at))
-		return false;
-	if (kind == 'K' || kind == 'O') {
-		up->old_kind = (char) kind;
-		if (!read_tuple(dec, c, &dec->oldvals, &dec->oldvals_cap,
-				&up->oldtup) ||
-		    !read_tuple_kind(dec, c, &kind, &at))
-			return false;
-	}
-	if (kind != 'N')
-		return read_error(dec, at, "unexpected tuple type 0x%02x",
-				  kind);
-	return read_tuple(dec, c, &dec->newvals, &dec->newvals_cap,
-			  &up->newtup);
-}
-
-static bool pgoutput_read_delete(PgoDecoder *dec, Cursor *c, PgoMessage *msg)
-{
-	PgoDelete *del = &msg->u.delete;
-	uint8_t kind;
-	size_t at;
-
-	if (!read_stream_xid(dec, c, msg) ||
-	    !get_u32(dec, c, &del->relid) ||
-	    !read_tuple_kind(dec, c, &kind, &at))
-		return false;
-	if (kind != 'K' && kind != 'O')
-		return read_error(dec, at, "unexpected tuple type 0x%02x",
-				  kind);
-	del->old_kind = (char) kind;
-	return read_tuple(dec, c, &dec->oldvals, &dec->oldvals_cap,
-			  &del->oldtup);
-}
-
-static bool pgoutput_read_truncate(PgoDecoder *dec, Cursor *c,
-				   PgoMessage *msg)
-{
-	PgoTruncate *t = &msg->u.truncate;
-	int32_t nrels;
-	uint32_t i;
-	size_t at;
-
-	if (!read_stream_xid(dec, c, msg))
-		return false;
-	at = c->pos;
-	if (!get_i32(dec, c, &nrels) ||
-	    !get_u8(dec, c, &t->options))
-		return false;
-	if (nrels < 0)
-		return read_error(dec, at, "negative relation count %" PRId32,
-				  nrels);
-	if ((uint32_t) nrels > cursor_left(c) / 4)
-		return read_error(dec, at,
-				  "%" PRId32
-				  " relations but only %zu byte%s left",
-				  nrels, cursor_left(c), plural_s(cursor_left(c)));
-	t->nrelids = (uint32_t) nrels;
-	dec->relids = reserve(dec->relids, &dec->relids_cap, t->nrelids,
-			      sizeof *dec->relids);
-	for (i = 0; i < t->nrelids; i++)
-		if (!get_u32(dec, c, &dec->relids[i]))
-			return false;
-	t->relids = dec->relids;
-	return true;
 }
 
 static bool pgoutput_read_stream_start(PgoDecoder *dec, Cursor *c,
@@ -606,7 +197,7 @@ static bool pgoutput_read_begin_prepare(PgoDecoder *dec, Cursor *c,
 }
 
 /* Prepare and Stream Prepare: the same fields under two type bytes. */
-static bool pgoutput_read_prepare(PgoDecoder *dec, Cursor *c, PgoPrepare *p)
+static bool read_prepare_fields(PgoDecoder *dec, Cursor *c, PgoPrepare *p)
 {
 	return get_zero_flags(dec, c, &p->flags) &&
 	       get_u64(dec, c, &p->prepare_lsn) &&
@@ -614,6 +205,17 @@ static bool pgoutput_read_prepare(PgoDecoder *dec, Cursor *c, PgoPrepare *p)
 	       get_i64(dec, c, &p->prepare_time) &&
 	       get_u32(dec, c, &p->xid) &&
 	       get_string(dec, c, &p->gid);
+}
+
+static bool pgoutput_read_prepare(PgoDecoder *dec, Cursor *c, PgoMessage *msg)
+{
+	return read_prepare_fields(dec, c, &msg->u.prepare);
+}
+
+static bool pgoutput_read_stream_prepare(PgoDecoder *dec, Cursor *c,
+					 PgoMessage *msg)
+{
+	return read_prepare_fields(dec, c, &msg->u.stream_prepare);
 }
 
 static bool pgoutput_read_commit_prepared(PgoDecoder *dec, Cursor *c,
@@ -643,80 +245,75 @@ static bool pgoutput_read_rollback_prepared(PgoDecoder *dec, Cursor *c,
 	       get_string(dec, c, &p->gid);
 }
 
-/* The protocol version that introduced a message type; 0 if none did. */
-static int pgoutput_min_version(int type)
+/*
+ * Every message type, in one place: its name for messages and logs, the
+ * protocol version that introduced it, where it may come around a stream,
+ * and its reader (NULL: the type byte is all of it). Between Stream Start
+ * and Stream Stop the server sends only the changes of the streamed
+ * transaction (and its Origin); transaction boundaries come outside.
+ * walsender's pgoutput asserts as much, and the apply worker rejects the
+ * same cases ("duplicate STREAM START message", "STREAM STOP message
+ * without STREAM START", ...).
+ */
+typedef struct PgoMsgDesc {
+	uint8_t type;              /* the type byte */
+	const char *name;          /* "Insert", "Stream Commit", ... */
+	int min_version;           /* the protocol version that introduced it */
+	PgoPlace place;            /* where it may come around a stream */
+	bool (*read)(PgoDecoder *dec, Cursor *c, PgoMessage *msg);
+} PgoMsgDesc;
+
+static const PgoMsgDesc msg_descs[] = {
+	{ PGO_BEGIN, "Begin", PGO_PROTO_MIN, PGO_OUTSIDE_STREAM, pgoutput_read_begin },
+	{ PGO_MESSAGE, "Message", PGO_PROTO_MIN, PGO_ANYWHERE, pgoutput_read_message },
+	{ PGO_COMMIT, "Commit", PGO_PROTO_MIN, PGO_OUTSIDE_STREAM, pgoutput_read_commit },
+	{ PGO_ORIGIN, "Origin", PGO_PROTO_MIN, PGO_ANYWHERE, pgoutput_read_origin },
+	{ PGO_RELATION, "Relation", PGO_PROTO_MIN, PGO_ANYWHERE, pgoutput_read_relation },
+	{ PGO_TYPE, "Type", PGO_PROTO_MIN, PGO_ANYWHERE, pgoutput_read_type },
+	{ PGO_INSERT, "Insert", PGO_PROTO_MIN, PGO_ANYWHERE, pgoutput_read_insert },
+	{ PGO_UPDATE, "Update", PGO_PROTO_MIN, PGO_ANYWHERE, pgoutput_read_update },
+	{ PGO_DELETE, "Delete", PGO_PROTO_MIN, PGO_ANYWHERE, pgoutput_read_delete },
+	{ PGO_TRUNCATE, "Truncate", PGO_PROTO_MIN, PGO_ANYWHERE, pgoutput_read_truncate },
+	{ PGO_STREAM_START, "Stream Start", PGO_PROTO_STREAM, PGO_OUTSIDE_STREAM,
+	  pgoutput_read_stream_start },
+	{ PGO_STREAM_STOP, "Stream Stop", PGO_PROTO_STREAM, PGO_INSIDE_STREAM, NULL },
+	{ PGO_STREAM_COMMIT, "Stream Commit", PGO_PROTO_STREAM, PGO_OUTSIDE_STREAM,
+	  pgoutput_read_stream_commit },
+	{ PGO_STREAM_ABORT, "Stream Abort", PGO_PROTO_STREAM, PGO_OUTSIDE_STREAM,
+	  pgoutput_read_stream_abort },
+	{ PGO_BEGIN_PREPARE, "Begin Prepare", PGO_PROTO_TWOPHASE, PGO_OUTSIDE_STREAM,
+	  pgoutput_read_begin_prepare },
+	{ PGO_PREPARE, "Prepare", PGO_PROTO_TWOPHASE, PGO_OUTSIDE_STREAM,
+	  pgoutput_read_prepare },
+	{ PGO_COMMIT_PREPARED, "Commit Prepared", PGO_PROTO_TWOPHASE, PGO_OUTSIDE_STREAM,
+	  pgoutput_read_commit_prepared },
+	{ PGO_ROLLBACK_PREPARED, "Rollback Prepared", PGO_PROTO_TWOPHASE,
+	  PGO_OUTSIDE_STREAM, pgoutput_read_rollback_prepared },
+	{ PGO_STREAM_PREPARE, "Stream Prepare", PGO_PROTO_TWOPHASE, PGO_OUTSIDE_STREAM,
+	  pgoutput_read_stream_prepare },
+};
+
+static const PgoMsgDesc *msg_desc(int type)
 {
-	switch (type) {
-	case PGO_BEGIN:
-	case PGO_MESSAGE:
-	case PGO_COMMIT:
-	case PGO_ORIGIN:
-	case PGO_RELATION:
-	case PGO_TYPE:
-	case PGO_INSERT:
-	case PGO_UPDATE:
-	case PGO_DELETE:
-	case PGO_TRUNCATE:
-		return PGO_PROTO_MIN;
-	case PGO_STREAM_START:
-	case PGO_STREAM_STOP:
-	case PGO_STREAM_COMMIT:
-	case PGO_STREAM_ABORT:
-		return PGO_PROTO_STREAM;
-	case PGO_BEGIN_PREPARE:
-	case PGO_PREPARE:
-	case PGO_COMMIT_PREPARED:
-	case PGO_ROLLBACK_PREPARED:
-	case PGO_STREAM_PREPARE:
-		return PGO_PROTO_TWOPHASE;
-	default:
-		return 0;
-	}
+	for (size_t i = 0; i < sizeof msg_descs / sizeof msg_descs[0]; i++)
+		if (msg_descs[i].type == type)
+			return &msg_descs[i];
+	return NULL;
 }
 
-/*
- * Between Stream Start and Stream Stop the server sends only the changes
- * of the streamed transaction (and its Origin); transaction boundaries
- * come outside. walsender's pgoutput asserts as much, and the apply worker
- * rejects the same cases ("duplicate STREAM START message", "STREAM STOP
- * message without STREAM START", ...).
- */
-static bool pgoutput_check_order(PgoDecoder *dec, int type)
+const char *pgoutput_msg_name(int type)
 {
-	switch (type) {
-	case PGO_STREAM_STOP:
-		if (!dec->in_stream)
-			return decode_error(dec,
-					    "unexpected %s message outside a stream at byte offset 0",
-					    pgoutput_msg_name(type));
-		return true;
-	case PGO_BEGIN:
-	case PGO_COMMIT:
-	case PGO_STREAM_START:
-	case PGO_STREAM_COMMIT:
-	case PGO_STREAM_ABORT:
-	case PGO_BEGIN_PREPARE:
-	case PGO_PREPARE:
-	case PGO_COMMIT_PREPARED:
-	case PGO_ROLLBACK_PREPARED:
-	case PGO_STREAM_PREPARE:
-		if (dec->in_stream)
-			return decode_error(dec,
-					    "unexpected %s message inside a stream at byte offset 0",
-					    pgoutput_msg_name(type));
-		return true;
-	default:
-		return true;
-	}
+	const PgoMsgDesc *d = msg_desc(type);
+
+	return d != NULL ? d->name : "unknown";
 }
 
 bool pgoutput_decode(PgoDecoder *dec, const uint8_t *buf, size_t len,
 		     PgoMessage *msg)
 {
+	const PgoMsgDesc *desc;
 	Cursor c;
 	uint8_t type;
-	int min_version;
-	bool ok;
 
 	dec->err[0] = '\0';
 	dec->type = 0;
@@ -728,91 +325,32 @@ bool pgoutput_decode(PgoDecoder *dec, const uint8_t *buf, size_t len,
 	cursor_init(&c, buf, len);
 	if (!cursor_get_u8(&c, &type))
 		return decode_error(dec, "empty message at byte offset 0");
-	min_version = pgoutput_min_version(type);
-	if (min_version == 0)
+	desc = msg_desc(type);
+	if (desc == NULL)
 		return decode_error(dec,
 				    "unknown message type 0x%02x at byte offset 0",
 				    type);
 	dec->type = type;
-	if (dec->proto_version < min_version)
+	if (dec->proto_version < desc->min_version)
 		return decode_error(dec,
 				    "unexpected %s message in protocol version %d at byte offset 0",
-				    pgoutput_msg_name(type),
-				    dec->proto_version);
-	if (!pgoutput_check_order(dec, type))
-		return false;
+				    desc->name, dec->proto_version);
+	if (desc->place == PGO_INSIDE_STREAM && !dec->in_stream)
+		return decode_error(dec,
+				    "unexpected %s message outside a stream at byte offset 0",
+				    desc->name);
+	if (desc->place == PGO_OUTSIDE_STREAM && dec->in_stream)
+		return decode_error(dec,
+				    "unexpected %s message inside a stream at byte offset 0",
+				    desc->name);
 
 	memset(msg, 0, sizeof *msg);
 	msg->type = (PgoMsgType) type;
-	switch (type) {
-	case PGO_BEGIN:
-		ok = pgoutput_read_begin(dec, &c, msg);
-		break;
-	case PGO_MESSAGE:
-		ok = pgoutput_read_message(dec, &c, msg);
-		break;
-	case PGO_COMMIT:
-		ok = pgoutput_read_commit(dec, &c, msg);
-		break;
-	case PGO_ORIGIN:
-		ok = pgoutput_read_origin(dec, &c, msg);
-		break;
-	case PGO_RELATION:
-		ok = pgoutput_read_relation(dec, &c, msg);
-		break;
-	case PGO_TYPE:
-		ok = pgoutput_read_type(dec, &c, msg);
-		break;
-	case PGO_INSERT:
-		ok = pgoutput_read_insert(dec, &c, msg);
-		break;
-	case PGO_UPDATE:
-		ok = pgoutput_read_update(dec, &c, msg);
-		break;
-	case PGO_DELETE:
-		ok = pgoutput_read_delete(dec, &c, msg);
-		break;
-	case PGO_TRUNCATE:
-		ok = pgoutput_read_truncate(dec, &c, msg);
-		break;
-	case PGO_STREAM_START:
-		ok = pgoutput_read_stream_start(dec, &c, msg);
-		break;
-	case PGO_STREAM_STOP:
-		ok = true;
-		break;
-	case PGO_STREAM_COMMIT:
-		ok = pgoutput_read_stream_commit(dec, &c, msg);
-		break;
-	case PGO_STREAM_ABORT:
-		ok = pgoutput_read_stream_abort(dec, &c, msg);
-		break;
-	case PGO_BEGIN_PREPARE:
-		ok = pgoutput_read_begin_prepare(dec, &c, msg);
-		break;
-	case PGO_PREPARE:
-		ok = pgoutput_read_prepare(dec, &c, &msg->u.prepare);
-		break;
-	case PGO_COMMIT_PREPARED:
-		ok = pgoutput_read_commit_prepared(dec, &c, msg);
-		break;
-	case PGO_ROLLBACK_PREPARED:
-		ok = pgoutput_read_rollback_prepared(dec, &c, msg);
-		break;
-	case PGO_STREAM_PREPARE:
-		ok = pgoutput_read_prepare(dec, &c, &msg->u.stream_prepare);
-		break;
-	default:
-		/* pgoutput_min_version() knew the type; so must this switch. */
-		return decode_error(dec,
-				    "unknown message type 0x%02x at byte offset 0",
-				    type);
-	}
-	if (!ok)
+	if (desc->read != NULL && !desc->read(dec, &c, msg))
 		return false;
 	if (cursor_left(&c) != 0)
-		return read_error(dec, c.pos, "%zu trailing byte%s",
-				  cursor_left(&c), plural_s(cursor_left(&c)));
+		return pgoutput_malformed(dec, c.pos, "%zu trailing byte%s",
+					  cursor_left(&c), plural_s(cursor_left(&c)));
 
 	/* Only a message decoded whole moves the stream state. */
 	if (type == PGO_STREAM_START)

@@ -233,15 +233,10 @@ PgoDecoder *pgoutput_decoder_new(int proto_version, bool abort_info);
 void pgoutput_decoder_free(PgoDecoder *dec);
 
 /*
- * Whether the decoder is between a Stream Start and a Stream Stop; inside,
+ * Decodes one message of len bytes. The decoder follows Stream Start and
+ * Stream Stop itself: between them, and with protocol version 2 or later,
  * the Xid field is read from Relation, Type, Insert, Update, Delete,
- * Truncate and Message (protocol version 2 and later). The decoder tracks
- * this itself from the messages it decodes.
- */
-bool pgoutput_in_stream(const PgoDecoder *dec);
-
-/*
- * Decodes one message of len bytes. On success fills *msg and returns true.
+ * Truncate and Message. On success fills *msg and returns true.
  * On a malformed message returns false, leaves the stream state as it was,
  * and pgoutput_error() names the message type and byte offset, e.g.
  * "malformed Insert message: truncated at byte offset 9".

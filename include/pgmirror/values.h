@@ -17,32 +17,25 @@
 
 #include "pgmirror/util.h"
 
-/* How a source type is mirrored; decided once per column. */
+/*
+ * How a source type is mirrored; decided once per column.
+ * Append only: stored in mirrors (pgmirror_columns.value_type), so a
+ * member keeps its number for ever and a new one takes the next.
+ */
 typedef enum ValueType {
-	VT_TEXT = 0,     /* PostgreSQL's text output, as is */
-	VT_BOOL,         /* INTEGER 0/1 */
-	VT_INT,          /* INTEGER: int2, int4, int8, oid */
-	VT_FLOAT,        /* REAL; NaN as text 'NaN', +-Infinity as +-Inf */
-	VT_NUMERIC_NUM,  /* numeric(p,s), p <= 15: NUMERIC, integer or real */
-	VT_NUMERIC_TEXT, /* numeric otherwise: TEXT, exact decimal text */
-	VT_BYTEA,        /* BLOB: raw bytes from the hex form */
-	VT_DATE,         /* TEXT YYYY-MM-DD */
-	VT_TIMESTAMP,    /* TEXT YYYY-MM-DD HH:MM:SS[.ffffff] */
-	VT_TIMESTAMPTZ,  /* TEXT, same form, in UTC */
-	VT_JSON,         /* TEXT: the JSON text */
-	VT_ARRAY,        /* TEXT: a JSON array */
+	VT_TEXT = 0,          /* PostgreSQL's text output, as is */
+	VT_BOOL = 1,          /* INTEGER 0/1 */
+	VT_INT = 2,           /* INTEGER: int2, int4, int8, oid */
+	VT_FLOAT = 3,         /* REAL; NaN as text 'NaN', +-Infinity as +-Inf */
+	VT_NUMERIC_NUM = 4,   /* numeric(p,s), p <= 15: NUMERIC, integer or real */
+	VT_NUMERIC_TEXT = 5,  /* numeric otherwise: TEXT, exact decimal text */
+	VT_BYTEA = 6,         /* BLOB: raw bytes from the hex form */
+	VT_DATE = 7,          /* TEXT YYYY-MM-DD */
+	VT_TIMESTAMP = 8,     /* TEXT YYYY-MM-DD HH:MM:SS[.ffffff] */
+	VT_TIMESTAMPTZ = 9,   /* TEXT, same form, in UTC */
+	VT_JSON = 10,         /* TEXT: the JSON text */
+	VT_ARRAY = 11,        /* TEXT: a JSON array */
 } ValueType;
-
-/* Well-known built-in type OIDs (pg_type.dat). */
-enum {
-	OID_BOOL = 16, OID_BYTEA = 17, OID_CHAR = 18, OID_NAME = 19,
-	OID_INT8 = 20, OID_INT2 = 21, OID_INT4 = 23, OID_TEXT = 25,
-	OID_OID = 26, OID_JSON = 114, OID_FLOAT4 = 700, OID_FLOAT8 = 701,
-	OID_VARCHAR = 1043, OID_BPCHAR = 1042, OID_DATE = 1082,
-	OID_TIME = 1083, OID_TIMESTAMP = 1114, OID_TIMESTAMPTZ = 1184,
-	OID_INTERVAL = 1186, OID_NUMERIC = 1700, OID_UUID = 2950,
-	OID_JSONB = 3802,
-};
 
 /*
  * A column's type as the mirror sees it: the ValueType and, for arrays,
@@ -69,6 +62,26 @@ const char *values_builtin_type_name(uint32_t type_oid);
 /* The declared SQLite column type: "INTEGER", "REAL", "NUMERIC", "TEXT" or
  * "BLOB". */
 const char *values_declared_type(ColumnType type);
+
+/* What becomes of the values the mirror holds when the source retypes a
+ * column (ALTER COLUMN ... TYPE). */
+typedef enum ValueRetype {
+	RETYPE_NONE,   /* not reproducible from the stored values (bool to
+			* text gives "true" on the source, but 1 is stored; a
+			* narrower numeric scale rounds; char(n) pads): read
+			* them again */
+	RETYPE_COPY,   /* the stored values as they are */
+	RETYPE_TEXT,   /* the stored integers as text */
+	RETYPE_REAL,   /* the stored integers as reals */
+} ValueRetype;
+
+/*
+ * The rule for a column of type old_oid/old_typmod, stored as old_vt (the
+ * pgmirror_columns.value_type number, which may be any integer), that the
+ * source now has as new_oid/new_typmod, to be stored as new_type.
+ */
+ValueRetype values_retype(uint32_t old_oid, int32_t old_typmod, int old_vt,
+			  uint32_t new_oid, int32_t new_typmod, ColumnType new_type);
 
 /* A value ready to be bound. */
 typedef enum ValueKind { VAL_NULL, VAL_INT, VAL_REAL, VAL_TEXT, VAL_BLOB } ValueKind;

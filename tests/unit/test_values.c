@@ -358,6 +358,87 @@ static void test_declared_type(void **state)
 	}
 }
 
+/* ValueType is stored in mirrors (pgmirror_columns.value_type): its
+ * numbers never change. */
+static void test_value_type_numbers(void **state)
+{
+	(void) state;
+	assert_int_equal(VT_TEXT, 0);
+	assert_int_equal(VT_BOOL, 1);
+	assert_int_equal(VT_INT, 2);
+	assert_int_equal(VT_FLOAT, 3);
+	assert_int_equal(VT_NUMERIC_NUM, 4);
+	assert_int_equal(VT_NUMERIC_TEXT, 5);
+	assert_int_equal(VT_BYTEA, 6);
+	assert_int_equal(VT_DATE, 7);
+	assert_int_equal(VT_TIMESTAMP, 8);
+	assert_int_equal(VT_TIMESTAMPTZ, 9);
+	assert_int_equal(VT_JSON, 10);
+	assert_int_equal(VT_ARRAY, 11);
+}
+
+/* numeric(p,s)'s typmod, as atttypmod holds it. */
+#define NUMERIC_TYPMOD(p, s) ((int32_t) ((((p) << 16) | ((s) & 0xffff)) + 4))
+
+/* The retype rule for old -> new, both built-in types; the old ValueType
+ * is what the old type is stored as. */
+static ValueRetype retype(uint32_t old_oid, int32_t old_mod, uint32_t new_oid,
+			  int32_t new_mod)
+{
+	ColumnType o, n;
+
+	assert_true(values_builtin_type(old_oid, old_mod, &o));
+	assert_true(values_builtin_type(new_oid, new_mod, &n));
+	return values_retype(old_oid, old_mod, (int) o.vt, new_oid, new_mod, n);
+}
+
+static void test_retype(void **state)
+{
+	(void) state;
+	/* The same type, and text to varchar and back: as they are. */
+	assert_int_equal(retype(23, -1, 23, -1), RETYPE_COPY);
+	assert_int_equal(retype(16, -1, 16, -1), RETYPE_COPY);
+	assert_int_equal(retype(25, -1, 1043, 20), RETYPE_COPY);
+	assert_int_equal(retype(1043, 10, 1043, 20), RETYPE_COPY);
+	assert_int_equal(retype(1043, 10, 25, -1), RETYPE_COPY);
+	/* Integers: widen as they are, to float8 as reals, to text and to
+	 * unconstrained numeric as text; numeric(p<=15) stays a number. */
+	assert_int_equal(retype(21, -1, 20, -1), RETYPE_COPY);
+	assert_int_equal(retype(23, -1, 1700, NUMERIC_TYPMOD(10, 2)), RETYPE_COPY);
+	assert_int_equal(retype(23, -1, 701, -1), RETYPE_REAL);
+	assert_int_equal(retype(23, -1, 25, -1), RETYPE_TEXT);
+	assert_int_equal(retype(20, -1, 1043, 30), RETYPE_TEXT);
+	assert_int_equal(retype(23, -1, 1700, -1), RETYPE_TEXT);
+	assert_int_equal(retype(23, -1, 1700, NUMERIC_TYPMOD(20, 0)), RETYPE_NONE);
+	assert_int_equal(retype(23, -1, 700, -1), RETYPE_NONE);   /* float4 rounds */
+	assert_int_equal(retype(23, -1, 16, -1), RETYPE_NONE);
+	/* Numeric: the same storage and scale, or no typmod at all. */
+	assert_int_equal(retype(1700, NUMERIC_TYPMOD(10, 2), 1700, NUMERIC_TYPMOD(12, 2)),
+			 RETYPE_COPY);
+	assert_int_equal(retype(1700, NUMERIC_TYPMOD(10, 2), 1700, NUMERIC_TYPMOD(12, 3)),
+			 RETYPE_NONE);
+	assert_int_equal(retype(1700, NUMERIC_TYPMOD(10, 2), 1700, NUMERIC_TYPMOD(20, 2)),
+			 RETYPE_NONE);                                   /* number to text */
+	assert_int_equal(retype(1700, NUMERIC_TYPMOD(20, 2), 1700, NUMERIC_TYPMOD(30, 2)),
+			 RETYPE_COPY);
+	assert_int_equal(retype(1700, NUMERIC_TYPMOD(20, 2), 1700, -1), RETYPE_COPY);
+	assert_int_equal(retype(1700, -1, 1700, NUMERIC_TYPMOD(20, 2)), RETYPE_NONE);
+	/* A negative scale (PostgreSQL 15) is its own scale. */
+	assert_int_equal(retype(1700, NUMERIC_TYPMOD(10, -2), 1700, NUMERIC_TYPMOD(12, -2)),
+			 RETYPE_COPY);
+	assert_int_equal(retype(1700, NUMERIC_TYPMOD(10, -2), 1700, NUMERIC_TYPMOD(12, 2)),
+			 RETYPE_NONE);
+	/* What the source converts in a way the mirror cannot repeat. */
+	assert_int_equal(retype(16, -1, 25, -1), RETYPE_NONE);      /* "true" vs 1 */
+	assert_int_equal(retype(1043, 10, 1042, 20), RETYPE_NONE);  /* char(n) pads */
+	assert_int_equal(retype(701, -1, 25, -1), RETYPE_NONE);
+	/* A stored value type this build does not know is never copied. */
+	assert_int_equal(values_retype(1700, NUMERIC_TYPMOD(10, 2), 99, 1700,
+				       NUMERIC_TYPMOD(12, 2),
+				       (ColumnType) { VT_NUMERIC_NUM, VT_TEXT, ',' }),
+			 RETYPE_NONE);
+}
+
 /* ---------------------------------------------------------------------
  * Scalars
  * ------------------------------------------------------------------ */
@@ -1587,6 +1668,8 @@ int main(void)
 		TEST(test_builtin_arrays),
 		TEST(test_builtin_table_consistent),
 		TEST(test_declared_type),
+		TEST(test_value_type_numbers),
+		TEST(test_retype),
 		TEST(test_text_json_as_is),
 		TEST(test_bool),
 		TEST(test_int),

@@ -1,0 +1,226 @@
+/*
+ * values_time.c: timestamp and timestamptz text (DateStyle=ISO, TimeZone=
+ * UTC) to the stored form "YYYY-MM-DD HH:MM:SS[.ffffff][ BC]", in UTC,
+ * checked against the proleptic Gregorian calendar PostgreSQL uses.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "values_internal.h"
+
+/* A timestamp's fields as written. */
+typedef struct Stamp {
+	int64_t year;         /* astronomical: 1 BC is 0, 2 BC is -1 */
+	int mon, day, hour, min, sec;
+	const char *frac;     /* digits after the point */
+	size_t flen;          /* 0: no fraction */
+} Stamp;
+
+/* PostgreSQL writes at least four year digits; nine is far past its
+ * limit (294276 AD) and keeps every sum below in int64 and our buffers. */
+#define YEAR_DIGITS_MAX 9
+/* Microseconds: what PostgreSQL keeps and writes. */
+#define FRAC_DIGITS 6
+
+/* Exactly count digits at *pos. */
+static bool fixed_digits(const char *s, size_t n, size_t *pos, int count,
+			 int *out)
+{
+	int v = 0;
+
+	for (int k = 0; k < count; k++, (*pos)++) {
+		if (*pos >= n || !is_digit(s[*pos]))
+			return false;
+		v = v * 10 + (s[*pos] - '0');
+	}
+	*out = v;
+	return true;
+}
+
+static bool is_leap(int64_t y)
+{
+	return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
+
+static int days_in_month(int64_t y, int m)
+{
+	static const int days[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+
+	return m == 2 && is_leap(y) ? 29 : days[m - 1];
+}
+
+/* "YYYY-MM-DD HH:MM:SS[.f...]" at *pos; the era is settled later. */
+static bool stamp_parse_fields(const char *s, size_t n, size_t *pos, Stamp *t)
+{
+	size_t start = *pos;
+
+	memset(t, 0, sizeof *t);
+	while (*pos < n && is_digit(s[*pos])) {
+		if (*pos - start == YEAR_DIGITS_MAX)
+			return false;
+		t->year = t->year * 10 + (s[(*pos)++] - '0');
+	}
+	if (*pos - start < 4)
+		return false;
+	if (!expect_char(s, n, pos, '-') ||
+	    !fixed_digits(s, n, pos, 2, &t->mon) ||
+	    !expect_char(s, n, pos, '-') ||
+	    !fixed_digits(s, n, pos, 2, &t->day) ||
+	    !expect_char(s, n, pos, ' ') ||
+	    !fixed_digits(s, n, pos, 2, &t->hour) ||
+	    !expect_char(s, n, pos, ':') ||
+	    !fixed_digits(s, n, pos, 2, &t->min) ||
+	    !expect_char(s, n, pos, ':') ||
+	    !fixed_digits(s, n, pos, 2, &t->sec))
+		return false;
+	if (*pos < n && s[*pos] == '.') {
+		t->frac = s + ++(*pos);
+		while (*pos < n && is_digit(s[*pos]))
+			(*pos)++;
+		t->flen = (size_t) (s + *pos - t->frac);
+		if (t->flen == 0 || t->flen > FRAC_DIGITS)
+			return false;
+	}
+	return true;
+}
+
+/* The optional " BC" at *pos, then the end; applies the era and checks
+ * the fields against the calendar. */
+static bool stamp_finish(const char *s, size_t n, size_t *pos, Stamp *t)
+{
+	if (t->year == 0)
+		return false;    /* neither era has a year 0 */
+	if (n - *pos == 3 && memcmp(s + *pos, " BC", 3) == 0) {
+		*pos = n;
+		t->year = 1 - t->year;
+	}
+	if (*pos != n)
+		return false;
+	return t->mon >= 1 && t->mon <= 12 &&
+	       t->day >= 1 && t->day <= days_in_month(t->year, t->mon) &&
+	       t->hour <= 23 && t->min <= 59 && t->sec <= 59;
+}
+
+/*
+ * Days since 1970-01-01 of a proleptic Gregorian date with an astronomical
+ * year, and back (Howard Hinnant's algorithms, exact for every year that
+ * fits). PostgreSQL's calendar is the same proleptic Gregorian one.
+ */
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+	int64_t era, yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+static void civil_from_days(int64_t z, int64_t *y, int *m, int *d)
+{
+	int64_t era, doe, yoe, doy, mp;
+
+	z += 719468;
+	era = (z >= 0 ? z : z - 146096) / 146097;
+	doe = z - era * 146097;
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	*d = (int) (doy - (153 * mp + 2) / 5 + 1);
+	*m = (int) (mp < 10 ? mp + 3 : mp - 9);
+	*y = yoe + era * 400 + (*m <= 2);
+}
+
+/* Moves t by -offset seconds, across days, months and years. */
+static void stamp_shift(Stamp *t, int64_t offset)
+{
+	int64_t days = days_from_civil(t->year, t->mon, t->day);
+	int64_t secs = t->hour * INT64_C(3600) + t->min * 60 + t->sec - offset;
+	int64_t carry = secs >= 0 ? secs / 86400 : -((-secs + 86399) / 86400);
+
+	secs -= carry * 86400;
+	civil_from_days(days + carry, &t->year, &t->mon, &t->day);
+	t->hour = (int) (secs / 3600);
+	t->min = (int) (secs / 60 % 60);
+	t->sec = (int) (secs % 60);
+}
+
+/* The stored form: "YYYY-MM-DD HH:MM:SS[.ffffff][ BC]". */
+static void stamp_append(ValueBuf *b, const Stamp *t)
+{
+	char tmp[STAMP_TEXT_MAX + 24];
+	bool bc = t->year <= 0;
+	int k;
+
+	k = snprintf(tmp, sizeof tmp, "%04" PRId64 "-%02d-%02d %02d:%02d:%02d",
+		     bc ? 1 - t->year : t->year, t->mon, t->day,
+		     t->hour, t->min, t->sec);
+	values_buf_put(b, tmp, (size_t) k);
+	if (t->flen > 0) {
+		values_buf_putc(b, '.');
+		values_buf_put(b, t->frac, t->flen);
+		values_buf_put(b, "000000", FRAC_DIGITS - t->flen);
+	}
+	if (bc)
+		values_buf_puts(b, " BC");
+}
+
+bool values_is_infinity_word(const char *s, size_t n)
+{
+	return equals(s, n, "infinity") || equals(s, n, "-infinity");
+}
+
+/* timestamp: appends the stored form of s to b. */
+bool values_timestamp_append(ValueBuf *b, const char *s, size_t n, Err *e)
+{
+	Stamp t;
+	size_t pos = 0;
+
+	if (!stamp_parse_fields(s, n, &pos, &t) ||
+	    !stamp_finish(s, n, &pos, &t))
+		return values_invalid(e, VT_TIMESTAMP, s, n);
+	stamp_append(b, &t);
+	return true;
+}
+
+/*
+ * timestamptz: "...+HH[:MM[:SS]][ BC]" (the offset is PostgreSQL's, seconds
+ * included for old local mean times) to the same form in UTC.
+ */
+bool values_timestamptz_append(ValueBuf *b, const char *s, size_t n, Err *e)
+{
+	Stamp t;
+	size_t pos = 0;
+	int oh, om = 0, os = 0;
+	bool neg;
+	int64_t offset;
+
+	if (!stamp_parse_fields(s, n, &pos, &t) || pos >= n ||
+	    (s[pos] != '+' && s[pos] != '-'))
+		return values_invalid(e, VT_TIMESTAMPTZ, s, n);
+	neg = s[pos++] == '-';
+	if (!fixed_digits(s, n, &pos, 2, &oh))
+		return values_invalid(e, VT_TIMESTAMPTZ, s, n);
+	if (pos < n && s[pos] == ':') {
+		pos++;
+		if (!fixed_digits(s, n, &pos, 2, &om))
+			return values_invalid(e, VT_TIMESTAMPTZ, s, n);
+		if (pos < n && s[pos] == ':') {
+			pos++;
+			if (!fixed_digits(s, n, &pos, 2, &os))
+				return values_invalid(e, VT_TIMESTAMPTZ, s, n);
+		}
+	}
+	if (oh > 23 || om > 59 || os > 59 || !stamp_finish(s, n, &pos, &t))
+		return values_invalid(e, VT_TIMESTAMPTZ, s, n);
+	offset = oh * INT64_C(3600) + om * 60 + os;
+	if (offset != 0)
+		stamp_shift(&t, neg ? -offset : offset);
+	stamp_append(b, &t);
+	return true;
+}
