@@ -85,6 +85,11 @@ void pgoutput_decoder_free(PgoDecoder *dec)
 	free(dec);
 }
 
+bool pgoutput_in_stream(const PgoDecoder *dec)
+{
+	return dec->in_stream;
+}
+
 const char *pgoutput_error(const PgoDecoder *dec)
 {
 	return dec->err;

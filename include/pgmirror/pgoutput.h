@@ -244,6 +244,15 @@ void pgoutput_decoder_free(PgoDecoder *dec);
 bool pgoutput_decode(PgoDecoder *dec, const uint8_t *buf, size_t len,
 		     PgoMessage *msg) PGM_MUST_CHECK;
 
+/*
+ * Whether the decoder is between a Stream Start and a Stream Stop; inside,
+ * the Xid field is read from Relation, Type, Insert, Update, Delete,
+ * Truncate and Message (protocol version 2 and later). The decoder tracks
+ * this itself from the messages it decodes; the fuzzer and the unit tests
+ * check that it does.
+ */
+bool pgoutput_in_stream(const PgoDecoder *dec);
+
 /* Text of the last error; owned by the decoder. */
 const char *pgoutput_error(const PgoDecoder *dec);
 

@@ -40,23 +40,6 @@ static void fuzz_check(bool ok)
 		__builtin_trap();
 }
 
-/*
- * Whether dec is between Stream Start and Stream Stop, seen from outside:
- * a Stream Stop with a byte too many is refused either way, as out of
- * place outside a stream (or before protocol version 2) and as malformed
- * inside one; a refused message leaves the state alone. Overwrites the
- * decoder's error text.
- */
-static bool decoder_in_stream(PgoDecoder *dec)
-{
-	static const uint8_t stop_long[] = { PGO_STREAM_STOP, 0 };
-	PgoMessage m;
-
-	if (pgoutput_decode(dec, stop_long, sizeof stop_long, &m))
-		__builtin_trap();
-	return strstr(pgoutput_error(dec), "trailing byte") != NULL;
-}
-
 static bool fuzz_inside(const void *p, size_t n, const uint8_t *buf,
 			size_t len)
 {
@@ -146,21 +129,21 @@ static void fuzz_check_message(const PgoMessage *m, const uint8_t *buf,
 
 static void fuzz_decode(PgoDecoder *dec, const uint8_t *buf, size_t len)
 {
-	bool in_stream = decoder_in_stream(dec);
+	bool in_stream = pgoutput_in_stream(dec);
 	PgoMessage m;
 
 	if (pgoutput_decode(dec, buf, len, &m)) {
 		fuzz_check(m.type == buf[0]);
 		fuzz_check_message(&m, buf, len);
 		if (m.type == PGO_STREAM_START)
-			fuzz_check(decoder_in_stream(dec));
+			fuzz_check(pgoutput_in_stream(dec));
 		else if (m.type == PGO_STREAM_STOP)
-			fuzz_check(!decoder_in_stream(dec));
+			fuzz_check(!pgoutput_in_stream(dec));
 		else
-			fuzz_check(decoder_in_stream(dec) == in_stream);
+			fuzz_check(pgoutput_in_stream(dec) == in_stream);
 	} else {
 		fuzz_check(pgoutput_error(dec)[0] != '\0');
-		fuzz_check(decoder_in_stream(dec) == in_stream);
+		fuzz_check(pgoutput_in_stream(dec) == in_stream);
 	}
 }
 

@@ -27,23 +27,6 @@
 #define LSN_COMMIT UINT64_C(0x16B3748)
 #define LSN_END UINT64_C(0x16B3778)
 
-/*
- * Whether dec is between Stream Start and Stream Stop, seen from outside:
- * a Stream Stop with a byte too many is refused either way, as out of
- * place outside a stream (or before protocol version 2) and as malformed
- * inside one; a refused message leaves the state alone. Overwrites the
- * decoder's error text.
- */
-static bool decoder_in_stream(PgoDecoder *dec)
-{
-	static const uint8_t stop_long[] = { PGO_STREAM_STOP, 0 };
-	PgoMessage m;
-
-	if (pgoutput_decode(dec, stop_long, sizeof stop_long, &m))
-		abort();
-	return strstr(pgoutput_error(dec), "trailing byte") != NULL;
-}
-
 /* A decoder in the state the vector is decoded in. */
 static PgoDecoder *decoder_for(const Vector *v)
 {
@@ -55,7 +38,7 @@ static PgoDecoder *decoder_for(const Vector *v)
 		if (!pgoutput_decode(dec, vector_stream_start,
 				     vector_stream_start_len, &m))
 			fail_msg("Stream Start: %s", pgoutput_error(dec));
-		assert_true(decoder_in_stream(dec));
+		assert_true(pgoutput_in_stream(dec));
 	}
 	return dec;
 }
@@ -131,7 +114,7 @@ static void assert_decode_error(int version, bool abort_info,
 
 	assert_false(decode_copy(dec, bytes, len, &m));
 	assert_string_equal(pgoutput_error(dec), expected);
-	assert_int_equal(decoder_in_stream(dec), in_stream);
+	assert_int_equal(pgoutput_in_stream(dec), in_stream);
 	pgoutput_decoder_free(dec);
 }
 
@@ -227,7 +210,7 @@ static void test_origin_stream(void **state)
 	assert_int_equal(m.type, PGO_ORIGIN);
 	assert_false(m.has_xid);
 	assert_string_equal(m.u.origin.name, "sub1");
-	assert_true(decoder_in_stream(dec));
+	assert_true(pgoutput_in_stream(dec));
 	pgoutput_decoder_free(dec);
 }
 
@@ -541,7 +524,7 @@ static void test_stream_start(void **state)
 	assert_false(m.has_xid);
 	assert_int_equal(m.u.stream_start.xid, 745);
 	assert_int_equal(m.u.stream_start.first_segment, 1);
-	assert_true(decoder_in_stream(dec));
+	assert_true(pgoutput_in_stream(dec));
 	pgoutput_decoder_free(dec);
 }
 
@@ -552,7 +535,7 @@ static void test_stream_start_v4(void **state)
 
 	assert_int_equal(m.u.stream_start.xid, 747);
 	assert_int_equal(m.u.stream_start.first_segment, 0);
-	assert_true(decoder_in_stream(dec));
+	assert_true(pgoutput_in_stream(dec));
 	pgoutput_decoder_free(dec);
 }
 
@@ -562,7 +545,7 @@ static void test_stream_stop(void **state)
 	PgoDecoder *dec = decode_vector("stream_stop_v2", &m);
 
 	assert_int_equal(m.type, PGO_STREAM_STOP);
-	assert_false(decoder_in_stream(dec));
+	assert_false(pgoutput_in_stream(dec));
 	pgoutput_decoder_free(dec);
 }
 
@@ -811,7 +794,7 @@ static void test_every_prefix_fails(void **state)
 					 v->name, len);
 			assert_error_shape(pgoutput_error(dec), v, len);
 			/* A failed decode leaves the stream state alone. */
-			assert_int_equal(decoder_in_stream(dec), v->in_stream);
+			assert_int_equal(pgoutput_in_stream(dec), v->in_stream);
 		}
 		pgoutput_decoder_free(dec);
 	}
@@ -836,7 +819,7 @@ static void test_every_vector_with_trailing_byte_fails(void **state)
 			 "malformed %s message: 1 trailing byte at byte offset %zu",
 			 pgoutput_msg_name(v->bytes[0]), v->len);
 		assert_string_equal(pgoutput_error(dec), expected);
-		assert_int_equal(decoder_in_stream(dec), v->in_stream);
+		assert_int_equal(pgoutput_in_stream(dec), v->in_stream);
 		free(longer);
 		pgoutput_decoder_free(dec);
 	}
@@ -1223,10 +1206,10 @@ static void test_stream_sequence(void **state)
 	PgoDecoder *dec = pgoutput_decoder_new(2, false);
 	PgoMessage m;
 
-	assert_false(decoder_in_stream(dec));
+	assert_false(pgoutput_in_stream(dec));
 	assert_true(pgoutput_decode(dec, vector_stream_start,
 				    vector_stream_start_len, &m));
-	assert_true(decoder_in_stream(dec));
+	assert_true(pgoutput_in_stream(dec));
 	assert_true(pgoutput_decode(dec, rel->bytes, rel->len, &m));
 	assert_true(m.has_xid);
 	assert_true(pgoutput_decode(dec, ins->bytes, ins->len, &m));
@@ -1234,9 +1217,9 @@ static void test_stream_sequence(void **state)
 	/* Without its Xid the plain Insert does not fit inside the stream. */
 	assert_false(pgoutput_decode(dec, insert_plain, sizeof insert_plain,
 				     &m));
-	assert_true(decoder_in_stream(dec));
+	assert_true(pgoutput_in_stream(dec));
 	assert_true(pgoutput_decode(dec, stop->bytes, stop->len, &m));
-	assert_false(decoder_in_stream(dec));
+	assert_false(pgoutput_in_stream(dec));
 
 	assert_true(pgoutput_decode(dec, begin->bytes, begin->len, &m));
 	assert_true(pgoutput_decode(dec, insert_plain, sizeof insert_plain,
@@ -1245,7 +1228,7 @@ static void test_stream_sequence(void **state)
 	assert_int_equal(m.u.insert.relid, 16384);
 	assert_true(pgoutput_decode(dec, commit->bytes, commit->len, &m));
 	assert_true(pgoutput_decode(dec, scommit->bytes, scommit->len, &m));
-	assert_false(decoder_in_stream(dec));
+	assert_false(pgoutput_in_stream(dec));
 	pgoutput_decoder_free(dec);
 }
 
@@ -1258,7 +1241,7 @@ static void test_no_xid_in_version_1(void **state)
 
 	assert_true(pgoutput_decode(dec, ins->bytes, ins->len, &m));
 	assert_false(m.has_xid);
-	assert_false(decoder_in_stream(dec));
+	assert_false(pgoutput_in_stream(dec));
 	pgoutput_decoder_free(dec);
 }
 
@@ -1273,19 +1256,19 @@ static void test_failed_decode_keeps_stream_state(void **state)
 	memcpy(start_long, start->bytes, start->len);
 	start_long[start->len] = 0;
 	assert_false(pgoutput_decode(dec, start_long, start->len + 1, &m));
-	assert_false(decoder_in_stream(dec));
+	assert_false(pgoutput_in_stream(dec));
 	assert_false(pgoutput_decode(dec, start->bytes, start->len - 1, &m));
-	assert_false(decoder_in_stream(dec));
+	assert_false(pgoutput_in_stream(dec));
 	assert_true(pgoutput_decode(dec, start->bytes, start->len, &m));
-	assert_true(decoder_in_stream(dec));
+	assert_true(pgoutput_in_stream(dec));
 	assert_false(pgoutput_decode(dec, stop_long, sizeof stop_long, &m));
 	assert_string_equal(pgoutput_error(dec),
 			    "malformed Stream Stop message: 1 trailing byte at byte offset 1");
-	assert_true(decoder_in_stream(dec));
+	assert_true(pgoutput_in_stream(dec));
 	assert_false(pgoutput_decode(dec, stop_long, 0, &m));
-	assert_true(decoder_in_stream(dec));
+	assert_true(pgoutput_in_stream(dec));
 	assert_true(pgoutput_decode(dec, stop_long, 1, &m));
-	assert_false(decoder_in_stream(dec));
+	assert_false(pgoutput_in_stream(dec));
 	pgoutput_decoder_free(dec);
 }
 
