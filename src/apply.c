@@ -13,9 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "pgmirror/apply.h"
+#include "pgmirror/naming.h"
 #include "pgmirror/values.h"
 
 typedef struct RelEntry {
@@ -380,38 +380,6 @@ static bool apply_commit(Applier *a, const PgoCommit *c)
 
 /* --- relations ---------------------------------------------------------- */
 
-char *apply_table_name(const char *nspname, const char *relname)
-{
-	if (strcmp(nspname, "public") == 0)
-		return xstrdup(relname);
-	return xasprintf("%s_%s", nspname, relname);
-}
-
-char *apply_table_problem(const char *nspname, const char *relname,
-			  const char *const *cols, int ncols)
-{
-	char *name = apply_table_name(nspname, relname), *why = NULL;
-
-	/* SQLite ignores (ASCII) case in names, so the checks do too */
-	if (strncasecmp(name, "pgmirror_", 9) == 0)
-		why = xasprintf("source table \"%s\".\"%s\" would be mirrored as \"%s\", a name "
-				"reserved for pgmirror's own tables; rename it or leave it out of the "
-				"publication", nspname, relname, name);
-	else if (ncols == 0)
-		why = xasprintf("source table \"%s\".\"%s\" has no published columns and cannot "
-				"be mirrored; publish at least one column", nspname, relname);
-	for (int i = 0; why == NULL && i < ncols; i++)
-		for (int j = 0; why == NULL && j < i; j++)
-			if (strcasecmp(cols[i], cols[j]) == 0)
-				why = xasprintf("source table \"%s\".\"%s\" has columns \"%s\" and "
-						"\"%s\", which SQLite cannot tell apart (it ignores "
-						"case in names); rename one of them, or leave one out "
-						"with a column list in the publication", nspname,
-						relname, cols[j], cols[i]);
-	free(name);
-	return why;
-}
-
 /*
  * values_convert() into one of r's scratch buffers. A buffer that a huge
  * value made large is noted, and freed once the message is applied
@@ -602,7 +570,7 @@ static bool apply_relation(Applier *a, const PgoRelation *rel)
 		r->cols[i].type = r->types[i];
 		r->cols[i].is_key = r->is_key[i];
 	}
-	r->def.name = apply_table_name(rel->nspname, rel->relname);
+	r->def.name = naming_table(rel->nspname, rel->relname);
 	r->def.source_schema = xstrdup(rel->nspname);
 	r->def.source_table = xstrdup(rel->relname);
 	r->def.relation_oid = rel->oid;
@@ -625,7 +593,7 @@ static bool rel_sync(Applier *a, RelEntry *r)
 	names = xcalloc((size_t)def->ncols + 1, sizeof(char *));
 	for (int i = 0; i < def->ncols; i++)
 		names[i] = def->cols[i].name;
-	why = apply_table_problem(def->source_schema, def->source_table, names, def->ncols);
+	why = naming_table_problem(def->source_schema, def->source_table, names, def->ncols);
 	if (why != NULL) {
 		errbuf_set(&a->err, "%s", why);
 		free(why);

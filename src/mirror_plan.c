@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "mirror_internal.h"
+#include "pgmirror/naming.h"
 
 /* A column as recorded in pgmirror_columns. */
 typedef struct OldColumn {
@@ -58,14 +59,15 @@ static bool read_definition(Mirror *m, const MirrorTableDef *def, bool *exists,
 		const char *ri = (const char *)sqlite3_column_text(q, 0);
 		const char *sch = (const char *)sqlite3_column_text(q, 1);
 		const char *tab = (const char *)sqlite3_column_text(q, 2);
+		char *why;
 
 		*exists = true;
-		if (sch == NULL || tab == NULL || strcmp(sch, def->source_schema) != 0 ||
-		    strcmp(tab, def->source_table) != 0) {
-			errbuf_set(&m->err, "source tables \"%s\".\"%s\" and \"%s\".\"%s\" would both be "
-				  "mirrored as \"%s\"; leave one of them out of the publication or "
-				  "rename it", sch ? sch : "", tab ? tab : "", def->source_schema,
-				  def->source_table, def->name);
+		/* the name is taken by another source table (NOT NULL columns) */
+		why = naming_clash(sch ? sch : "", tab ? tab : "", def->source_schema,
+				   def->source_table);
+		if (why != NULL) {
+			errbuf_set(&m->err, "%s", why);
+			free(why);
 			goto done;
 		}
 		*same_table = ri != NULL && ri[0] == def->replident;
