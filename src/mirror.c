@@ -107,8 +107,9 @@ static void mirror_free(Mirror *m)
 	free(m);
 }
 
-/* True when the database already holds tables but not pgmirror's. */
-static bool is_foreign_database(Mirror *m, bool *foreign)
+/* Whether the database already holds tables but not pgmirror's
+ * (*foreign), and whether it holds pgmirror_state (*has_state). */
+static bool is_foreign_database(Mirror *m, bool *foreign, bool *has_state)
 {
 	sqlite3_stmt *st = mirror_prepare(m,
 		"SELECT count(*), count(*) FILTER (WHERE name = 'pgmirror_state') "
@@ -125,8 +126,38 @@ static bool is_foreign_database(Mirror *m, bool *foreign)
 		return false;
 	}
 	*foreign = sqlite3_column_int(st, 0) > 0 && sqlite3_column_int(st, 1) == 0;
+	*has_state = sqlite3_column_int(st, 1) > 0;
 	sqlite3_finalize(st);
 	return true;
+}
+
+/*
+ * Refuses a mirror that a newer pgmirror made in a format this one does
+ * not know (pgmirror_state.format_version): writing to it, or reading its
+ * state, could damage it or mislead. Before anything is changed in it.
+ */
+static bool check_format(Mirror *m)
+{
+	sqlite3_stmt *st = mirror_prepare(m,
+		"SELECT format_version FROM pgmirror_state WHERE id = 1", false);
+	int rc;
+	bool ok = false;
+
+	if (st == NULL)
+		return false;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && sqlite3_column_int64(st, 0) > MIRROR_FORMAT_VERSION)
+		errbuf_set(&m->err, "mirror \"%s\" was made by a newer pgmirror (format version "
+			  "%lld; this pgmirror knows format version %d and older); use a newer "
+			  "pgmirror", m->path, (long long)sqlite3_column_int64(st, 0),
+			  MIRROR_FORMAT_VERSION);
+	else if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		errbuf_set(&m->err, "could not read pgmirror_state from \"%s\": %s", m->path,
+			  sqlite3_errmsg(m->db));
+	else
+		ok = true;
+	sqlite3_finalize(st);
+	return ok;
 }
 
 /*
@@ -220,7 +251,7 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 {
 	Mirror *m = xcalloc(1, sizeof(*m));
 	MirrorOpenResult res = MIRROR_OPEN_ERROR;
-	bool foreign = false, create = mode == MIRROR_CREATE, created = false;
+	bool foreign = false, has_state = false, create = mode == MIRROR_CREATE, created = false;
 	int flags = (mode == MIRROR_READ ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) |
 		    SQLITE_OPEN_NOMUTEX;
 
@@ -263,7 +294,7 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 	sqlite3_extended_result_codes(m->db, 1);
 	sqlite3_busy_timeout(m->db, 10000);
 	/* The first read tells whether this is an SQLite file at all. */
-	if (!is_foreign_database(m, &foreign)) {
+	if (!is_foreign_database(m, &foreign, &has_state)) {
 		if (sqlite3_errcode(m->db) == SQLITE_NOTADB)
 			errbuf_set(&m->err, "\"%s\" is not an SQLite database, so not a mirror; give a "
 				  "new file name or an existing mirror", path);
@@ -279,6 +310,8 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 			  "give a new file name or an existing mirror", path);
 		goto error;
 	}
+	if (has_state && !check_format(m))
+		goto error;
 	if (mode == MIRROR_READ) {
 		*out = m;
 		return MIRROR_OPEN_OK;
@@ -390,10 +423,10 @@ bool mirror_write_state(Mirror *m, const MirrorState *st)
 	return mirror_exec_owned(m, sqlite3_mprintf(
 		"INSERT OR REPLACE INTO pgmirror_state (id, slot, publications, "
 		"system_identifier, database, confirmed_lsn, last_commit_time, "
-		"initial_copy_done) VALUES (1, %Q, %Q, %Q, %Q, %Q, %Q, %d)",
+		"initial_copy_done, format_version) VALUES (1, %Q, %Q, %Q, %Q, %Q, %Q, %d, %d)",
 		st->slot, st->publications, st->system_identifier, st->database,
 		lsn_format(st->confirmed_lsn, lsn), st->last_commit_time,
-		st->initial_copy_done ? 1 : 0));
+		st->initial_copy_done ? 1 : 0, MIRROR_FORMAT_VERSION));
 }
 
 bool mirror_set_position(Mirror *m, Lsn lsn, const char *commit_time)
