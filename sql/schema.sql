@@ -11,7 +11,7 @@ CREATE TABLE IF NOT EXISTS pgmirror_state (
     confirmed_lsn     TEXT NOT NULL,          -- X/Y: everything up to here is applied
     last_commit_time  TEXT,                   -- UTC source commit time of the last transaction
     initial_copy_done INTEGER NOT NULL DEFAULT 0, -- 1 once the first run's copy committed
-    format_version    INTEGER NOT NULL DEFAULT 1
+    format_version    INTEGER NOT NULL DEFAULT 1 -- MIRROR_FORMAT_VERSION (mirror.h): a newer one is refused
 );
 
 -- One row per mirrored column, in source order.

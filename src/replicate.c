@@ -26,6 +26,7 @@
 #include "pgmirror/copy.h"
 #include "pgmirror/frame.h"
 #include "pgmirror/mirror.h"
+#include "pgmirror/naming.h"
 #include "pgmirror/pgoutput.h"
 #include "pgmirror/replicate.h"
 #include "pgmirror/session.h"
@@ -177,38 +178,25 @@ static int check_publications(Run *run, char *const *pubs, int npubs)
  * share a name in SQLite. */
 static bool check_tables(const SourceTable *tables, int n)
 {
-	char **names = xcalloc((size_t)n + 1, sizeof(char *));
-	bool ok = true;
+	char *why = NULL;
 
-	for (int i = 0; ok && i < n; i++) {
+	for (int i = 0; why == NULL && i < n; i++) {
 		const SourceTable *t = &tables[i];
 		const char **cols = xcalloc((size_t)t->ncols + 1, sizeof(char *));
-		char *why;
 
 		for (int c = 0; c < t->ncols; c++)
 			cols[c] = t->cols[c].name;
-		why = apply_table_problem(t->nspname, t->relname, cols, t->ncols);
+		why = naming_table_problem(t->nspname, t->relname, cols, t->ncols);
 		free(cols);
-		if (why != NULL) {
-			log_error("%s", why);
-			free(why);
-			ok = false;
-		}
-		names[i] = apply_table_name(t->nspname, t->relname);
-		for (int j = 0; ok && j < i; j++) {
-			if (strcasecmp(names[i], names[j]) == 0) {
-				log_error("source tables \"%s\".\"%s\" and \"%s\".\"%s\" would both be "
-					  "mirrored as \"%s\" (SQLite ignores case in names); leave one "
-					  "of them out of the publication or rename it", tables[j].nspname,
-					  tables[j].relname, t->nspname, t->relname, names[i]);
-				ok = false;
-			}
-		}
+		for (int j = 0; why == NULL && j < i; j++)
+			why = naming_clash(tables[j].nspname, tables[j].relname, t->nspname,
+					   t->relname);
 	}
-	for (int i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-	return ok;
+	if (why == NULL)
+		return true;
+	log_error("%s", why);
+	free(why);
+	return false;
 }
 
 /* Reads the published tables and checks that each can be mirrored. */

@@ -23,18 +23,6 @@
 
 typedef struct Applier Applier;
 
-/* The SQLite name of source table nspname.relname (malloc'd): relname for
- * public, nspname_relname otherwise. */
-char *apply_table_name(const char *nspname, const char *relname);
-
-/*
- * Why source table nspname.relname, with these column names, cannot be
- * mirrored (malloc'd text), or NULL when it can: a name reserved for
- * pgmirror, no columns, or column names SQLite does not tell apart.
- */
-char *apply_table_problem(const char *nspname, const char *relname,
-			  const char *const *cols, int ncols);
-
 /*
  * durable: the mirror's confirmed_lsn; transactions whose commit record
  * lies before it were applied already and are skipped. catalog answers

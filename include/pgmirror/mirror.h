@@ -17,6 +17,13 @@
 typedef struct Mirror Mirror;
 typedef struct MirrorTable MirrorTable;
 
+/*
+ * The format of the mirror file this pgmirror writes, stored in
+ * pgmirror_state.format_version. Raise it when an older pgmirror could no
+ * longer use a mirror correctly; mirror_open() refuses a newer one.
+ */
+#define MIRROR_FORMAT_VERSION 1
+
 /* Results of mirror_open(). */
 typedef enum MirrorOpenResult {
 	MIRROR_OPEN_OK = 0,

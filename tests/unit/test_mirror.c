@@ -2,7 +2,8 @@
  * test_mirror.c: the tick of long SQLite statements (mirror_set_tick). A
  * rebuild of a table with many rows calls it while it runs; when it says
  * stop, the rebuild fails ("interrupted") and a rollback leaves the table
- * as it was; a commit runs to its end whatever it says.
+ * as it was; a commit runs to its end whatever it says. Also: a mirror of
+ * a newer format is refused; a name another source table holds is too.
  */
 #include "config.h"
 
@@ -16,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <sqlite3.h>
 
 #include "pgmirror/mirror.h"
 
@@ -185,12 +188,84 @@ static void test_commit_not_interrupted(void **state)
 	assert_int_equal(n, NROWS);
 }
 
+/* format_version: the current one opens; a newer one is refused, for
+ * writing and for reading, and the file is left as it was. */
+static void test_format_version(void **state)
+{
+	Fixture *f = *state;
+	MirrorState st = {0};
+	Mirror *m = NULL;
+	sqlite3 *db;
+	char *err = NULL, *expect, *sql;
+
+	st.slot = "s";
+	st.publications = "p";
+	st.system_identifier = "1";
+	st.database = "d";
+	assert_true(mirror_begin(f->m));
+	assert_true(mirror_write_state(f->m, &st));
+	assert_true(mirror_commit(f->m));
+	mirror_close(f->m);
+	f->m = NULL;
+
+	assert_int_equal(mirror_open(f->path, MIRROR_WRITE, &f->m, &err), MIRROR_OPEN_OK);
+	mirror_close(f->m);
+	f->m = NULL;
+
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	sql = sqlite3_mprintf("UPDATE pgmirror_state SET format_version = %d",
+			      MIRROR_FORMAT_VERSION + 1);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_free(sql);
+	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+
+	expect = sqlite3_mprintf("mirror \"%s\" was made by a newer pgmirror (format version "
+				 "%d; this pgmirror knows format version %d and older); use a "
+				 "newer pgmirror", f->path, MIRROR_FORMAT_VERSION + 1,
+				 MIRROR_FORMAT_VERSION);
+	assert_int_equal(mirror_open(f->path, MIRROR_WRITE, &m, &err), MIRROR_OPEN_ERROR);
+	assert_null(m);
+	assert_string_equal(err, expect);
+	free(err);
+	assert_int_equal(mirror_open(f->path, MIRROR_READ, &m, &err), MIRROR_OPEN_ERROR);
+	assert_string_equal(err, expect);
+	free(err);
+	sqlite3_free(expect);
+	/* put back, so that teardown finds a mirror it can open */
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	sql = sqlite3_mprintf("UPDATE pgmirror_state SET format_version = %d",
+			      MIRROR_FORMAT_VERSION);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_free(sql);
+	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+	assert_int_equal(mirror_open(f->path, MIRROR_WRITE, &f->m, &err), MIRROR_OPEN_OK);
+}
+
+/* Another source table under the same name, in another case. */
+static void test_name_taken(void **state)
+{
+	Fixture *f = *state;
+	MirrorPlan plan;
+
+	define(f, OID_INT4);
+	f->def.name = "T";
+	f->def.source_table = "T";
+	f->def.relation_oid = 16385;
+	assert_false(mirror_table_plan(f->m, &f->def, false, &plan));
+	assert_string_equal(mirror_error(f->m),
+			    "source tables \"public\".\"t\" and \"public\".\"T\" would both be "
+			    "mirrored as \"T\" (SQLite ignores case in names); leave one of them "
+			    "out of the publication or rename it");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_rebuild_ticks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rebuild_stopped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_commit_not_interrupted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_format_version, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_name_taken, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,90 @@
+/*
+ * apply_internal.h: what the two files of the applier share: the Applier
+ * struct, its relation cache and type cache. apply.c owns transactions,
+ * grouping and the dispatch of messages and row changes; apply_schema.c
+ * the relation and type caches, Relation and Type messages, and making
+ * and changing mirror tables (with the refill of added and retyped
+ * columns from the source's catalog).
+ */
+#ifndef PGMIRROR_APPLY_INTERNAL_H
+#define PGMIRROR_APPLY_INTERNAL_H
+
+#include "pgmirror/apply.h"
+#include "pgmirror/values.h"
+
+typedef struct RelEntry {
+	uint32_t oid;           /* 0: free slot */
+	char *display;          /* "schema.table", for messages */
+	MirrorTableDef def;     /* from the Relation message; strings owned */
+	MirrorColumnDef *cols;  /* def.cols, owned */
+	MirrorTable *table;     /* NULL until the first change (see rel_sync) */
+	char replident;
+	int ncols;
+	ColumnType *types;
+	bool *is_key;
+	ValueBuf *newbufs;      /* scratch per column, new tuple */
+	ValueBuf *oldbufs;      /* scratch per column, old tuple */
+	Value *newvals;
+	Value *oldvals;
+	bool *keep;             /* new tuple: column not sent ('u') */
+	bool *used;             /* old tuple: column identifies the row */
+	bool big_bufs;          /* a scratch buffer outgrew VALUES_BUF_KEEP */
+} RelEntry;
+
+typedef struct TypeEntry {
+	uint32_t oid;
+	char *name;             /* pg_type.typname; NULL: look it up (again) */
+	char *sent_name;        /* the name its last Type message gave; or NULL */
+	ColumnType type;        /* how its values are stored */
+} TypeEntry;
+
+struct Applier {
+	Mirror *m;
+	const Catalog *catalog;
+	RelEntry *rels;          /* open-addressing table, size nrels_cap */
+	size_t nrels_cap;
+	size_t nrels;
+	TypeEntry *types;        /* Type messages seen */
+	size_t ntypes;
+	bool big_bufs;           /* some relation's big_bufs is set */
+
+	bool in_txn;             /* between Begin and Commit */
+	bool skipping;           /* this transaction was applied before */
+	bool txn_changed;        /* it had a message other than Origin/Message */
+	bool last_empty;         /* the last Commit ended an empty transaction */
+	Lsn txn_final_lsn;       /* Begin: LSN of the commit record */
+	int64_t txn_time;
+
+	Lsn durable;             /* committed in the mirror */
+	Lsn applied;             /* end of the last applied transaction */
+	int64_t applied_time;    /* its commit time; 0 when none yet */
+	int pending;             /* transactions in the open SQLite transaction */
+	bool group_open;         /* an SQLite transaction is open */
+	bool position_pending;   /* applied > durable needs storing */
+	bool source_lost;        /* the last error was not reaching the source */
+
+	ApplyStats stats;
+	ErrBuf err;          /* the last error */
+};
+
+/* apply.c: opens the group's SQLite transaction unless it is open. */
+bool apply_open_group(Applier *a) PGM_MUST_CHECK;
+
+/* apply_schema.c */
+/* Frees every cached relation (their mirror tables' statements too). */
+void apply_rels_clear(Applier *a);
+/* Frees the relation and type caches. */
+void apply_cache_free(Applier *a);
+/* The relation a change is for (what: "Insert", ...); its mirror table is
+ * made on first use. NULL with the error set. */
+RelEntry *apply_rel_for_change(Applier *a, uint32_t relid, const char *what);
+bool apply_relation(Applier *a, const PgoRelation *rel) PGM_MUST_CHECK;
+bool apply_type(Applier *a, const PgoType *t) PGM_MUST_CHECK;
+/* values_convert() of column col of r into buf/out; a buffer a huge value
+ * made large is noted for apply_trim_scratch(). */
+bool apply_convert_value(Applier *a, RelEntry *r, int col, const char *text, size_t len,
+			 ValueBuf *buf, Value *out, char *err, size_t errsize) PGM_MUST_CHECK;
+/* Shrinks the scratch buffers that grew past VALUES_BUF_KEEP. */
+void apply_trim_scratch(Applier *a);
+
+#endif

@@ -1,0 +1,64 @@
+/*
+ * mirror_internal.h: what the three files of the mirror module share and
+ * nobody else sees: the Mirror and MirrorTable structs and the few SQL
+ * helpers every part uses. mirror.c owns the file, its state and its
+ * lock; mirror_plan.c the table plans and rebuilds; mirror_rows.c the row
+ * statements. Only these files include sqlite3.h.
+ */
+#ifndef PGMIRROR_MIRROR_INTERNAL_H
+#define PGMIRROR_MIRROR_INTERNAL_H
+
+#include <sqlite3.h>
+
+#include "pgmirror/mirror.h"
+
+struct Mirror {
+	sqlite3 *db;
+	int lock_fd;             /* flock()ed descriptor of the file */
+	char *path;
+	bool in_txn;
+	sqlite3_stmt *set_pos;   /* UPDATE pgmirror_state SET confirmed_lsn... */
+	TickFn tick;             /* called from long statements; NULL: none */
+	void *tick_ctx;
+	bool no_interrupt;       /* a commit or rollback: tick, never stop */
+	ErrBuf err;          /* the last error */
+};
+
+struct MirrorTable {
+	Mirror *m;
+	char *name;
+	int ncols;
+	bool *is_key;            /* per column */
+	bool full;               /* REPLICA IDENTITY FULL: match on all columns */
+	const char *rowid;       /* FULL: a name of the row id no column takes, or NULL */
+	char *collist;           /* "a","b",... quoted */
+	char **qcols;            /* each column quoted, "a" */
+	sqlite3_stmt *ins;       /* prepared on first use, reused */
+	sqlite3_stmt *upd;
+	sqlite3_stmt *del;
+	sqlite3_stmt *sel;       /* FULL without a row id name: the matching rows */
+	sqlite3_stmt *trunc;
+	sqlite3_stmt *setcol;    /* mirror_table_set_column, for column setcol_index */
+	int setcol_index;
+};
+
+/* Runs SQL text (one or more statements); false with the error set. */
+bool mirror_exec(Mirror *m, const char *sql) PGM_MUST_CHECK;
+/* Like mirror_exec, but frees the sqlite3_mprintf'd sql (NULL: out of
+ * memory, fatal). */
+bool mirror_exec_owned(Mirror *m, char *sql) PGM_MUST_CHECK;
+/* A prepared statement, or NULL with the error set. */
+sqlite3_stmt *mirror_prepare(Mirror *m, const char *sql, bool persistent);
+/* Steps a statement to completion and resets it; what names the step in
+ * the error ("insert a row"). */
+bool mirror_step_done(Mirror *m, sqlite3_stmt *st, const char *what) PGM_MUST_CHECK;
+/* The one integer sql_fmt (with a "%w" for the table name) yields on table. */
+bool mirror_scalar(Mirror *m, const char *sql_fmt, const char *table, int64_t *out)
+	PGM_MUST_CHECK;
+
+/* mirror_rows.c: binds v (borrowed until the step) as parameter idx. */
+void mirror_bind_value(sqlite3_stmt *st, int idx, const Value *v);
+/* mirror_rows.c: the handle of table def, whose SQLite table is made. */
+MirrorTable *mirror_table_new(Mirror *m, const MirrorTableDef *def);
+
+#endif
