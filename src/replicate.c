@@ -178,6 +178,55 @@ static void backoff_sleep(int secs)
 		usleep(100000);
 }
 
+/*
+ * Connects and checks the source, the publications and the slot, and runs
+ * the first run when the mirror needs one; an exit code. A step that
+ * failed because the connection died sets run->conn_failed.
+ */
+static int prepare(Run *run)
+{
+	char **pubs = NULL;
+	int npubs;
+	bool rebuild = false;
+	int rc = connect_source(run);
+
+	if (rc == EXIT_OK) {
+		npubs = strv_split(run->state.present ? run->state.publications : run->pubs_text,
+				   ',', &pubs);
+		rc = check_publications(run, pubs, npubs);
+		strv_free(pubs, npubs);
+	}
+	if (rc == EXIT_OK && run->state.present && run->state.initial_copy_done)
+		rc = check_slot(run, &rebuild);
+	if (rc == EXIT_OK && (rebuild || !run->state.present || !run->state.initial_copy_done))
+		rc = firstrun_run(run, rebuild);
+	if (rc != EXIT_OK && !session_connected(run->session))
+		run->conn_failed = true;
+	return rc;
+}
+
+/*
+ * One streaming round from the mirror's confirmed position; afterwards the
+ * state is read again (the round moved it). *rc is EXIT_ERROR when that
+ * fails, and the round then counts as failed.
+ */
+static StreamEnd stream_round(Run *run, int *rc)
+{
+	Applier *apply = apply_new(run->mirror, run->state.confirmed_lsn, run->catalog);
+	StreamEnd end = stream_run(run, apply);
+
+	mirror_rollback(run->mirror);
+	apply_free(apply);
+	session_disconnect(run->session);
+	mirror_state_clear(&run->state);
+	*rc = EXIT_OK;
+	if (!mirror_read_state(run->mirror, &run->state)) {
+		log_error("%s", mirror_error(run->mirror));
+		*rc = EXIT_ERROR;
+	}
+	return end;
+}
+
 int replicate_run(const ReplicateOptions *opt)
 {
 	Run run = {.opt = opt};
@@ -191,7 +240,8 @@ int replicate_run(const ReplicateOptions *opt)
 	run.catalog = lookup_catalog(run.lookup);
 	run.session = session_new();
 	session_set_stop_check(run.session, replicate_stopping);
-	if (file_exists(opt->mirror_path) && (rc = replicate_open_mirror(&run, MIRROR_WRITE)) != EXIT_OK)
+	if (file_exists(opt->mirror_path) &&
+	    (rc = replicate_open_mirror(&run, MIRROR_WRITE)) != EXIT_OK)
 		goto done;
 	if ((rc = check_mirror_identity(&run)) != EXIT_OK)
 		goto done;
@@ -202,31 +252,10 @@ int replicate_run(const ReplicateOptions *opt)
 	}
 
 	for (;;) {
-		Applier *apply;
 		StreamEnd end;
-		char **pubs = NULL;
-		int npubs;
 		int64_t started;
 
-		rc = connect_source(&run);
-		if (rc == EXIT_OK) {
-			npubs = strv_split(run.state.present ? run.state.publications : run.pubs_text,
-					   ',', &pubs);
-			rc = check_publications(&run, pubs, npubs);
-			strv_free(pubs, npubs);
-		}
-		if (rc == EXIT_OK) {
-			bool rebuild = false;
-
-			if (run.state.present && run.state.initial_copy_done)
-				rc = check_slot(&run, &rebuild);
-			if (rc == EXIT_OK && (rebuild || !run.state.present ||
-					      !run.state.initial_copy_done))
-				rc = firstrun_run(&run, rebuild);
-		}
-		/* a step that failed because the connection died failed to reach it */
-		if (rc != EXIT_OK && !session_connected(run.session))
-			run.conn_failed = true;
+		rc = prepare(&run);
 		if (rc != EXIT_OK && reconnecting && (run.conn_failed || rc == EXIT_IN_USE)) {
 			/* a restarting server, or its old walsender not gone yet */
 			session_disconnect(run.session);
@@ -245,18 +274,10 @@ int replicate_run(const ReplicateOptions *opt)
 			run.endpos = opt->endpos != LSN_INVALID ? opt->endpos
 				     : opt->once ? run.sys.xlogpos : LSN_INVALID;
 
-		apply = apply_new(run.mirror, run.state.confirmed_lsn, run.catalog);
 		started = mono_usecs();
-		end = stream_run(&run, apply);
-		mirror_rollback(run.mirror);
-		apply_free(apply);
-		session_disconnect(run.session);
-		mirror_state_clear(&run.state);
-		if (!mirror_read_state(run.mirror, &run.state)) {
-			log_error("%s", mirror_error(run.mirror));
-			rc = EXIT_ERROR;
+		end = stream_round(&run, &rc);
+		if (rc != EXIT_OK)
 			goto done;
-		}
 		if (end == STREAM_DONE) {
 			rc = EXIT_OK;
 			break;

@@ -56,12 +56,15 @@ void session_free(Session *s)
 	free(s);
 }
 
+void session_free_copybuf(Session *s)
+{
+	PQfreemem(s->copybuf); /* free(): NULL is fine */
+	s->copybuf = NULL;
+}
+
 void session_disconnect(Session *s)
 {
-	if (s->copybuf != NULL) {
-		PQfreemem(s->copybuf);
-		s->copybuf = NULL;
-	}
+	session_free_copybuf(s);
 	if (s->conn != NULL) {
 		PQfinish(s->conn);
 		s->conn = NULL;

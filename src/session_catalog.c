@@ -238,18 +238,18 @@ bool session_column_values(Session *s, const char *schema, const char *table,
 	PGresult *res = NULL;
 	bool ok = false, stop = false;
 
-	memcpy(names, keys, (size_t)nkeys * sizeof(char *));
+	for (int i = 0; i < nkeys; i++)
+		names[i] = keys[i];
 	names[nkeys] = column;
 	if ((list = session_quote_list(s, names, nkeys + 1, true, ", ")) == NULL)
 		goto done;
 	{
 		char *qs = session_quote(s, schema, true), *qt = session_quote(s, table, true);
+
 		if (qs != NULL && qt != NULL)
 			sql = xasprintf("SELECT %s FROM %s.%s", list, qs, qt);
-		if (qs)
-			PQfreemem(qs);
-		if (qt)
-			PQfreemem(qt);
+		PQfreemem(qs);
+		PQfreemem(qt);
 		if (sql == NULL)
 			goto done;
 	}

@@ -23,6 +23,9 @@ struct Session {
 	ErrBuf err;          /* the last error */
 };
 
+/* Frees the last PQgetCopyData buffer, if any. */
+void session_free_copybuf(Session *s);
+
 /* The length of a libpq message without its final newlines. */
 int session_trimmed(const char *msg);
 

@@ -39,7 +39,8 @@ bool session_identify(Session *s, SystemInfo *out)
 	bool ok = false;
 
 	memset(out, 0, sizeof(*out));
-	if (!session_run(s, "IDENTIFY_SYSTEM", 0, NULL, PGRES_TUPLES_OK, &res, "identify the source system"))
+	if (!session_run(s, "IDENTIFY_SYSTEM", 0, NULL, PGRES_TUPLES_OK, &res,
+			 "identify the source system"))
 		return false;
 	if (PQntuples(res) != 1 || PQnfields(res) < 4 || PQgetisnull(res, 0, 3)) {
 		errbuf_set(&s->err, "could not identify the source system: unexpected reply "
@@ -220,10 +221,8 @@ bool session_copy_begin(Session *s, const SourceTable *t)
 	what = xasprintf("copy table \"%s\"", s->copying);
 	ok = session_run(s, sql, 0, NULL, PGRES_COPY_OUT, NULL, what);
 done:
-	if (nsp)
-		PQfreemem(nsp);
-	if (rel)
-		PQfreemem(rel);
+	PQfreemem(nsp);
+	PQfreemem(rel);
 	free(names);
 	free(cols);
 	free(sql);
@@ -238,10 +237,7 @@ int session_copy_next(Session *s, char **row, size_t *len)
 	bool ok;
 
 	s->stopped = false;
-	if (s->copybuf != NULL) {
-		PQfreemem(s->copybuf);
-		s->copybuf = NULL;
-	}
+	session_free_copybuf(s);
 	/* without blocking, so that a stop request is seen while rows are slow */
 	while ((n = PQgetCopyData(s->conn, &s->copybuf, 1)) == 0) {
 		if (s->stopping != NULL && s->stopping()) {
@@ -310,10 +306,8 @@ bool session_start(Session *s, const char *slot, Lsn start, int proto_version,
 			id, lsn_format(start, lsn), proto_version, lit);
 	ok = session_run(s, sql, 0, NULL, PGRES_COPY_BOTH, NULL, "start replication");
 done:
-	if (id)
-		PQfreemem(id);
-	if (lit)
-		PQfreemem(lit);
+	PQfreemem(id);
+	PQfreemem(lit);
 	free(names);
 	free(sql);
 	return ok;
@@ -326,10 +320,7 @@ int session_receive(Session *s, const uint8_t **buf, size_t *len, int timeout_ms
 	for (;;) {
 		int n;
 
-		if (s->copybuf != NULL) {
-			PQfreemem(s->copybuf);
-			s->copybuf = NULL;
-		}
+		session_free_copybuf(s);
 		n = PQgetCopyData(s->conn, &s->copybuf, 1);
 		if (n > 0) {
 			*buf = (const uint8_t *)s->copybuf;

@@ -57,7 +57,7 @@ typedef struct Stream {
 	StreamEnd end;          /* how the round ends, once a step says stop */
 } Stream;
 
-static bool send_status(Stream *s, bool reply)
+static bool stream_send_status(Stream *s, bool reply)
 {
 	Lsn durable = apply_durable_lsn(s->apply);
 	Lsn write = s->received > durable ? s->received : durable;
@@ -88,15 +88,22 @@ static bool stream_tick(void *ctx)
 	if (now - s->last_tick < TICK_USECS)
 		return true;
 	s->last_tick = now;
-	if (!send_status(s, false)) {
+	if (!stream_send_status(s, false)) {
 		s->lost = true;
 		return false;
 	}
 	return true;
 }
 
+/* SIGTERM interrupted a group: it was rolled back. */
+static void log_stopped_group(void)
+{
+	log_info("stopping before the last transactions were committed to the mirror; "
+		 "the next run applies them again");
+}
+
 /* Commits what is applied, stores an idle keepalive position. */
-static bool flush(Stream *s)
+static bool stream_flush(Stream *s)
 {
 	/* a big group's commit is not interrupted: answer the server before */
 	if (apply_pending(s->apply) > 0)
@@ -110,8 +117,7 @@ static bool flush(Stream *s)
 	return true;
 fail:
 	if (replicate_stopping())
-		log_info("stopping before the last transactions were committed to the mirror; "
-			 "the next run applies them again");
+		log_stopped_group();
 	else
 		log_error("%s", apply_error(s->apply));
 	return false;
@@ -122,11 +128,10 @@ fail:
  * SIGTERM (a long step interrupted) that is a clean stop: the next run
  * repeats the step. Not reaching the source is a lost connection.
  */
-static StreamEnd apply_failed(Stream *s)
+static StreamEnd stream_apply_failed(Stream *s)
 {
 	if (replicate_stopping()) {
-		log_info("stopping before the last transactions were committed to the mirror; "
-			 "the next run applies them again");
+		log_stopped_group();
 		return STREAM_DONE;
 	}
 	log_error("%s", apply_error(s->apply));
@@ -159,7 +164,7 @@ static bool step_data(Stream *s, const Frame *f)
 		s->received = f->wal_start;
 	if (!apply_message(s->apply, &msg)) {
 		/* stopped by SIGTERM (STREAM_DONE): the loop ends on its own */
-		s->end = apply_failed(s);
+		s->end = stream_apply_failed(s);
 		return s->end == STREAM_DONE;
 	}
 	if (msg.type == PGO_BEGIN && s->group_started == 0)
@@ -173,7 +178,7 @@ static bool step_data(Stream *s, const Frame *f)
 			s->reached = true;
 		if (s->reached || apply_pending(s->apply) >= GROUP_MAX_TXNS ||
 		    mono_usecs() - s->group_started >= GROUP_MAX_USECS) {
-			if (!flush(s)) {
+			if (!stream_flush(s)) {
 				s->end = replicate_stopping() ? STREAM_DONE : STREAM_FAILED;
 				return s->end == STREAM_DONE;
 			}
@@ -217,13 +222,13 @@ static bool step_idle(Stream *s, int64_t now)
 {
 	Run *run = s->run;
 
-	if (!flush(s)) {
+	if (!stream_flush(s)) {
 		s->end = STREAM_FAILED;
 		return false;
 	}
 	if (s->big_message && run->endpos == LSN_INVALID && !apply_in_transaction(s->apply)) {
 		log_debug("connecting again to give back the memory of a large message");
-		(void)send_status(s, false);
+		(void)stream_send_status(s, false);
 		s->end = STREAM_RECONNECT;
 		return false;
 	}
@@ -232,7 +237,7 @@ static bool step_idle(Stream *s, int64_t now)
 		s->reached = true;
 	else if (run->endpos != LSN_INVALID && now - s->last_ping >= PING_USECS) {
 		s->last_ping = now;
-		if (!send_status(s, true)) {
+		if (!stream_send_status(s, true)) {
 			s->end = STREAM_LOST;
 			return false;
 		}
@@ -257,11 +262,11 @@ static bool step_keepalive(Stream *s, const Frame *f)
 	 * down sends everything, asks for a reply and waits until the flush
 	 * position reported equals what it sent.
 	 */
-	if (f->reply_requested && !apply_in_transaction(s->apply) && !flush(s)) {
+	if (f->reply_requested && !apply_in_transaction(s->apply) && !stream_flush(s)) {
 		s->end = STREAM_FAILED;
 		return false;
 	}
-	if (f->reply_requested && !send_status(s, false)) {
+	if (f->reply_requested && !stream_send_status(s, false)) {
 		s->end = STREAM_LOST;
 		return false;
 	}
@@ -293,11 +298,11 @@ static bool step_message(Stream *s, const uint8_t *buf, size_t len)
 static bool step_periodic(Stream *s, int64_t now, int64_t interval)
 {
 	if (now - s->last_status >= interval) {
-		if (!flush(s)) {
+		if (!stream_flush(s)) {
 			s->end = STREAM_FAILED;
 			return false;
 		}
-		if (!send_status(s, false)) {
+		if (!stream_send_status(s, false)) {
 			s->end = STREAM_LOST;
 			return false;
 		}
@@ -368,11 +373,11 @@ StreamEnd stream_run(Run *run, Applier *apply)
 	/* Stopping: keep whole transactions, drop a partial one. */
 	if (apply_in_transaction(apply)) {
 		log_info("stopping in the middle of a transaction; it will be applied next time");
-	} else if (!flush(&s)) {
+	} else if (!stream_flush(&s)) {
 		s.end = STREAM_FAILED;
 		goto done;
 	}
-	(void)send_status(&s, false);
+	(void)stream_send_status(&s, false);
 	s.end = STREAM_DONE;
 done:
 	if (s.end == STREAM_FAILED && replicate_stopping())
