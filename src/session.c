@@ -7,9 +7,7 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <limits.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -365,31 +363,4 @@ char *session_quote_list(Session *s, const char *const *texts, int n, bool ident
 done:
 	strv_free(quoted, i);
 	return list;
-}
-
-/*
- * Waits, in steps of 100 ms, until the socket has something to read (or
- * timeout_ms, -1 for no limit, has passed) and reads it; false with the
- * error set when the connection failed. A signal (EINTR) ends the wait
- * early, so that the caller looks at its stop check at once.
- */
-bool session_wait_socket(Session *s, int timeout_ms)
-{
-	struct pollfd pfd = {.fd = PQsocket(s->conn), .events = POLLIN};
-	int r;
-
-	if (pfd.fd < 0) {
-		errbuf_set(&s->err, "could not wait for the source: %s", PQerrorMessage(s->conn));
-		return false;
-	}
-	r = poll(&pfd, 1, timeout_ms < 0 || timeout_ms > 100 ? 100 : timeout_ms);
-	if (r < 0 && errno != EINTR) {
-		errbuf_set(&s->err, "could not wait for the source: %s", strerror(errno));
-		return false;
-	}
-	if (PQconsumeInput(s->conn) == 0) {
-		errbuf_set(&s->err, "could not read from the source: %s", PQerrorMessage(s->conn));
-		return false;
-	}
-	return true;
 }

@@ -55,20 +55,15 @@ char *session_quote_list(Session *s, const char *const *texts, int n, bool ident
 /*
  * The SQL text with each $1..$9 replaced by args[0..8] (malloc'd): for a
  * walsender connection, which takes no parameters. Every arg is either a
- * fixed fragment of pgmirror's own or quoted by session_quote().
+ * fixed fragment of pgmirror's own or quoted by session_quote(). A $N
+ * beyond nargs, or inside a quoted literal or name or a -- comment, is
+ * left as it is; what is put in is not looked into again.
  */
 char *session_sql_bind(const char *sql, const char *const *args, int nargs);
 
 /* An LSN column of res (NULL: LSN_INVALID); false, error set, when invalid. */
 bool session_lsn_field(Session *s, PGresult *res, int row, int col, Lsn *out,
 		       const char *what);
-
-/*
- * Waits, in steps of 100 ms, until the socket has something to read (or
- * timeout_ms, -1 for no limit, has passed) and reads it; false with the
- * error set when the connection failed.
- */
-bool session_wait_socket(Session *s, int timeout_ms);
 
 /* The catalog queries, from sql/source-*.sql (scripts/sql2c.sh). */
 extern const char session_sql_tables[];

@@ -78,6 +78,33 @@ bool session_check_wal_level(Session *s)
 /* How long a cancelled command may take to end before the connection is dropped. */
 #define CANCEL_WAIT_MS 10000
 
+/*
+ * Waits, in steps of 100 ms, until the socket has something to read (or
+ * timeout_ms, -1 for no limit, has passed) and reads it; false with the
+ * error set when the connection failed. A signal (EINTR) ends the wait
+ * early, so that the caller looks at its stop check at once.
+ */
+static bool wait_socket(Session *s, int timeout_ms)
+{
+	struct pollfd pfd = {.fd = PQsocket(s->conn), .events = POLLIN};
+	int r;
+
+	if (pfd.fd < 0) {
+		errbuf_set(&s->err, "could not wait for the source: %s", PQerrorMessage(s->conn));
+		return false;
+	}
+	r = poll(&pfd, 1, timeout_ms < 0 || timeout_ms > 100 ? 100 : timeout_ms);
+	if (r < 0 && errno != EINTR) {
+		errbuf_set(&s->err, "could not wait for the source: %s", strerror(errno));
+		return false;
+	}
+	if (PQconsumeInput(s->conn) == 0) {
+		errbuf_set(&s->err, "could not read from the source: %s", PQerrorMessage(s->conn));
+		return false;
+	}
+	return true;
+}
+
 /* Asks the server to cancel the command in progress; false, error set, on failure. */
 static bool cancel_command(Session *s)
 {
@@ -127,7 +154,7 @@ static bool run_stoppable(Session *s, const char *sql, ExecStatusType want, PGre
 					  "to %s", what);
 				goto lost;
 			}
-			if (!session_wait_socket(s, 100))
+			if (!wait_socket(s, 100))
 				goto lost;
 			if (cancel_waited >= 0)
 				cancel_waited += 100;
@@ -245,7 +272,7 @@ int session_copy_next(Session *s, char **row, size_t *len)
 			errbuf_set(&s->err, "stopped by a signal during the copy");
 			return -1;
 		}
-		if (!session_wait_socket(s, 100))
+		if (!wait_socket(s, 100))
 			return -1;
 	}
 	if (n > 0) {
