@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "pgmirror/replicate.h"
+#include "pgmirror/status.h"
 
 static void usage(FILE *out)
 {
@@ -206,7 +207,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	if (status)
-		rc = replicate_status(&opt);
+		rc = status_print(opt.mirror_path);
 	else if (drop_slot)
 		rc = replicate_drop_slot(&opt);
 	else

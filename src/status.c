@@ -12,9 +12,10 @@
 #include <sys/stat.h>
 
 #include "pgmirror/mirror.h"
-#include "pgmirror/replicate.h"
+#include "pgmirror/replicate.h" /* the exit codes */
+#include "pgmirror/status.h"
 
-int replicate_status(const ReplicateOptions *opt)
+int status_print(const char *mirror_path)
 {
 	Mirror *m = NULL;
 	MirrorState st = {0};
@@ -23,12 +24,12 @@ int replicate_status(const ReplicateOptions *opt)
 	struct stat sb;
 	MirrorOpenResult r;
 
-	if (stat(opt->mirror_path, &sb) != 0) {
+	if (stat(mirror_path, &sb) != 0) {
 		log_error("mirror \"%s\" does not exist; give the path of an existing mirror file",
-			  opt->mirror_path);
+			  mirror_path);
 		return EXIT_ERROR;
 	}
-	r = mirror_open(opt->mirror_path, MIRROR_READ, &m, &err);
+	r = mirror_open(mirror_path, MIRROR_READ, &m, &err);
 	if (r != MIRROR_OPEN_OK) {
 		log_error("%s", err);
 		free(err);
@@ -40,10 +41,10 @@ int replicate_status(const ReplicateOptions *opt)
 	}
 	if (!st.present) {
 		log_error("mirror \"%s\" has no state yet: its first run did not get far",
-			  opt->mirror_path);
+			  mirror_path);
 		goto done;
 	}
-	printf("mirror: %s\n", opt->mirror_path);
+	printf("mirror: %s\n", mirror_path);
 	printf("slot: %s\n", st.slot);
 	printf("publications: %s\n", st.publications);
 	printf("system_identifier: %s\n", st.system_identifier);

@@ -32,7 +32,6 @@ typedef struct ReplicateOptions {
 /* Returns an exit code. */
 int replicate_run(const ReplicateOptions *opt);
 int replicate_drop_slot(const ReplicateOptions *opt);
-int replicate_status(const ReplicateOptions *opt);
 
 /* Set from a signal handler: finish up and exit 0. */
 void replicate_request_stop(void);

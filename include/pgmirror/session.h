@@ -1,8 +1,11 @@
 /*
- * session.h: the replication connection to the source. IDENTIFY_SYSTEM,
- * slot creation and removal, START_REPLICATION, CopyData in and status
- * updates out. The only module that includes libpq-fe.h; it knows nothing
- * of SQLite or of what the messages mean.
+ * session.h: the connections to the source. The replication protocol
+ * (IDENTIFY_SYSTEM, slot creation and removal, START_REPLICATION, CopyData
+ * in and status updates out, the initial copy's COPY) and the catalog
+ * queries pgmirror makes (published tables, slots, publications, and the
+ * applier's look-ups). The only module that includes libpq-fe.h
+ * (session.c, session_repl.c, session_catalog.c); it knows nothing of
+ * SQLite or of what the messages mean.
  */
 #ifndef PGMIRROR_SESSION_H
 #define PGMIRROR_SESSION_H
@@ -156,6 +159,9 @@ bool session_send_status(Session *s, Lsn write, Lsn flush, Lsn apply,
  * look-ups while the replication connection streams. Same settings.
  */
 bool session_connect_plain(Session *s, const char *conninfo) PGM_MUST_CHECK;
+
+/* The applier's look-ups below need a plain connection: they pass their
+ * values as parameters, which a walsender does not take. */
 
 /* Looks up a type by OID; out->name is NULL when there is no such type
  * (dropped since). False (error set) when the look-up fails. */

@@ -1,0 +1,14 @@
+/*
+ * status.h: --status, the mirror's state printed from the file alone (no
+ * connection to the source).
+ */
+#ifndef PGMIRROR_STATUS_H
+#define PGMIRROR_STATUS_H
+
+/*
+ * Prints the state of the mirror at mirror_path on stdout, one "key:
+ * value" per line; returns an exit code (replicate.h's EXIT_*).
+ */
+int status_print(const char *mirror_path);
+
+#endif

@@ -1,0 +1,5 @@
+-- The replication slot named $2 (a quoted literal). $1 says whether it
+-- was invalidated: wal_status = 'lost' from PostgreSQL 13 on, false before.
+SELECT active, plugin, database, confirmed_flush_lsn, $1
+FROM pg_catalog.pg_replication_slots
+WHERE slot_name = $2

@@ -1,0 +1,238 @@
+/*
+ * firstrun.c: the first run and the initial copy. Reads the published
+ * tables (checking that each can be mirrored), proves an existing slot is
+ * the mirror's own before dropping it, creates the slot with its snapshot,
+ * claims it in the mirror, and copies every table in one SQLite
+ * transaction (copy.c does the rows).
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "pgmirror/copy.h"
+#include "pgmirror/naming.h"
+#include "replicate_internal.h"
+
+/* Reports the first table that cannot be mirrored, or two that would
+ * share a name in SQLite. */
+static bool check_tables(const SourceTable *tables, int n)
+{
+	char *why = NULL;
+
+	for (int i = 0; why == NULL && i < n; i++) {
+		const SourceTable *t = &tables[i];
+		const char **cols = xcalloc((size_t)t->ncols + 1, sizeof(char *));
+
+		for (int c = 0; c < t->ncols; c++)
+			cols[c] = t->cols[c].name;
+		why = naming_table_problem(t->nspname, t->relname, cols, t->ncols);
+		free(cols);
+		for (int j = 0; why == NULL && j < i; j++)
+			why = naming_clash(tables[j].nspname, tables[j].relname, t->nspname,
+					   t->relname);
+	}
+	if (why == NULL)
+		return true;
+	log_error("%s", why);
+	free(why);
+	return false;
+}
+
+/* Reads the published tables and checks that each can be mirrored. */
+static bool read_tables(Run *run, const char *pubs_text, SourceTable **tables, int *n)
+{
+	char **pubs = NULL;
+	int npubs = strv_split(pubs_text, ',', &pubs);
+	bool ok = session_publication_tables(run->session, pubs, npubs, tables, n);
+
+	if (!ok)
+		log_error("%s", session_error(run->session));
+	strv_free(pubs, npubs);
+	return ok && check_tables(*tables, *n);
+}
+
+/*
+ * Whether an existing slot of the mirror's name is provably the one this
+ * mirror made, and so may be dropped. A first run that did not finish
+ * stored its slot's consistent point with its claim; a slot that nothing
+ * has streamed from still has that as its confirmed position, and a slot
+ * of the same name made later (by another mirror, after this one's was
+ * dropped) has a later one. A rebuild may drop an invalidated slot, which
+ * was never confirmed past the mirror if it was this mirror's.
+ */
+static bool slot_is_ours(const Run *run, const SlotInfo *si, bool rebuild)
+{
+	if (!run->state.present)
+		return false;
+	if (rebuild)
+		return !si->usable && si->confirmed_flush <= run->state.confirmed_lsn;
+	return !run->state.initial_copy_done && si->confirmed_flush == run->state.confirmed_lsn;
+}
+
+/*
+ * Makes the mirror's slot and fills the mirror from its snapshot: on a
+ * first run, on a first run that did not finish (restart), and when the
+ * mirror's slot is gone (rebuild).
+ *
+ * The slot is claimed (the state row names it, with initial_copy_done = 0
+ * and the slot's consistent point) only once CREATE_REPLICATION_SLOT has
+ * returned, while the snapshot transaction stays open: a creation that
+ * fails (every slot in use, or another mirror made one of that name
+ * first) leaves no claim, so no later run takes that slot for its own. A
+ * kill -9 between the creation and the claim's commit (a few
+ * milliseconds) leaves a slot that this mirror cannot prove it made: the
+ * next run refuses it with the --drop-slot advice (as a slot already
+ * there, or as a slot that moved past the mirror) and never drops it.
+ *
+ * What the copy reads (tables, row filters, column lists, keys) is read
+ * inside the slot's snapshot, after the creation, which may have waited
+ * minutes for older transactions: a table added meanwhile is copied. The
+ * same check runs once before the creation too, to fail early. The old
+ * tables are dropped, the copy made and the new position stored in one
+ * SQLite transaction: readers keep the old contents until the new ones are
+ * complete, and nothing half-done ever looks complete.
+ *
+ * --no-initial-copy applies to a mirror's very first run only: a rebuild
+ * or a restart copies, since mirroring changes alone would leave it empty
+ * (or partly stale) while it looks complete.
+ */
+int firstrun_run(Run *run, bool rebuild)
+{
+	bool fresh = !run->state.present;
+	bool restart = run->state.present && !run->state.initial_copy_done;
+	bool copy = !fresh || !run->opt->no_initial_copy;
+	const char *slot = fresh ? run->opt->slot : run->state.slot;
+	const char *pubs_text = fresh ? run->pubs_text : run->state.publications;
+	SlotInfo si = {0};
+	MirrorState st = {0};
+	SourceTable *tables = NULL;
+	int ntables = 0;
+	Applier *apply = NULL;
+	Copier *copier = NULL;
+	Lsn start = LSN_INVALID;
+	char lsn[LSN_TEXT_SIZE];
+	int rc = EXIT_ERROR;
+
+	if (!session_slot_info(run->session, slot, &si)) {
+		log_error("%s", session_error(run->session));
+		goto done;
+	}
+	if (si.exists && si.active) {
+		log_error("replication slot \"%s\" is in use by another connection", slot);
+		rc = EXIT_IN_USE;
+		goto done;
+	}
+	if (si.exists && !slot_is_ours(run, &si, rebuild)) {
+		if (fresh)
+			log_error("replication slot \"%s\" already exists, but mirror \"%s\" did "
+				  "not create it; choose another slot with -S, or drop it first "
+				  "with pgmirror --drop-slot -S %s (whatever used it loses its "
+				  "place)", slot, run->opt->mirror_path, slot);
+		else
+			log_error("replication slot \"%s\" exists, but it is not the one mirror "
+				  "\"%s\" made (its first run or rebuild did not finish); if no "
+				  "other mirror uses it, drop it with pgmirror --drop-slot -S %s "
+				  "and run again", slot, run->opt->mirror_path, slot);
+		goto done;
+	}
+	/* Fail early, before the slot exists, on what cannot be mirrored. */
+	if (!read_tables(run, pubs_text, &tables, &ntables))
+		goto done;
+	source_tables_free(tables, ntables);
+	tables = NULL;
+	ntables = 0;
+	if (run->mirror == NULL && (rc = replicate_open_mirror(run, MIRROR_CREATE)) != EXIT_OK)
+		goto done;
+	rc = EXIT_ERROR;
+	if (restart)
+		log_warning("the first run of mirror \"%s\" did not finish; starting over",
+			    run->opt->mirror_path);
+	if (!fresh && run->opt->no_initial_copy)
+		log_warning("ignoring --no-initial-copy: it applies only to the first run of a "
+			    "mirror, and mirror \"%s\" is made again from a fresh copy",
+			    run->opt->mirror_path);
+	if (si.exists && !session_drop_slot(run->session, slot)) {
+		log_error("%s", session_error(run->session));
+		goto done;
+	}
+	if (copy && !session_begin_snapshot(run->session)) {
+		log_error("%s", session_error(run->session));
+		goto done;
+	}
+	if (!session_create_slot(run->session, slot, copy, &start)) {
+		if (session_error_stopped(run->session)) {
+			log_info("%s; the next run starts over", session_error(run->session));
+			rc = EXIT_OK;
+		} else {
+			log_error("%s", session_error(run->session));
+			rc = session_error_in_use(run->session) ? EXIT_IN_USE : EXIT_ERROR;
+		}
+		goto done;
+	}
+	log_info("created replication slot \"%s\" at %s", slot, lsn_format(start, lsn));
+
+	st.slot = (char *)slot;
+	st.publications = (char *)pubs_text;
+	st.system_identifier = run->sys.systemid;
+	st.database = run->sys.dbname;
+	st.confirmed_lsn = start; /* how a restart knows the slot (slot_is_ours()) */
+	st.last_commit_time = fresh ? NULL : run->state.last_commit_time;
+	st.initial_copy_done = false;
+	/* the claim; without a copy the final state below, in one commit, is it */
+	if (copy && (!mirror_begin(run->mirror) || !mirror_write_state(run->mirror, &st) ||
+		     !mirror_commit(run->mirror))) {
+		log_error("%s", mirror_error(run->mirror));
+		goto done;
+	}
+	if (copy && replicate_stopping()) {
+		log_info("stopped by a signal before the initial copy; the next run starts the "
+			 "copy over");
+		rc = EXIT_OK;
+		goto done;
+	}
+	/* The tables as the snapshot has them; checked again. */
+	if (copy && !read_tables(run, pubs_text, &tables, &ntables))
+		goto done;
+
+	apply = apply_new(run->mirror, LSN_INVALID, run->catalog);
+	copier = copy_new(run->session, apply, replicate_stopping);
+	if (!copy_tables(copier, tables, ntables, start)) {
+		if (replicate_stopping()) {
+			log_info("%s; the next run starts the copy over", copy_error(copier));
+			rc = EXIT_OK;
+		} else
+			log_error("%s", copy_error(copier));
+		goto done;
+	}
+	if (copy && !session_commit(run->session)) {
+		log_error("%s", session_error(run->session));
+		goto done;
+	}
+	st.last_commit_time = NULL; /* a snapshot has no commit time */
+	st.initial_copy_done = true;
+	if (!mirror_write_state(run->mirror, &st)) {
+		log_error("%s", mirror_error(run->mirror));
+		goto done;
+	}
+	if (!apply_flush(apply)) {
+		log_error("%s", apply_error(apply));
+		goto done;
+	}
+	if (rebuild || restart)
+		log_info("mirror \"%s\" rebuilt from a fresh copy", run->opt->mirror_path);
+	mirror_state_clear(&run->state);
+	if (!mirror_read_state(run->mirror, &run->state)) {
+		log_error("%s", mirror_error(run->mirror));
+		goto done;
+	}
+	rc = EXIT_OK;
+done:
+	if (run->mirror != NULL)
+		mirror_rollback(run->mirror); /* a copy that did not finish */
+	copy_free(copier);
+	apply_free(apply);
+	source_tables_free(tables, ntables);
+	slot_info_clear(&si);
+	return rc;
+}

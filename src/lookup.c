@@ -1,0 +1,146 @@
+/*
+ * lookup.c: the applier's catalog questions, answered over a plain
+ * connection to the source (a Catalog whose ctx is a Lookup). A look-up
+ * that finds the connection dead connects again and asks once more; one
+ * stopped by the tick, or by the applier's row callback, is not a lost
+ * source.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "pgmirror/lookup.h"
+#include "pgmirror/session.h"
+
+struct Lookup {
+	Session *session;
+	const char *conninfo;
+	TickFn tick;            /* while streaming: the stream's tick */
+	void *tick_ctx;
+	bool stopped;           /* the last look-up was stopped by the tick */
+	Catalog catalog;        /* asks this Lookup */
+};
+
+void lookup_set_tick(Lookup *l, TickFn tick, void *ctx)
+{
+	l->tick = tick;
+	l->tick_ctx = ctx;
+}
+
+static bool lookup_tick(void *ctx)
+{
+	Lookup *l = ctx;
+
+	if (l->tick != NULL && !l->tick(l->tick_ctx)) {
+		l->stopped = true;
+		return false;
+	}
+	return true;
+}
+
+static bool lookup_ready(Lookup *l)
+{
+	l->stopped = false;
+	return session_connected(l->session) || session_connect_plain(l->session, l->conninfo);
+}
+
+/* Runs a look-up; once more on a new connection if the old one was dead
+ * (a server restart ends it as well as the replication connection). */
+#define LOOKUP(l, call) \
+	((lookup_ready(l) && (call)) || \
+	 (!(l)->stopped && !session_connected((l)->session) && lookup_ready(l) && (call)))
+
+static bool lookup_type(void *ctx, uint32_t oid, SourceType *out)
+{
+	Lookup *l = ctx;
+
+	return LOOKUP(l, session_type_info(l->session, oid, out));
+}
+
+static bool lookup_fill(void *ctx, uint32_t relid, const char *column, SourceFill *out)
+{
+	Lookup *l = ctx;
+
+	return LOOKUP(l, session_column_fill(l->session, relid, column, out));
+}
+
+static bool lookup_attnums(void *ctx, uint32_t relid, const char *const *names, int n,
+			   int *attnums)
+{
+	Lookup *l = ctx;
+
+	return LOOKUP(l, session_column_attnums(l->session, relid, names, n, attnums));
+}
+
+/* The applier's row callback, as seen by the look-up: a row it refuses
+ * stops the look-up (it is not the source that went away). */
+typedef struct LookupRows {
+	Lookup *l;
+	CatalogRowFn row;
+	void *arg;
+} LookupRows;
+
+static bool lookup_row(void *arg, const char *const *vals, const int *lens)
+{
+	LookupRows *r = arg;
+
+	if (!r->row(r->arg, vals, lens)) {
+		r->l->stopped = true;
+		return false;
+	}
+	return true;
+}
+
+static bool lookup_values(void *ctx, const char *schema, const char *table,
+			  const char *const *keys, int nkeys, const char *column,
+			  CatalogRowFn row, void *arg)
+{
+	Lookup *l = ctx;
+	LookupRows rows = {l, row, arg};
+
+	return LOOKUP(l, session_column_values(l->session, schema, table, keys, nkeys, column,
+					       lookup_row, &rows, lookup_tick, l));
+}
+
+static const char *lookup_error(void *ctx)
+{
+	return session_error(((Lookup *)ctx)->session);
+}
+
+/* The last look-up failed for want of a connection (not stopped). */
+static bool lookup_lost(void *ctx)
+{
+	Lookup *l = ctx;
+
+	return !l->stopped && !session_connected(l->session);
+}
+
+Lookup *lookup_new(const char *conninfo)
+{
+	Lookup *l = xcalloc(1, sizeof(Lookup));
+
+	l->session = session_new();
+	l->conninfo = conninfo;
+	l->catalog = (Catalog){.ctx = l, .type_info = lookup_type, .column_fill = lookup_fill,
+			       .column_attnums = lookup_attnums, .column_values = lookup_values,
+			       .error = lookup_error, .lost = lookup_lost};
+	return l;
+}
+
+void lookup_free(Lookup *l)
+{
+	if (l == NULL)
+		return;
+	session_free(l->session);
+	free(l);
+}
+
+const Catalog *lookup_catalog(Lookup *l)
+{
+	return &l->catalog;
+}
+
+void lookup_disconnect(Lookup *l)
+{
+	session_disconnect(l->session);
+}

@@ -1,0 +1,366 @@
+/*
+ * session_catalog.c: what pgmirror asks of the source's catalog: the
+ * published tables and their columns, a replication slot, missing
+ * publications, and the applier's look-ups (a type, the columns a table
+ * has now, what an added column holds, a column's current values).
+ *
+ * The queries live in sql/source-*.sql, compiled in. On a walsender
+ * connection only the simple query protocol is available, so their values
+ * are quoted with PQescapeLiteral/PQescapeIdentifier and bound into the
+ * text (session_sql_bind()); the look-ups, made over a plain connection,
+ * pass them as parameters.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "session_internal.h"
+
+void slot_info_clear(SlotInfo *si)
+{
+	free(si->plugin);
+	free(si->database);
+	memset(si, 0, sizeof(*si));
+}
+
+void source_tables_free(SourceTable *tables, int n)
+{
+	for (int i = 0; i < n; i++) {
+		SourceTable *t = &tables[i];
+
+		for (int j = 0; j < t->ncols; j++) {
+			free(t->cols[j].name);
+		}
+		free(t->cols);
+		free(t->nspname);
+		free(t->relname);
+		free(t->rowfilter);
+	}
+	free(tables);
+}
+
+void source_type_clear(SourceType *t)
+{
+	free(t->name);
+	memset(t, 0, sizeof(*t));
+}
+
+void source_fill_clear(SourceFill *f)
+{
+	free(f->missing);
+	memset(f, 0, sizeof(*f));
+}
+
+bool session_type_info(Session *s, uint32_t oid, SourceType *out)
+{
+	PGresult *res;
+	char oidtext[16];
+	const char *params[1] = {oidtext};
+	bool ok = false;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(oidtext, sizeof(oidtext), "%u", oid);
+	if (!session_run(s, session_sql_type, 1, params, PGRES_TUPLES_OK, &res,
+			 "look up a column type on the source"))
+		return false;
+	if (PQnfields(res) != 6 || PQntuples(res) > 1) {
+		errbuf_set(&s->err, "unexpected answer to the look-up of the type with OID %u", oid);
+	} else if (PQntuples(res) == 0) {
+		ok = true; /* dropped since: out->name stays NULL */
+	} else {
+		out->name = xstrdup(PQgetvalue(res, 0, 0));
+		out->typtype = PQgetvalue(res, 0, 1)[0];
+		out->basetype = (uint32_t)strtoul(PQgetvalue(res, 0, 2), NULL, 10);
+		out->typmod = (int32_t)strtol(PQgetvalue(res, 0, 3), NULL, 10);
+		out->elemtype = (uint32_t)strtoul(PQgetvalue(res, 0, 4), NULL, 10);
+		/* one byte, or the values code refuses it; "char" writes a
+		 * byte past ASCII as \ooo */
+		if (out->elemtype != 0)
+			out->elemdelim = PQgetlength(res, 0, 5) == 1 ? PQgetvalue(res, 0, 5)[0]
+								     : '\0';
+		ok = true;
+	}
+	PQclear(res);
+	return ok;
+}
+
+bool session_column_attnums(Session *s, uint32_t relid, const char *const *names, int n,
+			    int *attnums)
+{
+	PGresult *res;
+	char relidtext[16];
+	const char *params[1] = {relidtext};
+
+	snprintf(relidtext, sizeof(relidtext), "%u", relid);
+	if (!session_run(s, session_sql_column_attnums, 1, params, PGRES_TUPLES_OK, &res,
+			 "look up the columns of a table on the source"))
+		return false;
+	for (int i = 0; i < n; i++) {
+		attnums[i] = 0;
+		for (int r = 0; r < PQntuples(res); r++)
+			if (strcmp(PQgetvalue(res, r, 0), names[i]) == 0)
+				attnums[i] = atoi(PQgetvalue(res, r, 1));
+	}
+	PQclear(res);
+	return true;
+}
+
+bool session_column_fill(Session *s, uint32_t relid, const char *column, SourceFill *out)
+{
+	PGresult *res;
+	char relidtext[16];
+	const char *params[2] = {relidtext, column};
+
+	memset(out, 0, sizeof(*out));
+	snprintf(relidtext, sizeof(relidtext), "%u", relid);
+	if (!session_run(s, session_sql_column_fill, 2, params, PGRES_TUPLES_OK, &res,
+			 "look up an added column on the source"))
+		return false;
+	if (PQntuples(res) == 1) {
+		out->found = true;
+		out->has_missing = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+		if (out->has_missing && !PQgetisnull(res, 0, 1))
+			out->missing = xstrdup(PQgetvalue(res, 0, 1));
+		out->has_default = strcmp(PQgetvalue(res, 0, 2), "t") == 0;
+	}
+	PQclear(res);
+	return true;
+}
+
+bool session_slot_info(Session *s, const char *slot, SlotInfo *out)
+{
+	PGresult *res = NULL;
+	char *lit = session_quote(s, slot, false), *sql;
+	/* wal_status exists from PostgreSQL 13 on */
+	const char *args[2] = {
+		session_server_version(s) >= 130000 ? "wal_status = 'lost'" : "false", lit};
+	bool ok = false;
+
+	memset(out, 0, sizeof(*out));
+	if (lit == NULL)
+		return false;
+	sql = session_sql_bind(session_sql_slot, args, 2);
+	PQfreemem(lit);
+	if (!session_run(s, sql, 0, NULL, PGRES_TUPLES_OK, &res, "read the replication slot"))
+		goto done;
+	if (PQntuples(res) == 0) {
+		ok = true;
+		goto done;
+	}
+	out->exists = true;
+	out->active = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+	out->plugin = xstrdup(PQgetvalue(res, 0, 1));
+	out->database = xstrdup(PQgetvalue(res, 0, 2));
+	out->usable = strcmp(PQgetvalue(res, 0, 4), "t") != 0;
+	ok = session_lsn_field(s, res, 0, 3, &out->confirmed_flush, "slot position");
+done:
+	free(sql);
+	PQclear(res);
+	return ok;
+}
+
+bool session_missing_publications(Session *s, char *const *names, int n, char **missing)
+{
+	PGresult *res = NULL;
+	char *list = session_quote_list(s, (const char *const *)names, n, false, ", ");
+	char *sql = NULL, **found = NULL;
+	int nfound = 0;
+	bool ok = false;
+
+	*missing = NULL;
+	if (list == NULL)
+		goto done;
+	sql = session_sql_bind(session_sql_missing_publications, (const char *const *)&list, 1);
+	if (!session_run(s, sql, 0, NULL, PGRES_TUPLES_OK, &res, "look up the publications"))
+		goto done;
+	if (PQntuples(res) > 0) {
+		found = xcalloc((size_t)PQntuples(res), sizeof(char *));
+		for (nfound = 0; nfound < PQntuples(res); nfound++)
+			found[nfound] = xasprintf("\"%s\"", PQgetvalue(res, nfound, 0));
+		*missing = strv_join(found, nfound, ", ");
+	}
+	ok = true;
+done:
+	strv_free(found, nfound);
+	free(list);
+	free(sql);
+	PQclear(res);
+	return ok;
+}
+
+/*
+ * The next result of the query in progress, calling tick(tick_ctx) at
+ * least every TICK_WAIT_MS while the server has sent none (a query that
+ * waits for a lock, or for a slow scan). *stopped when tick said stop.
+ */
+#define TICK_WAIT_MS 100
+
+static PGresult *next_result(Session *s, TickFn tick, void *tick_ctx, bool *stopped)
+{
+	while (tick != NULL && PQisBusy(s->conn)) {
+		struct pollfd pfd = {.fd = PQsocket(s->conn), .events = POLLIN};
+
+		if (!tick(tick_ctx)) {
+			*stopped = true;
+			return NULL;
+		}
+		if (poll(&pfd, 1, TICK_WAIT_MS) < 0 && errno != EINTR)
+			break; /* PQgetResult reports what is wrong */
+		if (PQconsumeInput(s->conn) == 0)
+			break;
+	}
+	return PQgetResult(s->conn);
+}
+
+/*
+ * Ends the query in progress without reading its rows: the connection is
+ * closed (the next look-up opens a new one). No cancel request: it would
+ * wait to connect to a server that may be unreachable, and the backend
+ * ends the query itself when it next sends to the closed connection.
+ */
+static void abandon_query(Session *s)
+{
+	session_disconnect(s);
+}
+
+bool session_column_values(Session *s, const char *schema, const char *table,
+			   const char *const *keys, int nkeys, const char *column,
+			   CatalogRowFn row, void *arg, TickFn tick, void *tick_ctx)
+{
+	const char **names = xcalloc((size_t)nkeys + 1, sizeof(char *));
+	const char **vals = xcalloc((size_t)nkeys + 1, sizeof(char *));
+	int *lens = xcalloc((size_t)nkeys + 1, sizeof(int));
+	char *list, *sql = NULL;
+	PGresult *res = NULL;
+	bool ok = false, stop = false;
+
+	for (int i = 0; i < nkeys; i++)
+		names[i] = keys[i];
+	names[nkeys] = column;
+	if ((list = session_quote_list(s, names, nkeys + 1, true, ", ")) == NULL)
+		goto done;
+	{
+		char *qs = session_quote(s, schema, true), *qt = session_quote(s, table, true);
+
+		if (qs != NULL && qt != NULL)
+			sql = xasprintf("SELECT %s FROM %s.%s", list, qs, qt);
+		PQfreemem(qs);
+		PQfreemem(qt);
+		if (sql == NULL)
+			goto done;
+	}
+	/* row by row, so that a big table is never held in memory */
+	if (!PQsendQuery(s->conn, sql)) {
+		errbuf_set(&s->err, "could not read %s.%s on the source: %s", schema, table,
+			  PQerrorMessage(s->conn));
+		goto done;
+	}
+	if (!PQsetSingleRowMode(s->conn)) {
+		/*
+		 * The query is on its way, and its rows would now come in one
+		 * result, all in memory; until they are read the connection
+		 * takes no other query. Closing it is the bounded way out: the
+		 * next look-up connects again.
+		 */
+		errbuf_set(&s->err, "could not read %s.%s on the source row by row: %s", schema, table,
+			  PQerrorMessage(s->conn));
+		session_disconnect(s);
+		goto done;
+	}
+	ok = true;
+	while (!stop && (res = next_result(s, tick, tick_ctx, &stop)) != NULL) {
+		ExecStatusType st = PQresultStatus(res);
+
+		if (st == PGRES_SINGLE_TUPLE && ok) {
+			for (int i = 0; i <= nkeys; i++) {
+				vals[i] = PQgetisnull(res, 0, i) ? NULL : PQgetvalue(res, 0, i);
+				lens[i] = PQgetlength(res, 0, i);
+			}
+			stop = !row(arg, vals, lens) || (tick != NULL && !tick(tick_ctx));
+		} else if (st != PGRES_SINGLE_TUPLE && st != PGRES_TUPLES_OK && ok) {
+			errbuf_set(&s->err, "could not read %s.%s on the source: %s", schema, table,
+				  PQresultErrorMessage(res));
+			ok = false;
+		}
+		PQclear(res);
+	}
+	res = NULL;
+	if (stop) {
+		/* the rest is not wanted: end the query rather than read it */
+		abandon_query(s);
+		if (ok)
+			errbuf_set(&s->err, "reading %s.%s on the source was stopped", schema, table);
+		ok = false;
+	}
+done:
+	free(names);
+	free(vals);
+	free(lens);
+	free(list);
+	free(sql);
+	return ok;
+}
+
+bool session_publication_tables(Session *s, char *const *pubs, int npubs,
+				SourceTable **out, int *n)
+{
+	PGresult *res = NULL;
+	char *list = session_quote_list(s, (const char *const *)pubs, npubs, false, ", ");
+	char *sql = NULL;
+	int version = session_server_version(s);
+	const char *args[4] = {list, version >= 150000 ? "pt.rowfilter" : "NULL::text",
+			       version >= 150000 ? "pt.attnames" : "NULL::name[]",
+			       version >= 120000 ? "AND a.attgenerated = ''" : ""};
+	SourceTable *tables = NULL;
+	int ntables = 0;
+	bool ok = false;
+
+	*out = NULL;
+	*n = 0;
+	if (list == NULL)
+		goto done;
+	sql = session_sql_bind(session_sql_tables, args, 4);
+	if (!session_run(s, sql, 0, NULL, PGRES_TUPLES_OK, &res, "read the published tables"))
+		goto done;
+	for (int row = 0; row < PQntuples(res); row++) {
+		uint32_t oid = (uint32_t)strtoul(PQgetvalue(res, row, 0), NULL, 10);
+		SourceTable *t = ntables > 0 ? &tables[ntables - 1] : NULL;
+		SourceColumn *c;
+
+		if (t == NULL || t->oid != oid) {
+			tables = xreallocarray(tables, (size_t)ntables + 1, sizeof(SourceTable));
+			t = &tables[ntables++];
+			memset(t, 0, sizeof(*t));
+			t->oid = oid;
+			t->nspname = xstrdup(PQgetvalue(res, row, 1));
+			t->relname = xstrdup(PQgetvalue(res, row, 2));
+			t->replident = PQgetvalue(res, row, 3)[0];
+			t->partitioned = strcmp(PQgetvalue(res, row, 4), "t") == 0;
+			if (!PQgetisnull(res, row, 5))
+				t->rowfilter = xstrdup(PQgetvalue(res, row, 5));
+		}
+		if (PQgetisnull(res, row, 6))
+			continue; /* no published column */
+		t->cols = xreallocarray(t->cols, (size_t)t->ncols + 1, sizeof(SourceColumn));
+		c = &t->cols[t->ncols++];
+		c->name = xstrdup(PQgetvalue(res, row, 6));
+		c->type_oid = (uint32_t)strtoul(PQgetvalue(res, row, 7), NULL, 10);
+		c->type_mod = (int32_t)strtol(PQgetvalue(res, row, 8), NULL, 10);
+		c->is_key = strcmp(PQgetvalue(res, row, 9), "t") == 0;
+	}
+	*out = tables;
+	*n = ntables;
+	tables = NULL;
+	ntables = 0;
+	ok = true;
+done:
+	source_tables_free(tables, ntables);
+	PQclear(res);
+	free(sql);
+	free(list);
+	return ok;
+}

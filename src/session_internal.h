@@ -1,0 +1,76 @@
+/*
+ * session_internal.h: what the parts of the session module share (not for
+ * other modules): the Session itself, running a command with the error
+ * set the one way, quoting, and the catalog SQL compiled in from sql/.
+ * session.c owns the connection; session_repl.c the replication protocol;
+ * session_catalog.c the catalog queries.
+ */
+#ifndef PGMIRROR_SESSION_INTERNAL_H
+#define PGMIRROR_SESSION_INTERNAL_H
+
+#include <libpq-fe.h>
+
+#include "pgmirror/session.h"
+
+struct Session {
+	PGconn *conn;
+	char *copybuf;       /* last PQgetCopyData buffer, freed on next call */
+	bool in_use;         /* last error was SQLSTATE 55006 */
+	bool data_error;     /* last error: the stream hit data the source cannot send */
+	bool (*stopping)(void); /* asked while waiting on the server; NULL: never */
+	bool stopped;        /* last error: given up because stopping() said so */
+	char *copying;       /* "schema.table" of the last copy begun, for messages */
+	ErrBuf err;          /* the last error */
+};
+
+/* Frees the last PQgetCopyData buffer, if any. */
+void session_free_copybuf(Session *s);
+
+/* The length of a libpq message without its final newlines. */
+int session_trimmed(const char *msg);
+
+/*
+ * What to do about an error the server reported, where pgmirror knows
+ * more than the server says; "" when it does not.
+ */
+const char *session_error_hint(const PGresult *res, bool in_stream);
+
+/*
+ * Runs a command; true when its status is `want`. The result is returned in
+ * *out when out is not NULL (PQclear it), else cleared here. With nparams
+ * > 0 the values go as parameters $1.. (a plain connection only: a
+ * walsender takes the simple query protocol alone).
+ */
+bool session_run(Session *s, const char *sql, int nparams, const char *const *params,
+		 ExecStatusType want, PGresult **out, const char *what);
+
+/* text as an SQL identifier or literal (PQfreemem it); NULL, error set, on failure. */
+char *session_quote(Session *s, const char *text, bool ident);
+
+/* texts each quoted as session_quote() does, joined with sep (malloc'd);
+ * NULL, error set, when one cannot be quoted. */
+char *session_quote_list(Session *s, const char *const *texts, int n, bool ident,
+			 const char *sep);
+
+/*
+ * The SQL text with each $1..$9 replaced by args[0..8] (malloc'd): for a
+ * walsender connection, which takes no parameters. Every arg is either a
+ * fixed fragment of pgmirror's own or quoted by session_quote(). A $N
+ * beyond nargs, or inside a quoted literal or name or a -- comment, is
+ * left as it is; what is put in is not looked into again.
+ */
+char *session_sql_bind(const char *sql, const char *const *args, int nargs);
+
+/* An LSN column of res (NULL: LSN_INVALID); false, error set, when invalid. */
+bool session_lsn_field(Session *s, PGresult *res, int row, int col, Lsn *out,
+		       const char *what);
+
+/* The catalog queries, from sql/source-*.sql (scripts/sql2c.sh). */
+extern const char session_sql_tables[];
+extern const char session_sql_slot[];
+extern const char session_sql_missing_publications[];
+extern const char session_sql_type[];
+extern const char session_sql_column_fill[];
+extern const char session_sql_column_attnums[];
+
+#endif

@@ -1,0 +1,414 @@
+/*
+ * session_repl.c: the replication protocol on a walsender connection:
+ * IDENTIFY_SYSTEM, slot creation (stoppable) and removal, the initial
+ * copy's snapshot transaction and its COPY rows, START_REPLICATION,
+ * CopyData in and standby status updates out.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pgmirror/frame.h"
+#include "session_internal.h"
+
+void system_info_clear(SystemInfo *si)
+{
+	free(si->systemid);
+	free(si->dbname);
+	memset(si, 0, sizeof(*si));
+}
+
+int session_proto_version_for(int server_version)
+{
+	if (server_version >= 160000)
+		return 4;
+	if (server_version >= 150000)
+		return 3;
+	if (server_version >= 140000)
+		return 2;
+	return 1;
+}
+
+bool session_identify(Session *s, SystemInfo *out)
+{
+	PGresult *res;
+	bool ok = false;
+
+	memset(out, 0, sizeof(*out));
+	if (!session_run(s, "IDENTIFY_SYSTEM", 0, NULL, PGRES_TUPLES_OK, &res,
+			 "identify the source system"))
+		return false;
+	if (PQntuples(res) != 1 || PQnfields(res) < 4 || PQgetisnull(res, 0, 3)) {
+		errbuf_set(&s->err, "could not identify the source system: unexpected reply "
+			  "(%d rows, %d fields); is this a logical replication connection?",
+			  PQntuples(res), PQnfields(res));
+		goto done;
+	}
+	if (!session_lsn_field(s, res, 0, 2, &out->xlogpos, "WAL position"))
+		goto done;
+	out->systemid = xstrdup(PQgetvalue(res, 0, 0));
+	out->timeline = (uint32_t)strtoul(PQgetvalue(res, 0, 1), NULL, 10);
+	out->dbname = xstrdup(PQgetvalue(res, 0, 3));
+	ok = true;
+done:
+	PQclear(res);
+	return ok;
+}
+
+bool session_check_wal_level(Session *s)
+{
+	PGresult *res;
+	bool ok;
+
+	if (!session_run(s, "SHOW wal_level", 0, NULL, PGRES_TUPLES_OK, &res, "read wal_level"))
+		return false;
+	ok = PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "logical") == 0;
+	if (!ok)
+		errbuf_set(&s->err, "the source has wal_level = %s, but logical replication needs "
+			  "wal_level = logical: set it in postgresql.conf and restart the server",
+			  PQntuples(res) == 1 ? PQgetvalue(res, 0, 0) : "?");
+	PQclear(res);
+	return ok;
+}
+
+/* How long a cancelled command may take to end before the connection is dropped. */
+#define CANCEL_WAIT_MS 10000
+
+/*
+ * Waits, in steps of 100 ms, until the socket has something to read (or
+ * timeout_ms, -1 for no limit, has passed) and reads it; false with the
+ * error set when the connection failed. A signal (EINTR) ends the wait
+ * early, so that the caller looks at its stop check at once.
+ */
+static bool wait_socket(Session *s, int timeout_ms)
+{
+	struct pollfd pfd = {.fd = PQsocket(s->conn), .events = POLLIN};
+	int r;
+
+	if (pfd.fd < 0) {
+		errbuf_set(&s->err, "could not wait for the source: %s", PQerrorMessage(s->conn));
+		return false;
+	}
+	r = poll(&pfd, 1, timeout_ms < 0 || timeout_ms > 100 ? 100 : timeout_ms);
+	if (r < 0 && errno != EINTR) {
+		errbuf_set(&s->err, "could not wait for the source: %s", strerror(errno));
+		return false;
+	}
+	if (PQconsumeInput(s->conn) == 0) {
+		errbuf_set(&s->err, "could not read from the source: %s", PQerrorMessage(s->conn));
+		return false;
+	}
+	return true;
+}
+
+/* Asks the server to cancel the command in progress; false, error set, on failure. */
+static bool cancel_command(Session *s)
+{
+	PGcancel *cancel = PQgetCancel(s->conn);
+	char err[256] = "";
+	bool ok = cancel != NULL && PQcancel(cancel, err, sizeof(err)) == 1;
+
+	PQfreeCancel(cancel);
+	if (!ok)
+		errbuf_set(&s->err, "could not cancel the command on the source: %s",
+			  err[0] ? err : "out of memory");
+	return ok;
+}
+
+/*
+ * Like session_run(), for a command that may wait on the server for long (slot
+ * creation waits for every transaction in progress to end): sends it, then
+ * waits in steps of 100 ms and asks s->stopping() in between. When that says
+ * stop, the command is cancelled and, once the server has answered, the call
+ * fails with session_error_stopped() true -- unless the command had already
+ * finished, which then counts as done. A server that does not answer the
+ * cancel within CANCEL_WAIT_MS loses the connection.
+ */
+static bool run_stoppable(Session *s, const char *sql, ExecStatusType want, PGresult **out,
+			  const char *what)
+{
+	PGresult *res = NULL, *r;
+	const char *state;
+	int cancel_waited = -1; /* ms waited since the cancel; -1: not cancelled */
+
+	s->in_use = false;
+	s->stopped = false;
+	*out = NULL;
+	if (!PQsendQuery(s->conn, sql)) {
+		errbuf_set(&s->err, "could not %s: %s", what, PQerrorMessage(s->conn));
+		return false;
+	}
+	for (;;) {
+		while (PQisBusy(s->conn)) {
+			if (cancel_waited < 0 && s->stopping != NULL && s->stopping()) {
+				if (!cancel_command(s))
+					goto lost;
+				cancel_waited = 0;
+			}
+			if (cancel_waited >= CANCEL_WAIT_MS) {
+				errbuf_set(&s->err, "the source did not answer the cancel of the command "
+					  "to %s", what);
+				goto lost;
+			}
+			if (!wait_socket(s, 100))
+				goto lost;
+			if (cancel_waited >= 0)
+				cancel_waited += 100;
+		}
+		if ((r = PQgetResult(s->conn)) == NULL)
+			break;
+		if (res == NULL)
+			res = r;
+		else
+			PQclear(r);
+	}
+	if (PQresultStatus(res) != want) {
+		state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+		s->in_use = state != NULL && strcmp(state, "55006") == 0;
+		s->stopped = cancel_waited >= 0;
+		if (s->stopped)
+			errbuf_set(&s->err, "stopped by a signal while waiting to %s", what);
+		else
+			errbuf_set(&s->err, "could not %s: %s", what,
+				  res ? PQresultErrorMessage(res) : PQerrorMessage(s->conn));
+		PQclear(res);
+		return false;
+	}
+	*out = res;
+	return true;
+lost:
+	PQclear(res);
+	s->stopped = cancel_waited >= 0;
+	session_disconnect(s);
+	return false;
+}
+
+bool session_create_slot(Session *s, const char *slot, bool use_snapshot,
+			 Lsn *consistent_point)
+{
+	PGresult *res;
+	char *id = session_quote(s, slot, true), *sql;
+	bool ok = false;
+
+	if (id == NULL)
+		return false;
+	/* the old spelling of the option, which every server from 10 on takes */
+	sql = xasprintf("CREATE_REPLICATION_SLOT %s LOGICAL pgoutput %s", id,
+			use_snapshot ? "USE_SNAPSHOT" : "NOEXPORT_SNAPSHOT");
+	PQfreemem(id);
+	if (run_stoppable(s, sql, PGRES_TUPLES_OK, &res, "create the replication slot")) {
+		ok = PQntuples(res) == 1 && PQnfields(res) >= 2 &&
+		     session_lsn_field(s, res, 0, 1, consistent_point, "consistent point");
+		if (!ok && PQntuples(res) != 1)
+			errbuf_set(&s->err, "could not create the replication slot: unexpected reply");
+		PQclear(res);
+	}
+	free(sql);
+	return ok;
+}
+
+bool session_begin_snapshot(Session *s)
+{
+	return session_run(s, "BEGIN READ ONLY ISOLATION LEVEL REPEATABLE READ", 0, NULL,
+			   PGRES_COMMAND_OK, NULL, "begin the initial copy's transaction");
+}
+
+bool session_commit(Session *s)
+{
+	return session_run(s, "COMMIT", 0, NULL, PGRES_COMMAND_OK, NULL,
+			   "end the initial copy's transaction");
+}
+
+bool session_copy_begin(Session *s, const SourceTable *t)
+{
+	const char **names = xcalloc((size_t)t->ncols + 1, sizeof(char *));
+	char *nsp = session_quote(s, t->nspname, true), *rel = session_quote(s, t->relname, true);
+	char *cols = NULL, *sql = NULL, *what = NULL;
+	bool ok = false;
+
+	if (nsp == NULL || rel == NULL)
+		goto done;
+	for (int i = 0; i < t->ncols; i++)
+		names[i] = t->cols[i].name;
+	if ((cols = session_quote_list(s, names, t->ncols, true, ", ")) == NULL)
+		goto done;
+	/*
+	 * ONLY: rows of inheritance children are not the table's in the stream;
+	 * a partitioned root (published via the root) holds none of its own.
+	 */
+	sql = xasprintf("COPY (SELECT %s FROM %s%s.%s%s%s) TO STDOUT", cols,
+			t->partitioned ? "" : "ONLY ", nsp, rel,
+			t->rowfilter ? " WHERE " : "", t->rowfilter ? t->rowfilter : "");
+	free(s->copying);
+	s->copying = xasprintf("%s.%s", t->nspname, t->relname);
+	what = xasprintf("copy table \"%s\"", s->copying);
+	ok = session_run(s, sql, 0, NULL, PGRES_COPY_OUT, NULL, what);
+done:
+	PQfreemem(nsp);
+	PQfreemem(rel);
+	free(names);
+	free(cols);
+	free(sql);
+	free(what);
+	return ok;
+}
+
+int session_copy_next(Session *s, char **row, size_t *len)
+{
+	PGresult *res;
+	int n;
+	bool ok;
+
+	s->stopped = false;
+	session_free_copybuf(s);
+	/* without blocking, so that a stop request is seen while rows are slow */
+	while ((n = PQgetCopyData(s->conn, &s->copybuf, 1)) == 0) {
+		if (s->stopping != NULL && s->stopping()) {
+			s->stopped = true;
+			errbuf_set(&s->err, "stopped by a signal during the copy");
+			return -1;
+		}
+		if (!wait_socket(s, 100))
+			return -1;
+	}
+	if (n > 0) {
+		*row = s->copybuf;
+		*len = (size_t)n;
+		return 1;
+	}
+	if (n == -2) {
+		errbuf_set(&s->err, "could not read the copy of \"%s\" from the source: %s",
+			  s->copying ? s->copying : "?", PQerrorMessage(s->conn));
+		return -1;
+	}
+	/* the COPY ended: its result says how */
+	res = PQgetResult(s->conn);
+	ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+	if (!ok) {
+		const char *msg = res ? PQresultErrorMessage(res) : PQerrorMessage(s->conn);
+
+		errbuf_set(&s->err, "the copy of \"%s\" from the source failed: %.*s%s",
+			  s->copying ? s->copying : "?", session_trimmed(msg), msg,
+			   session_error_hint(res, false));
+	}
+	PQclear(res);
+	while ((res = PQgetResult(s->conn)) != NULL)
+		PQclear(res);
+	return ok ? 0 : -1;
+}
+
+bool session_drop_slot(Session *s, const char *slot)
+{
+	char *id = session_quote(s, slot, true), *sql;
+	bool ok;
+
+	if (id == NULL)
+		return false;
+	sql = xasprintf("DROP_REPLICATION_SLOT %s", id);
+	PQfreemem(id);
+	ok = session_run(s, sql, 0, NULL, PGRES_COMMAND_OK, NULL, "drop the replication slot");
+	free(sql);
+	return ok;
+}
+
+bool session_start(Session *s, const char *slot, Lsn start, int proto_version,
+		   char *const *pubs, int npubs)
+{
+	char *id = session_quote(s, slot, true), *names = NULL, *lit = NULL, *sql = NULL;
+	char lsn[LSN_TEXT_SIZE];
+	bool ok = false;
+
+	if (id == NULL)
+		goto done;
+	/* publication_names is one string holding a list of identifiers */
+	names = session_quote_list(s, (const char *const *)pubs, npubs, true, ",");
+	if (names == NULL || (lit = session_quote(s, names, false)) == NULL)
+		goto done;
+	sql = xasprintf("START_REPLICATION SLOT %s LOGICAL %s "
+			"(proto_version '%d', publication_names %s)",
+			id, lsn_format(start, lsn), proto_version, lit);
+	ok = session_run(s, sql, 0, NULL, PGRES_COPY_BOTH, NULL, "start replication");
+done:
+	PQfreemem(id);
+	PQfreemem(lit);
+	free(names);
+	free(sql);
+	return ok;
+}
+
+int session_receive(Session *s, const uint8_t **buf, size_t *len, int timeout_ms)
+{
+	bool waited = false;
+
+	for (;;) {
+		int n;
+
+		session_free_copybuf(s);
+		n = PQgetCopyData(s->conn, &s->copybuf, 1);
+		if (n > 0) {
+			*buf = (const uint8_t *)s->copybuf;
+			*len = (size_t)n;
+			return 1;
+		}
+		if (n == -2) {
+			errbuf_set(&s->err, "could not read from the source: %s", PQerrorMessage(s->conn));
+			return -1;
+		}
+		if (n == -1) {
+			PGresult *res = PQgetResult(s->conn);
+			const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+
+			/* class 22, data exception: the same change fails every time */
+			s->data_error = state != NULL && strncmp(state, "22", 2) == 0;
+			if (PQresultStatus(res) == PGRES_COMMAND_OK) {
+				errbuf_set(&s->err, "the source ended the replication stream");
+			} else {
+				const char *msg = res ? PQresultErrorMessage(res)
+						      : PQerrorMessage(s->conn);
+
+				errbuf_set(&s->err, "replication stream ended: %.*s%s",
+					   session_trimmed(msg), msg, session_error_hint(res, true));
+			}
+			PQclear(res);
+			return -1;
+		}
+		/* nothing buffered: wait for the socket (or just look, timeout 0) */
+		if (waited)
+			return 0; /* at most one wait and one read per call */
+		waited = true;
+		if (timeout_ms > 0) {
+			struct pollfd pfd = {.fd = PQsocket(s->conn), .events = POLLIN};
+			int r = poll(&pfd, 1, timeout_ms);
+
+			if (r < 0 && errno == EINTR)
+				return 0; /* a signal: let the caller look at its flags */
+			if (r < 0) {
+				errbuf_set(&s->err, "could not wait for the source: %s", strerror(errno));
+				return -1;
+			}
+			if (r == 0)
+				return 0;
+			timeout_ms = 0; /* data arrived: take it, but do not wait again */
+		}
+		if (PQconsumeInput(s->conn) == 0) {
+			errbuf_set(&s->err, "could not read from the source: %s", PQerrorMessage(s->conn));
+			return -1;
+		}
+	}
+}
+
+bool session_send_status(Session *s, Lsn write, Lsn flush, Lsn apply, bool reply_requested)
+{
+	uint8_t msg[FRAME_STATUS_UPDATE_SIZE];
+	size_t n = frame_encode_status(msg, write, flush, apply, pgtime_now(), reply_requested);
+
+	if (PQputCopyData(s->conn, (const char *)msg, (int)n) <= 0 || PQflush(s->conn) != 0) {
+		errbuf_set(&s->err, "could not send feedback to the source: %s", PQerrorMessage(s->conn));
+		return false;
+	}
+	return true;
+}

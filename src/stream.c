@@ -1,0 +1,389 @@
+/*
+ * stream.c: the streaming loop. Receives CopyData from the session,
+ * decodes it, hands it to the applier, groups transactions into SQLite
+ * commits and answers the server.
+ *
+ * Positions, oldest first:
+ *   durable  <=  applied  <=  received
+ * durable is committed in the mirror and is the only position confirmed to
+ * the server as flushed; applied is the end of the last transaction applied
+ * to the open SQLite transaction; received is what the stream has shown
+ * us (for the write position in feedback).
+ *
+ * Each turn of the loop is one step: idle (nothing came: commit, maybe
+ * reconnect or ask for a keepalive), keepalive, or data (one XLogData
+ * message), then the periodic feedback and progress line.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "pgmirror/frame.h"
+#include "pgmirror/pgoutput.h"
+#include "replicate_internal.h"
+
+/* Group at most this many source transactions into one SQLite commit, and
+ * keep a group open at most this long while data keeps arriving. */
+#define GROUP_MAX_TXNS 5000
+#define GROUP_MAX_USECS INT64_C(500000)
+/* While waiting for the end position, ask the server for a keepalive this
+ * often. */
+#define PING_USECS INT64_C(500000)
+/* During a long step, answer the server this often (see stream_tick). */
+#define TICK_USECS INT64_C(500000)
+/* libpq keeps its input buffer as large as the largest message it has
+ * received; after one this large, a service reconnects when idle to give
+ * that memory back. */
+#define BIG_MESSAGE_BYTES ((size_t)32 << 20)
+
+typedef struct Stream {
+	Run *run;
+	PgoDecoder *dec;
+	Applier *apply;
+	Lsn received;           /* for the write position */
+	Lsn idle_lsn;           /* keepalive position seen outside a transaction */
+	int64_t last_status;    /* when feedback was last sent */
+	int64_t last_ping;      /* when a keepalive was last asked for */
+	int64_t group_started;  /* when the open group began */
+	bool reached;           /* the end position was reached */
+	Lsn server_end;         /* the server's WAL end, as last reported */
+	ApplyStats reported;    /* counters at the last progress line */
+	int64_t last_progress;  /* when the last progress line was written */
+	int64_t last_tick;      /* when a long step last answered the server */
+	bool lost;              /* a long step could not answer the server */
+	bool big_message;       /* a message of BIG_MESSAGE_BYTES or more came */
+	StreamEnd end;          /* how the round ends, once a step says stop */
+} Stream;
+
+static bool stream_send_status(Stream *s, bool reply)
+{
+	Lsn durable = apply_durable_lsn(s->apply);
+	Lsn write = s->received > durable ? s->received : durable;
+
+	s->last_status = mono_usecs();
+	if (!session_send_status(s->run->session, write, durable, durable, reply)) {
+		log_error("%s", session_error(s->run->session));
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The tick of long steps (TickFn): the applier's refill and the mirror's
+ * long statements call it. Every TICK_USECS it answers the server with
+ * the durable position (never ahead of what is committed), so that no
+ * step outlasts wal_sender_timeout; it says stop on SIGTERM, and when the
+ * server cannot be answered any more.
+ */
+static bool stream_tick(void *ctx)
+{
+	Stream *s = ctx;
+	int64_t now;
+
+	if (replicate_stopping() || s->lost)
+		return false;
+	now = mono_usecs();
+	if (now - s->last_tick < TICK_USECS)
+		return true;
+	s->last_tick = now;
+	if (!stream_send_status(s, false)) {
+		s->lost = true;
+		return false;
+	}
+	return true;
+}
+
+/* SIGTERM interrupted a group: it was rolled back. */
+static void log_stopped_group(void)
+{
+	log_info("stopping before the last transactions were committed to the mirror; "
+		 "the next run applies them again");
+}
+
+/* Commits what is applied, stores an idle keepalive position. */
+static bool stream_flush(Stream *s)
+{
+	/* a big group's commit is not interrupted: answer the server before */
+	if (apply_pending(s->apply) > 0)
+		(void)stream_tick(s);
+	if (!apply_in_transaction(s->apply) && s->idle_lsn > apply_applied_lsn(s->apply) &&
+	    !apply_advance(s->apply, s->idle_lsn))
+		goto fail;
+	if (!apply_flush(s->apply))
+		goto fail;
+	s->group_started = 0;
+	return true;
+fail:
+	if (replicate_stopping())
+		log_stopped_group();
+	else
+		log_error("%s", apply_error(s->apply));
+	return false;
+}
+
+/*
+ * A message could not be applied, and the open group was rolled back. On
+ * SIGTERM (a long step interrupted) that is a clean stop: the next run
+ * repeats the step. Not reaching the source is a lost connection.
+ */
+static StreamEnd stream_apply_failed(Stream *s)
+{
+	if (replicate_stopping()) {
+		log_stopped_group();
+		return STREAM_DONE;
+	}
+	log_error("%s", apply_error(s->apply));
+	return s->lost || apply_source_lost(s->apply) ? STREAM_LOST : STREAM_FAILED;
+}
+
+/*
+ * The data step: one XLogData payload decoded and applied; a group is
+ * committed when full, old, or at the end position. False (s->end set)
+ * ends the round at once; the loop also ends on s->reached and on SIGTERM.
+ */
+static bool step_data(Stream *s, const Frame *f)
+{
+	PgoMessage msg;
+	Lsn endpos = s->run->endpos;
+
+	if (!pgoutput_decode(s->dec, f->data, f->len, &msg)) {
+		char lsn[LSN_TEXT_SIZE];
+
+		log_error("could not decode the message at %s: %s", lsn_format(f->wal_start, lsn),
+			  pgoutput_error(s->dec));
+		s->end = STREAM_FAILED;
+		return false;
+	}
+	if (msg.type == PGO_BEGIN && endpos != LSN_INVALID && msg.u.begin.final_lsn > endpos) {
+		s->reached = true; /* this transaction commits past the end position */
+		return true;
+	}
+	if (f->wal_start > s->received)
+		s->received = f->wal_start;
+	if (!apply_message(s->apply, &msg)) {
+		/* stopped by SIGTERM (STREAM_DONE): the loop ends on its own */
+		s->end = stream_apply_failed(s);
+		return s->end == STREAM_DONE;
+	}
+	if (msg.type == PGO_BEGIN && s->group_started == 0)
+		s->group_started = mono_usecs();
+	if (msg.type == PGO_COMMIT) {
+		/* an empty transaction (servers before 15) moves the position
+		 * as a keepalive would; a real one supersedes a keepalive's */
+		s->idle_lsn = apply_last_txn_empty(s->apply) ? msg.u.commit.end_lsn
+							       : LSN_INVALID;
+		if (endpos != LSN_INVALID && msg.u.commit.end_lsn >= endpos)
+			s->reached = true;
+		if (s->reached || apply_pending(s->apply) >= GROUP_MAX_TXNS ||
+		    mono_usecs() - s->group_started >= GROUP_MAX_USECS) {
+			if (!stream_flush(s)) {
+				s->end = replicate_stopping() ? STREAM_DONE : STREAM_FAILED;
+				return s->end == STREAM_DONE;
+			}
+		}
+	}
+	return true;
+}
+
+/*
+ * The -v progress line, once per status interval: what was applied since
+ * the last line, and how far behind the mirror is. Lag in bytes is the
+ * server's WAL end minus the durable position; lag in seconds is the age
+ * of the last applied commit, and 0 when nothing is waiting.
+ */
+static void log_progress(Stream *s)
+{
+	ApplyStats now;
+	Lsn durable = apply_durable_lsn(s->apply);
+	uint64_t lag_bytes = s->server_end > durable ? s->server_end - durable : 0;
+	double lag_secs = 0;
+	char lsn[LSN_TEXT_SIZE];
+
+	if (log_get_level() < LOG_DEBUG)
+		return;
+	apply_stats(s->apply, &now);
+	if (lag_bytes > 0 && now.last_commit_time > 0 &&
+	    pgtime_now() > now.last_commit_time)
+		lag_secs = (double)(pgtime_now() - now.last_commit_time) / 1e6;
+	log_debug("progress: %" PRIu64 " transactions, %" PRIu64 " rows; lag %" PRIu64
+		  " bytes, %.1f s; confirmed %s", now.txns - s->reported.txns,
+		  now.rows - s->reported.rows, lag_bytes, lag_secs, lsn_format(durable, lsn));
+	s->reported = now;
+}
+
+/*
+ * The idle step: nothing more came for now. Make what we have durable;
+ * connect again after a huge message (a service only); at the end
+ * position, stop; waiting for it, ask for a keepalive now and then.
+ */
+static bool step_idle(Stream *s, int64_t now)
+{
+	Run *run = s->run;
+
+	if (!stream_flush(s)) {
+		s->end = STREAM_FAILED;
+		return false;
+	}
+	if (s->big_message && run->endpos == LSN_INVALID && !apply_in_transaction(s->apply)) {
+		log_debug("connecting again to give back the memory of a large message");
+		(void)stream_send_status(s, false);
+		s->end = STREAM_RECONNECT;
+		return false;
+	}
+	if (run->endpos != LSN_INVALID && !apply_in_transaction(s->apply) &&
+	    apply_durable_lsn(s->apply) >= run->endpos)
+		s->reached = true;
+	else if (run->endpos != LSN_INVALID && now - s->last_ping >= PING_USECS) {
+		s->last_ping = now;
+		if (!stream_send_status(s, true)) {
+			s->end = STREAM_LOST;
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The keepalive step: the position it shows, stored, and answered when asked. */
+static bool step_keepalive(Stream *s, const Frame *f)
+{
+	Run *run = s->run;
+
+	if (f->wal_end > s->received)
+		s->received = f->wal_end;
+	if (!apply_in_transaction(s->apply)) {
+		s->idle_lsn = f->wal_end;
+		if (run->endpos != LSN_INVALID && f->wal_end >= run->endpos)
+			s->reached = true;
+	}
+	/*
+	 * Store the position first, then answer with it: a server shutting
+	 * down sends everything, asks for a reply and waits until the flush
+	 * position reported equals what it sent.
+	 */
+	if (f->reply_requested && !apply_in_transaction(s->apply) && !stream_flush(s)) {
+		s->end = STREAM_FAILED;
+		return false;
+	}
+	if (f->reply_requested && !stream_send_status(s, false)) {
+		s->end = STREAM_LOST;
+		return false;
+	}
+	return true;
+}
+
+/* One message from the server: a keepalive or data. */
+static bool step_message(Stream *s, const uint8_t *buf, size_t len)
+{
+	Frame f;
+	char err[256];
+
+	if (len >= BIG_MESSAGE_BYTES)
+		s->big_message = true;
+	if (!frame_decode(buf, len, &f, err, sizeof(err))) {
+		log_error("%s", err);
+		s->end = STREAM_FAILED;
+		return false;
+	}
+	if (f.wal_end > s->server_end)
+		s->server_end = f.wal_end;
+	if (f.type == FRAME_KEEPALIVE)
+		return step_keepalive(s, &f);
+	return step_data(s, &f);
+}
+
+/* Every status interval: quiet tables still move the slot, so store where
+ * the stream is and say so; and the -v progress line. */
+static bool step_periodic(Stream *s, int64_t now, int64_t interval)
+{
+	if (now - s->last_status >= interval) {
+		if (!stream_flush(s)) {
+			s->end = STREAM_FAILED;
+			return false;
+		}
+		if (!stream_send_status(s, false)) {
+			s->end = STREAM_LOST;
+			return false;
+		}
+	}
+	if (now - s->last_progress >= interval) {
+		s->last_progress = now;
+		log_progress(s);
+	}
+	return true;
+}
+
+/* START_REPLICATION from the durable position; false with s->end set. */
+static bool stream_start(Stream *s, int proto)
+{
+	Run *run = s->run;
+	char **pubs = NULL;
+	int npubs = strv_split(run->state.publications, ',', &pubs);
+	bool ok = session_start(run->session, run->state.slot, apply_durable_lsn(s->apply), proto,
+				pubs, npubs);
+
+	strv_free(pubs, npubs);
+	if (!ok) {
+		log_error("%s", session_error(run->session));
+		s->end = session_error_in_use(run->session) ? STREAM_IN_USE
+			 : session_connected(run->session) ? STREAM_FAILED : STREAM_LOST;
+	}
+	return ok;
+}
+
+StreamEnd stream_run(Run *run, Applier *apply)
+{
+	int proto = session_proto_version_for(session_server_version(run->session));
+	Stream s = {.run = run, .apply = apply, .end = STREAM_FAILED};
+	int64_t interval = (int64_t)run->opt->status_interval * 1000000;
+	char lsn[LSN_TEXT_SIZE];
+
+	s.received = apply_durable_lsn(apply);
+	if (!stream_start(&s, proto))
+		goto done;
+	s.dec = pgoutput_decoder_new(proto, false);
+	lookup_set_tick(run->lookup, stream_tick, &s);
+	mirror_set_tick(run->mirror, stream_tick, &s);
+	s.last_status = mono_usecs();
+	s.last_progress = s.last_status;
+	log_debug("streaming from slot \"%s\" at %s with protocol version %d", run->state.slot,
+		  lsn_format(apply_durable_lsn(apply), lsn), proto);
+
+	while (!s.reached && !replicate_stopping()) {
+		const uint8_t *buf;
+		size_t len;
+		/* Commits waiting to be flushed: only look; otherwise wait. */
+		int wait_ms = apply_in_transaction(apply) ? 1000
+			      : apply_pending(apply) > 0 ? 0
+			      : run->endpos != LSN_INVALID ? 100 : 1000;
+		int r = session_receive(run->session, &buf, &len, wait_ms);
+		int64_t now = mono_usecs();
+
+		if (r < 0) {
+			log_error("%s", session_error(run->session));
+			s.end = session_error_data(run->session) ? STREAM_FAILED : STREAM_LOST;
+			goto done;
+		}
+		if (!(r == 0 ? step_idle(&s, now) : step_message(&s, buf, len)))
+			goto done;
+		if (!step_periodic(&s, now, interval))
+			goto done;
+	}
+	/* Stopping: keep whole transactions, drop a partial one. */
+	if (apply_in_transaction(apply)) {
+		log_info("stopping in the middle of a transaction; it will be applied next time");
+	} else if (!stream_flush(&s)) {
+		s.end = STREAM_FAILED;
+		goto done;
+	}
+	(void)stream_send_status(&s, false);
+	s.end = STREAM_DONE;
+done:
+	if (s.end == STREAM_FAILED && replicate_stopping())
+		s.end = STREAM_DONE; /* a step interrupted by SIGTERM; nothing committed */
+	lookup_set_tick(run->lookup, NULL, NULL);
+	mirror_set_tick(run->mirror, NULL, NULL);
+	pgoutput_decoder_free(s.dec);
+	return s.end;
+}

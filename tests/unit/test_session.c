@@ -1,0 +1,90 @@
+/*
+ * test_session.c: what the session module can be tested on without a
+ * server: binding values into the catalog SQL of a walsender connection
+ * (session_sql_bind()), and the catalog SQL as compiled in.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "../../src/session_internal.h"
+
+static void expect_bind(const char *sql, const char *const *args, int nargs,
+			const char *want)
+{
+	char *got = session_sql_bind(sql, args, nargs);
+
+	assert_string_equal(got, want);
+	free(got);
+}
+
+static void test_sql_bind(void **state)
+{
+	const char *args[] = {"'a', 'b'", "NULL::text", "x\ny"};
+
+	(void)state;
+	expect_bind("", args, 3, "");
+	expect_bind("SELECT 1", args, 3, "SELECT 1");
+	expect_bind("WHERE n IN ($1)", args, 3, "WHERE n IN ('a', 'b')");
+	expect_bind("$2 AS f, $2", args, 3, "NULL::text AS f, NULL::text");
+	/* beyond the arguments given, and $0 or a lone $, stay as they are */
+	expect_bind("$4 $0 $ $$", args, 3, "$4 $0 $ $$");
+	expect_bind("$1", args, 0, "$1");
+	/* $10 is $1 then 0: at most nine arguments */
+	expect_bind("$10", args, 1, "'a', 'b'0");
+	/* not inside a literal, a quoted name or a comment: a value with a
+	 * newline must never end a comment early */
+	expect_bind("'$1' \"$1\" $1", args, 1, "'$1' \"$1\" 'a', 'b'");
+	expect_bind("'it''s $1' $1", args, 1, "'it''s $1' 'a', 'b'");
+	expect_bind("-- where $3 goes\nSELECT $3", args, 3, "-- where $3 goes\nSELECT x\ny");
+	expect_bind("SELECT 1 - -$1", args, 1, "SELECT 1 - -'a', 'b'");
+	expect_bind("SELECT '--' || $2", args, 3, "SELECT '--' || NULL::text");
+	/* a value is not looked into again */
+	args[0] = "$2";
+	expect_bind("$1", args, 3, "$2");
+}
+
+/* Each catalog query as compiled in has the placeholders its caller binds
+ * and no others, outside its comments. */
+static void test_sql_placeholders(void **state)
+{
+	static const struct {
+		const char *sql;
+		int nargs;
+	} queries[] = {
+		{session_sql_tables, 4},
+		{session_sql_slot, 2},
+		{session_sql_missing_publications, 1},
+		{session_sql_type, 1},
+		{session_sql_column_fill, 2},
+		{session_sql_column_attnums, 1},
+	};
+	const char *marks[] = {"<1>", "<2>", "<3>", "<4>", "<5>", "<6>", "<7>", "<8>", "<9>"};
+
+	(void)state;
+	for (size_t q = 0; q < sizeof(queries) / sizeof(queries[0]); q++) {
+		char *bound = session_sql_bind(queries[q].sql, marks, 9);
+
+		for (int i = 0; i < 9; i++) {
+			if (i < queries[q].nargs)
+				assert_non_null(strstr(bound, marks[i]));
+			else
+				assert_null(strstr(bound, marks[i]));
+		}
+		free(bound);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sql_bind),
+		cmocka_unit_test(test_sql_placeholders),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
