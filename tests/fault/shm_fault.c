@@ -5,6 +5,10 @@
  * wal-index of a WAL database. Nothing else is changed.
  */
 #define _GNU_SOURCE
+/* both entry points are defined below, each with its own offset type: the
+ * build's large-file settings must not rename one into the other */
+#undef _FILE_OFFSET_BITS
+#undef _TIME_BITS
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
@@ -41,7 +45,18 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 	return real(addr, len, prot, flags, fd, off);
 }
 
-void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+/* what a program built with 64-bit file offsets calls (on 32-bit systems
+ * a function of its own; on 64-bit ones the same as mmap) */
+void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
 {
-	return mmap(addr, len, prot, flags, fd, off);
+	static void *(*real)(void *, size_t, int, int, int, off64_t);
+
+	if ((flags & MAP_SHARED) && is_shm_file(fd)) {
+		errno = ENODEV;
+		return MAP_FAILED;
+	}
+	if (real == NULL)
+		real = (void *(*)(void *, size_t, int, int, int, off64_t))dlsym(RTLD_NEXT,
+										"mmap64");
+	return real(addr, len, prot, flags, fd, off);
 }
