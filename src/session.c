@@ -139,44 +139,10 @@ bool session_run(Session *s, const char *sql, int nparams, const char *const *pa
 	return true;
 }
 
-/*
- * Server settings that a role or database may set and that must not reach
- * pgmirror's connections: each would kill a long initial copy, a catalog
- * look-up, or a wait for a lock or for the transactions that slot creation
- * waits for, on every run. They go in the startup packet, so that they
- * hold from the first statement on (transaction_timeout, which only 17+
- * knows and a server refuses to start a session with otherwise, is SET
- * right after connecting).
- */
-static const char no_timeouts[] = "-c statement_timeout=0 -c lock_timeout=0 "
-				  "-c idle_in_transaction_session_timeout=0";
-
-/*
- * The startup "options" (malloc'd): the user's own, from the options of
- * conninfo or else PGOPTIONS, with ours after them so that ours win.
- */
-static char *startup_options(const char *conninfo)
-{
-	PQconninfoOption *opts = NULL, *o;
-	const char *user = getenv("PGOPTIONS");
-	char *out;
-
-	/* a plain database name is no connection string: NULL, PGOPTIONS */
-	if (conninfo != NULL && (opts = PQconninfoParse(conninfo, NULL)) != NULL) {
-		for (o = opts; o->keyword != NULL; o++)
-			if (strcmp(o->keyword, "options") == 0 && o->val != NULL)
-				user = o->val;
-	}
-	out = xasprintf("%s%s%s", user ? user : "", user ? " " : "", no_timeouts);
-	PQconninfoFree(opts);
-	return out;
-}
-
 /* Connects; replication: "database" for the walsender, NULL for plain. */
 static bool connect_with(Session *s, const char *conninfo, const char *replication)
 {
-	const char *keys[7], *vals[7];
-	char *options = startup_options(conninfo);
+	const char *keys[6], *vals[6];
 	const char *enc;
 	int n = 0;
 	bool ok;
@@ -203,19 +169,16 @@ static bool connect_with(Session *s, const char *conninfo, const char *replicati
 	keys[n] = "fallback_application_name";
 	vals[n++] = "pgmirror";
 	/*
-	 * After dbname, so that these win over -d and the PG* variables
-	 * (PGCLIENTENCODING, PGOPTIONS); a connection parameter also outranks
-	 * a role's or database's client_encoding. The mirror's text is UTF-8
-	 * whatever the database's encoding: the server converts.
+	 * After dbname, so that it wins over -d and PGCLIENTENCODING; a
+	 * connection parameter also outranks a role's or database's
+	 * client_encoding. The mirror's text is UTF-8 whatever the database's
+	 * encoding: the server converts.
 	 */
 	keys[n] = "client_encoding";
 	vals[n++] = "UTF8";
-	keys[n] = "options";
-	vals[n++] = options;
 	keys[n] = NULL;
 	vals[n] = NULL;
 	s->conn = PQconnectdbParams(keys, vals, 1);
-	free(options);
 	if (s->conn == NULL || PQstatus(s->conn) != CONNECTION_OK) {
 		const char *msg = s->conn ? PQerrorMessage(s->conn) : "out of memory";
 		const char *hint = NULL;
@@ -250,11 +213,20 @@ static bool connect_with(Session *s, const char *conninfo, const char *replicati
 	/*
 	 * pgoutput writes values with the walsender's own settings; these
 	 * make the text forms independent of the server's and role's defaults.
+	 * The timeouts a role or database may set would kill a long initial
+	 * copy, a catalog look-up, or a wait for a lock or for the
+	 * transactions that slot creation waits for, on every run: they are
+	 * turned off first thing (set here rather than in the startup
+	 * options, which would replace the user's own, from -d, PGOPTIONS or
+	 * a service file).
 	 */
-	ok = session_run(s, "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; "
+	ok = session_run(s, "SET statement_timeout = 0; SET lock_timeout = 0; "
+			 "SET idle_in_transaction_session_timeout = 0; "
+			 "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; "
 			 "SET IntervalStyle = 'postgres'; SET extra_float_digits = 3; "
 			 "SET bytea_output = 'hex'",
-			 0, NULL, PGRES_COMMAND_OK, NULL, "set the session's output settings");
+			 0, NULL, PGRES_COMMAND_OK, NULL, "set the session's settings");
+	/* only 17+ knows it */
 	if (ok && PQserverVersion(s->conn) >= 170000)
 		ok = session_run(s, "SET transaction_timeout = 0", 0, NULL, PGRES_COMMAND_OK, NULL,
 				 "turn off transaction_timeout");
