@@ -255,7 +255,8 @@ static bool has_key(const RelEntry *r)
  * the column's "missing value"), or NULL when it gave them nothing. A
  * default computed row by row cannot be seen without a key to match rows.
  */
-static bool fill_constant(Applier *a, RelEntry *r, int col, const char *name, Value *out)
+static bool fill_constant(Applier *a, RelEntry *r, int col, const char *name, SourceFill *fill,
+			  Value *out)
 {
 	SourceFill f = {0};
 	char err[256];
@@ -281,7 +282,7 @@ static bool fill_constant(Applier *a, RelEntry *r, int col, const char *name, Va
 			  "remove the file, run again)", name, r->display);
 		ok = false;
 	}
-	source_fill_clear(&f);
+	*fill = f; /* *out may point into its text: the caller clears it after use */
 	return ok;
 }
 
@@ -415,6 +416,7 @@ static bool rel_sync(Applier *a, RelEntry *r)
 	MirrorPlan plan = {0};
 	const char **names;
 	int *attnums = NULL;
+	SourceFill *fills = NULL; /* what existing rows of a keyless table get */
 	char *why;
 	bool ok = false;
 
@@ -442,10 +444,11 @@ static bool rel_sync(Applier *a, RelEntry *r)
 		errbuf_set(&a->err, "could not mirror table \"%s\": %s", r->display, mirror_error(a->m));
 		goto done;
 	}
+	fills = xcalloc((size_t)def->ncols + 1, sizeof(SourceFill));
 	for (int i = 0; i < def->ncols; i++) {
 		r->newvals[i].kind = VAL_NULL;
 		if (plan.conv[i] == CONV_FILL && plan.has_rows && !has_key(r) &&
-		    !fill_constant(a, r, i, def->cols[i].name, &r->newvals[i]))
+		    !fill_constant(a, r, i, def->cols[i].name, &fills[i], &r->newvals[i]))
 			goto done;
 	}
 	if (!mirror_table_sync(a->m, def, &plan, r->newvals, &r->table)) {
@@ -462,6 +465,11 @@ static bool rel_sync(Applier *a, RelEntry *r)
 			 r->display, def->name);
 	ok = true;
 done:
+	if (fills != NULL) {
+		for (int i = 0; i < def->ncols; i++)
+			source_fill_clear(&fills[i]);
+		free(fills);
+	}
 	mirror_plan_free(&plan);
 	free(names);
 	free(attnums);

@@ -28,6 +28,10 @@ char *naming_table_problem(const char *nspname, const char *relname,
 		why = xasprintf("source table \"%s\".\"%s\" would be mirrored as \"%s\", a name "
 				"reserved for pgmirror's own tables; rename it or leave it out of the "
 				"publication", nspname, relname, name);
+	else if (strncasecmp(name, "sqlite_", 7) == 0)
+		why = xasprintf("source table \"%s\".\"%s\" would be mirrored as \"%s\", a name "
+				"reserved for SQLite's own tables; rename it or leave it out of the "
+				"publication", nspname, relname, name);
 	else if (ncols == 0)
 		why = xasprintf("source table \"%s\".\"%s\" has no published columns and cannot "
 				"be mirrored; publish at least one column", nspname, relname);

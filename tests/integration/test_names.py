@@ -15,7 +15,8 @@
 - Names equal but for case ("MixedCase"/"mixedcase" columns, "Case"/"case"
   tables) are one name in SQLite: refused the same way.
 - A source table whose mirror name starts with pgmirror_ (public.pgmirror_x,
-  or pgmirror.state which would become pgmirror_state) is refused likewise.
+  or pgmirror.state which would become pgmirror_state) is refused likewise,
+  and so is one whose mirror name starts with sqlite_ (SQLite's own, any case).
 """
 
 import hashlib
@@ -167,6 +168,9 @@ def test(ctx):
 
         CREATE TABLE pgmirror_x (id int PRIMARY KEY);
         CREATE PUBLICATION p_res FOR TABLE pgmirror_x;
+        CREATE SCHEMA "SQLite";
+        CREATE TABLE "SQLite".t (id int PRIMARY KEY);
+        CREATE PUBLICATION p_sqlite FOR TABLE "SQLite".t;
 
         CREATE SCHEMA pgmirror;
         CREATE TABLE pgmirror.state (id int PRIMARY KEY, slot text);
@@ -233,6 +237,11 @@ def test(ctx):
         ctx.sql("INSERT INTO pgmirror_x VALUES (1)")
         refused(ctx, soft, "table pgmirror_x when rows arrive", p3, s3,
                 "p_res", "pgmirror_x", False, before)
+
+    # SQLite's own names (sqlite_*, any case): refused up front too
+    p5, s5 = ctx.path("sqlite.db"), ctx.slot("sqlite")
+    refused(ctx, soft, "table SQLite.t (SQLite_t) on a fresh mirror", p5, s5,
+            "p_sqlite", "SQLite_t", True, None)
 
     # reserved names: joining later (public.pgmirror_x; pgmirror.state ->
     # pgmirror_state, pgmirror's own table)

@@ -484,6 +484,27 @@ static void test_added_column_keyless(void **state)
 	assert_string_equal(columns_of(f, "k"), "a|int4|1|1;b|int4|1|2");
 }
 
+/* The same with a text constant, which the converted value borrows: it
+ * must live until the rebuild has written it into every row. */
+static void test_added_text_column_keyless(void **state)
+{
+	Fixture *f = *state;
+
+	source_columns(f, 1, NAMES("a"), INTS(1));
+	relation(f, 3000, "k", 'f', 1, NAMES("a"), TYPES(OID_INT4), INTS(1));
+	begin(f);
+	insert(f, 3000, 1, ROW("1"));
+	insert(f, 3000, 1, ROW("2"));
+	commit(f);
+	source_columns(f, 2, NAMES("a", "b"), INTS(1, 2));
+	f->src.fill = (SourceFill){true, true, (char *)"hello", true};
+	relation(f, 3000, "k", 'f', 2, NAMES("a", "b"), TYPES(OID_INT4, OID_TEXT), INTS(1, 1));
+	begin(f);
+	insert(f, 3000, 2, ROW("3", "x"));
+	commit(f);
+	assert_string_equal(query(f, "SELECT * FROM k ORDER BY a"), "1|hello;2|hello;3|x");
+}
+
 /* A transaction whose commit lies before the mirror's position was
  * applied already: skipped. */
 static void test_skip_applied(void **state)
@@ -571,6 +592,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_identity_full_no_rowid_name, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_schema_changes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_added_column_keyless, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_added_text_column_keyless, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_skip_applied, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_errors_name_columns, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_name_clash, setup, teardown),
