@@ -284,12 +284,18 @@ int replicate_run(const ReplicateOptions *opt)
 		}
 		if (end == STREAM_RECONNECT) {
 			lookup_disconnect(run.lookup); /* its buffer may be as big */
+			/* the old walsender may hold the slot a moment longer */
+			reconnecting = true;
 			continue;
 		}
-		if (end == STREAM_IN_USE) {
+		/* after a reconnect, the slot in use is most likely the old
+		 * walsender's, not gone yet: tried again like a lost connection */
+		if (end == STREAM_IN_USE && !(reconnecting && continuous)) {
 			rc = EXIT_IN_USE;
 			break;
 		}
+		if (end == STREAM_IN_USE)
+			end = STREAM_LOST;
 		if (end == STREAM_LOST && !continuous && !stop_requested)
 			log_error("connection to the source lost; the mirror keeps every transaction "
 				  "applied so far: run pgmirror again to continue");

@@ -130,6 +130,7 @@ fail:
  */
 static StreamEnd stream_apply_failed(Stream *s)
 {
+	s->idle_lsn = LSN_INVALID; /* it came before the rolled-back group ends */
 	if (replicate_stopping()) {
 		log_stopped_group();
 		return STREAM_DONE;
@@ -163,9 +164,14 @@ static bool step_data(Stream *s, const Frame *f)
 	if (f->wal_start > s->received)
 		s->received = f->wal_start;
 	if (!apply_message(s->apply, &msg)) {
-		/* stopped by SIGTERM (STREAM_DONE): the loop ends on its own */
+		/*
+		 * The round ends at once, also when SIGTERM stopped the step
+		 * (STREAM_DONE): the group was rolled back, so no position
+		 * may be stored or confirmed now (a keepalive's would skip
+		 * the transactions of that group).
+		 */
 		s->end = stream_apply_failed(s);
-		return s->end == STREAM_DONE;
+		return false;
 	}
 	if (msg.type == PGO_BEGIN && s->group_started == 0)
 		s->group_started = mono_usecs();
@@ -180,7 +186,7 @@ static bool step_data(Stream *s, const Frame *f)
 		    mono_usecs() - s->group_started >= GROUP_MAX_USECS) {
 			if (!stream_flush(s)) {
 				s->end = replicate_stopping() ? STREAM_DONE : STREAM_FAILED;
-				return s->end == STREAM_DONE;
+				return false;
 			}
 		}
 	}
