@@ -187,8 +187,7 @@ lost:
 	return false;
 }
 
-bool session_create_slot(Session *s, const char *slot, bool use_snapshot,
-			 Lsn *consistent_point)
+bool session_create_slot(Session *s, const char *slot, unsigned flags, Lsn *consistent_point)
 {
 	PGresult *res;
 	char *id = session_quote(s, slot, true), *sql;
@@ -196,9 +195,10 @@ bool session_create_slot(Session *s, const char *slot, bool use_snapshot,
 
 	if (id == NULL)
 		return false;
-	/* the old spelling of the option, which every server from 10 on takes */
-	sql = xasprintf("CREATE_REPLICATION_SLOT %s LOGICAL pgoutput %s", id,
-			use_snapshot ? "USE_SNAPSHOT" : "NOEXPORT_SNAPSHOT");
+	/* the old spelling of the options, which every server from 10 on takes */
+	sql = xasprintf("CREATE_REPLICATION_SLOT %s%s LOGICAL pgoutput %s", id,
+			(flags & SLOT_TEMPORARY) ? " TEMPORARY" : "",
+			(flags & SLOT_USE_SNAPSHOT) ? "USE_SNAPSHOT" : "NOEXPORT_SNAPSHOT");
 	PQfreemem(id);
 	if (run_stoppable(s, sql, PGRES_TUPLES_OK, &res, "create the replication slot")) {
 		ok = PQntuples(res) == 1 && PQnfields(res) >= 2 &&

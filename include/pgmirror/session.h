@@ -113,15 +113,23 @@ bool session_missing_publications(Session *s, char *const *names, int n,
 bool session_publication_tables(Session *s, char *const *pubs, int npubs,
 				SourceTable **out, int *n) PGM_MUST_CHECK;
 
+/* How session_create_slot() makes a slot (or-ed). */
+enum {
+	SLOT_USE_SNAPSHOT = 1, /* see below */
+	SLOT_TEMPORARY = 2,    /* dropped when this connection ends (a table's
+				* sync, --verify): it only gives a snapshot and
+				* its LSN */
+};
+
 /*
- * use_snapshot: the slot's consistent snapshot becomes that of the open
- * transaction (session_begin_snapshot() just before), for the initial copy.
+ * SLOT_USE_SNAPSHOT: the slot's consistent snapshot becomes that of the open
+ * transaction (session_begin_snapshot() just before), for a copy.
  * The server waits for every transaction in progress to end first, which
  * can take long: the stop check is honoured meanwhile (see above). A
  * creation cancelled that way leaves no slot; one that finished before the
  * cancel reached the server counts as done.
  */
-bool session_create_slot(Session *s, const char *slot, bool use_snapshot,
+bool session_create_slot(Session *s, const char *slot, unsigned flags,
 			 Lsn *consistent_point) PGM_MUST_CHECK;
 bool session_drop_slot(Session *s, const char *slot) PGM_MUST_CHECK;
 
