@@ -122,9 +122,10 @@ static int check_publications(Run *run, char *const *pubs, int npubs)
 
 /*
  * An existing mirror: its slot must be there and not ahead of it. A slot
- * that is gone or invalidated sets *rebuild: the mirror is made again from
- * a fresh copy. A slot ahead of the mirror cannot be mended that way
- * without the user's say (another mirror may be using it).
+ * that is gone, invalidated, or whose WAL the stream found removed
+ * (run->slot_unreadable) sets *rebuild: the mirror is made again from a
+ * fresh copy. A slot ahead of the mirror cannot be mended that way without
+ * the user's say (another mirror may be using it).
  */
 static int check_slot(Run *run, bool *rebuild)
 {
@@ -148,13 +149,15 @@ static int check_slot(Run *run, bool *rebuild)
 			  run->state.slot);
 		goto done;
 	}
-	if (!si.exists || !si.usable) {
+	if (!si.exists || !si.usable || run->slot_unreadable) {
 		log_warning("replication slot \"%s\" of mirror \"%s\" %s; creating it again and "
 			    "rebuilding the mirror from a fresh copy (readers keep the old "
 			    "contents until the new ones are complete)",
 			    run->state.slot, run->opt->mirror_path,
-			    si.exists ? "was invalidated on the source (max_slot_wal_keep_size)"
-				      : "no longer exists on the source");
+			    !si.exists ? "no longer exists on the source"
+			    : !si.usable ? "was invalidated on the source (max_slot_wal_keep_size)"
+					 : "cannot be read any more: WAL it needs was removed from the "
+					   "source");
 		*rebuild = true;
 		rc = EXIT_OK;
 		goto done;
@@ -200,6 +203,8 @@ static int prepare(Run *run)
 		rc = check_slot(run, &rebuild);
 	if (rc == EXIT_OK && (rebuild || !run->state.present || !run->state.initial_copy_done))
 		rc = firstrun_run(run, rebuild);
+	if (rc == EXIT_OK && rebuild)
+		run->slot_unreadable = false;
 	if (rc != EXIT_OK && !session_connected(run->session))
 		run->conn_failed = true;
 	return rc;
@@ -234,6 +239,7 @@ int replicate_run(const ReplicateOptions *opt)
 	int backoff = 1;
 	bool continuous = !opt->once && opt->endpos == LSN_INVALID;
 	bool reconnecting = false; /* a stream was lost: wait for the source */
+	bool rebuilt_unreadable = false; /* a slot whose WAL was gone was made again */
 
 	run.pubs_text = strv_join(opt->pubs, opt->npubs, ",");
 	run.lookup = lookup_new(opt->conninfo);
@@ -280,6 +286,18 @@ int replicate_run(const ReplicateOptions *opt)
 			goto done;
 		if (end == STREAM_DONE) {
 			rc = EXIT_OK;
+			break;
+		}
+		if (end == STREAM_SLOT_GONE && !rebuilt_unreadable) {
+			/* made again at once, --once too: it can never stream */
+			run.slot_unreadable = rebuilt_unreadable = true;
+			continue;
+		}
+		if (end == STREAM_SLOT_GONE) {
+			log_error("the replication slot made again for mirror \"%s\" cannot be read "
+				  "either; check the source's WAL (pg_wal) and its server log",
+				  opt->mirror_path);
+			rc = EXIT_ERROR;
 			break;
 		}
 		if (end == STREAM_RECONNECT) {

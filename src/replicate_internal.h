@@ -26,6 +26,9 @@ typedef struct Run {
 	const Catalog *catalog; /* the applier's questions to the source */
 	Lookup *lookup;         /* its answers (catalog->ctx) */
 	bool conn_failed;       /* the last error was reaching the source */
+	bool slot_unreadable;   /* the slot's WAL is gone (STREAM_SLOT_GONE): a
+				 * slot the server still calls usable, rebuilt
+				 * like an invalidated one */
 } Run;
 
 /* SIGTERM (replicate_request_stop()) was seen: finish up. */
@@ -48,6 +51,7 @@ typedef enum StreamEnd {
 	STREAM_FAILED,    /* an error that retrying will not mend */
 	STREAM_IN_USE,    /* the slot is held by another connection */
 	STREAM_RECONNECT, /* idle after a huge message: connect again at once */
+	STREAM_SLOT_GONE, /* the slot's WAL is gone from the source: rebuild */
 } StreamEnd;
 
 /* Streams from the mirror's slot into apply until one of the ends above. */

@@ -72,6 +72,10 @@ bool session_error_in_use(const Session *s);
 /* True when the stream ended on data the source cannot send (SQLSTATE
  * class 22, e.g. text not valid in its encoding): a retry meets it again. */
 bool session_error_data(const Session *s);
+/* True when the stream ended because a file the slot needs, its WAL above
+ * all, is gone from the source (SQLSTATE 58P01, "requested WAL segment ...
+ * has already been removed"): that slot can never stream again. */
+bool session_error_wal_gone(const Session *s);
 /* True when the last call gave up because the stop check said so. */
 bool session_error_stopped(const Session *s);
 
