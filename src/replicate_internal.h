@@ -41,6 +41,13 @@ int replicate_open_mirror(Run *run, MirrorMode mode);
  */
 int firstrun_run(Run *run, bool rebuild);
 
+/*
+ * At start, gives every mirror table of a published table (tables: the
+ * publications' tables as they are now) the name its source table has
+ * now, in one SQLite transaction; returns an exit code. See renames.c.
+ */
+int renames_at_start(Run *run, const SourceTable *tables, int ntables);
+
 /* What a streaming round ended with. */
 typedef enum StreamEnd {
 	STREAM_DONE,      /* end position reached, or asked to stop */

@@ -37,6 +37,11 @@ typedef struct FakeSource {
 	int nrows;
 	const char *column_asked;     /* the column column_values() was asked for */
 	SourceFill fill;              /* column_fill()'s answer (missing borrowed) */
+	struct {
+		uint32_t oid;
+		const char *nspname, *relname;
+	} now[4];                     /* relation_name(): names now; others are gone */
+	int nnow;
 } FakeSource;
 
 static bool fake_type_info(void *ctx, uint32_t oid, SourceType *out)
@@ -73,14 +78,12 @@ static bool fake_column_attnums(void *ctx, uint32_t relid, const char *const *na
 	return true;
 }
 
-static bool fake_column_values(void *ctx, const char *schema, const char *table,
-			       const char *const *keys, int nkeys, const char *column,
-			       CatalogRowFn row, void *arg)
+static bool fake_column_values(void *ctx, uint32_t relid, const char *const *keys, int nkeys,
+			       const char *column, CatalogRowFn row, void *arg)
 {
 	FakeSource *s = ctx;
 
-	(void)schema;
-	(void)table;
+	(void)relid;
 	(void)keys;
 	assert_int_equal(nkeys, 1);
 	s->column_asked = column;
@@ -90,6 +93,20 @@ static bool fake_column_values(void *ctx, const char *schema, const char *table,
 
 		if (!row(arg, vals, lens))
 			return false;
+	}
+	return true;
+}
+
+static bool fake_relation_name(void *ctx, uint32_t relid, char **nspname, char **relname)
+{
+	FakeSource *s = ctx;
+
+	*nspname = *relname = NULL;
+	for (int i = 0; i < s->nnow; i++) {
+		if (s->now[i].oid == relid) {
+			*nspname = strdup(s->now[i].nspname);
+			*relname = strdup(s->now[i].relname);
+		}
 	}
 	return true;
 }
@@ -132,7 +149,7 @@ static int setup(void **state)
 	assert_true(mirror_write_state(f->m, &st));
 	assert_true(mirror_commit(f->m));
 	f->catalog = (Catalog){&f->src, fake_type_info, fake_column_fill, fake_column_attnums,
-			       fake_column_values, fake_error, NULL};
+			       fake_column_values, fake_error, NULL, fake_relation_name};
 	f->a = apply_new(f->m, 0x100, &f->catalog);
 	f->lsn = 0x1000;
 	*state = f;
@@ -565,6 +582,14 @@ static void test_name_clash(void **state)
 	PgoMessage m;
 
 	make_t(f);
+	/* both are on the source now, under those names */
+	f->src.now[0].oid = 1000;
+	f->src.now[0].nspname = "public";
+	f->src.now[0].relname = "t";
+	f->src.now[1].oid = 4000;
+	f->src.now[1].nspname = "public";
+	f->src.now[1].relname = "T";
+	f->src.nnow = 2;
 	source_columns(f, 1, NAMES("id"), INTS(1));
 	relation(f, 4000, "T", 'd', 1, NAMES("id"), TYPES(OID_INT4), INTS(1));
 	begin(f);
