@@ -6,12 +6,11 @@
  * table its name, in the same SQLite transaction as that change.
  *
  * The stream replays history: a Relation message names the table as it
- * was called when the change was made, and the start (rename_at_start())
+ * was called when the change was made, and the start (renames_at_start())
  * may have given the table a later name already. So when the message's
  * name is not the mirror table's, the source's catalog says what the
  * table is called now, and that name is taken: the mirror never goes back
- * to an older name, and a rename that no later change reveals is followed
- * all the same.
+ * to an older name while it catches up.
  *
  * The new name may be held by another mirror table: one whose source
  * table was renamed too, though its Relation message has not come yet
@@ -34,6 +33,7 @@
 /* One table of the chain of renames. */
 typedef struct Move {
 	uint32_t oid;
+	char *old;           /* the SQLite name it had */
 	char *name;          /* the new SQLite name */
 	char *nspname;       /* the source's names now */
 	char *relname;
@@ -81,6 +81,7 @@ static void set_names(RelEntry *r, const char *nspname, const char *relname)
 static void moves_free(Move *mv, int n)
 {
 	for (int i = 0; i < n; i++) {
+		free(mv[i].old);
 		free(mv[i].name);
 		free(mv[i].nspname);
 		free(mv[i].relname);
@@ -144,6 +145,7 @@ static bool clear_name(Applier *a, RelEntry *r, Move **mv, int *nmv, uint32_t *d
 			*mv = xreallocarray(*mv, (size_t)*nmv + 1, sizeof(Move));
 			m = &(*mv)[(*nmv)++];
 			m->oid = h.relation_oid;
+			m->old = xstrdup(h.name);
 			m->name = name;
 			m->nspname = nsp;
 			m->relname = rel;
@@ -220,7 +222,6 @@ bool apply_follow_name(Applier *a, RelEntry *r)
 	int nmv = 0;
 	uint32_t drop = 0;
 	bool found, ok = false;
-	char *old = NULL;
 
 	if (!mirror_table_by_oid(a->m, r->oid, &found, &cur)) {
 		errbuf_set(&a->err, "%s", mirror_error(a->m));
@@ -246,10 +247,9 @@ bool apply_follow_name(Applier *a, RelEntry *r)
 		}
 		if (strcmp(cur.name, r->def.name) == 0)
 			goto ok;
-		old = xstrdup(cur.name);
 		mv = xcalloc(1, sizeof(Move));
-		mv[0] = (Move){r->oid, xstrdup(r->def.name), xstrdup(r->def.source_schema),
-			       xstrdup(r->def.source_table)};
+		mv[0] = (Move){r->oid, xstrdup(cur.name), xstrdup(r->def.name),
+			       xstrdup(r->def.source_schema), xstrdup(r->def.source_table)};
 		nmv = 1;
 	}
 	if (!found && !new_table_name(a, r))
@@ -275,19 +275,14 @@ bool apply_follow_name(Applier *a, RelEntry *r)
 			  mirror_error(a->m));
 		goto done;
 	}
-	if (old != NULL)
-		log_info("table \"%s\" is \"%s\".\"%s\" on the source now; mirror table \"%s\" is "
-			 "renamed \"%s\"", r->display, r->def.source_schema, r->def.source_table, old,
-			 r->def.name);
-	for (int i = old != NULL ? 1 : 0; i < nmv; i++)
-		log_info("source table \"%s\".\"%s\" was renamed; its mirror table is \"%s\" now",
-			 mv[i].nspname, mv[i].relname, mv[i].name);
+	for (int i = 0; i < nmv; i++)
+		log_info("mirror table \"%s\" is renamed \"%s\": its source table is \"%s\".\"%s\" "
+			 "now", mv[i].old, mv[i].name, mv[i].nspname, mv[i].relname);
 ok:
 	ok = true;
 done:
 	mirror_table_info_clear(&cur);
 	moves_free(mv, nmv);
 	free(rn);
-	free(old);
 	return ok;
 }

@@ -55,6 +55,17 @@ void apply_rels_clear(Applier *a)
 	a->nrels = 0;
 }
 
+void apply_forget_tables(Applier *a)
+{
+	for (size_t i = 0; i < a->nrels_cap; i++) {
+		if (a->rels[i].oid != 0) {
+			mirror_table_free(a->rels[i].table);
+			a->rels[i].table = NULL;
+			a->rels[i].gone = false;
+		}
+	}
+}
+
 void apply_cache_free(Applier *a)
 {
 	apply_rels_clear(a);

@@ -114,9 +114,9 @@ int renames_at_start(Run *run, const SourceTable *tables, int ntables)
 
 		for (k = 0; k < nknown && known[k].relation_oid != rn[i].relation_oid; k++)
 			;
-		log_info("table \"%s\".\"%s\" was renamed on the source; mirror table \"%s\" is "
-			 "\"%s\" now", rn[i].source_schema, rn[i].source_table,
-			 k < nknown ? known[k].name : "", rn[i].name);
+		log_info("mirror table \"%s\" is renamed \"%s\": its source table is \"%s\".\"%s\" "
+			 "now", k < nknown ? known[k].name : "", rn[i].name, rn[i].source_schema,
+			 rn[i].source_table);
 	}
 	rc = EXIT_OK;
 	goto done;

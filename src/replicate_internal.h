@@ -45,6 +45,8 @@ int firstrun_run(Run *run, bool rebuild);
  * At start, gives every mirror table of a published table (tables: the
  * publications' tables as they are now) the name its source table has
  * now, in one SQLite transaction; returns an exit code. See renames.c.
+ * Called while an applier lives (no group open), it must be followed by
+ * apply_forget_tables(): the applier's statements name the old tables.
  */
 int renames_at_start(Run *run, const SourceTable *tables, int ntables);
 

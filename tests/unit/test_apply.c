@@ -601,6 +601,83 @@ static void test_name_clash(void **state)
 			    "case in names); leave one of them out of the publication or rename it");
 }
 
+static void now_named(Fixture *f, int i, uint32_t oid, const char *relname)
+{
+	f->src.now[i].oid = oid;
+	f->src.now[i].nspname = "public";
+	f->src.now[i].relname = relname;
+	if (f->src.nnow <= i)
+		f->src.nnow = i + 1;
+}
+
+/*
+ * A mirror table belongs to its relation OID: a Relation message under a
+ * new name renames it, keeping its rows; one under an old name (history
+ * replayed) leaves it under the name the source has now; a swap moves
+ * both, and the next change of the other table goes to its own table.
+ */
+static void test_rename_follows_oid(void **state)
+{
+	Fixture *f = *state;
+
+	make_t(f);
+	now_named(f, 0, 1000, "t2");
+	relation(f, 1000, "t2", 'd', 3, NAMES("id", "v", "big"),
+		 TYPES(OID_INT4, OID_TEXT, OID_TEXT), INTS(1, 0, 0));
+	begin(f);
+	insert(f, 1000, 3, ROW("3", "c", "big3"));
+	commit(f);
+	assert_string_equal(query(f, "SELECT table_name, source_table FROM pgmirror_tables"),
+			    "t2|t2");
+	assert_string_equal(query(f, "SELECT id FROM t2 ORDER BY id"), "1;2;3");
+	assert_string_equal(columns_of(f, "t2"), "id|int4|1|1;v|text|0|2;big|text|0|3");
+
+	/* the stream describes it by its old name: the source's name now wins */
+	relation(f, 1000, "t", 'd', 3, NAMES("id", "v", "big"),
+		 TYPES(OID_INT4, OID_TEXT, OID_TEXT), INTS(1, 0, 0));
+	begin(f);
+	insert(f, 1000, 3, ROW("4", "d", "big4"));
+	commit(f);
+	assert_string_equal(query(f, "SELECT table_name FROM pgmirror_tables"), "t2");
+	assert_string_equal(query(f, "SELECT id FROM t2 ORDER BY id"), "1;2;3;4");
+
+	/* u, then a swap of t2 and u, of which the stream shows u's side */
+	now_named(f, 1, 2000, "u");
+	relation(f, 2000, "u", 'd', 3, NAMES("id", "v", "big"),
+		 TYPES(OID_INT4, OID_TEXT, OID_TEXT), INTS(1, 0, 0));
+	begin(f);
+	insert(f, 2000, 3, ROW("10", "x", "y"));
+	commit(f);
+	now_named(f, 0, 1000, "u");
+	now_named(f, 1, 2000, "t2");
+	relation(f, 2000, "t2", 'd', 3, NAMES("id", "v", "big"),
+		 TYPES(OID_INT4, OID_TEXT, OID_TEXT), INTS(1, 0, 0));
+	begin(f);
+	insert(f, 2000, 3, ROW("11", "x", "y"));
+	insert(f, 1000, 3, ROW("5", "e", "big5"));
+	commit(f);
+	assert_string_equal(query(f, "SELECT table_name, relation_oid FROM pgmirror_tables "
+				  "ORDER BY 1"), "t2|2000;u|1000");
+	assert_string_equal(query(f, "SELECT id FROM u ORDER BY id"), "1;2;3;4;5");
+	assert_string_equal(query(f, "SELECT id FROM t2 ORDER BY id"), "10;11");
+
+	/* renamed by someone else (the start's renames): the applier forgets
+	 * its statements, and the next change finds the table by OID */
+	{
+		MirrorRename rn = {1000, "w", "public", "w"};
+
+		now_named(f, 0, 1000, "w");
+		assert_true(mirror_begin(f->m));
+		assert_true(mirror_tables_rename(f->m, &rn, 1));
+		assert_true(mirror_commit(f->m));
+	}
+	apply_forget_tables(f->a);
+	begin(f);
+	insert(f, 1000, 3, ROW("6", "f", "big6"));
+	commit(f);
+	assert_string_equal(query(f, "SELECT id FROM w ORDER BY id"), "1;2;3;4;5;6");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -614,6 +691,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_skip_applied, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_errors_name_columns, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_name_clash, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rename_follows_oid, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
