@@ -78,6 +78,17 @@ static void set_names(RelEntry *r, const char *nspname, const char *relname)
 	r->def.source_table = xstrdup(relname);
 }
 
+/* r's mirror names stay those the mirror has (owned by r). */
+static void keep_names(RelEntry *r, const MirrorTableInfo *cur)
+{
+	free((char *)r->def.name);
+	free((char *)r->def.source_schema);
+	free((char *)r->def.source_table);
+	r->def.name = xstrdup(cur->name);
+	r->def.source_schema = xstrdup(cur->source_schema);
+	r->def.source_table = xstrdup(cur->source_table);
+}
+
 static void moves_free(Move *mv, int n)
 {
 	for (int i = 0; i < n; i++) {
@@ -134,9 +145,12 @@ static bool clear_name(Applier *a, RelEntry *r, Move **mv, int *nmv, uint32_t *d
 		if (ok) {
 			char *name = naming_table(nsp, rel);
 
-			if (strcasecmp(name, target) == 0)
+			if (strcasecmp(name, target) == 0) {
 				why = naming_clash(nsp, rel, r->def.source_schema, r->def.source_table);
-			else
+				if (why == NULL) /* r's names are history: not its own now */
+					why = xasprintf("mirror table \"%s\" has the name \"%s\".\"%s\" "
+							"had once, and keeps it", h.name, nsp, rel);
+			} else
 				why = naming_name_problem(nsp, rel);
 			if (why != NULL) {
 				errbuf_set(&a->err, "could not mirror table \"%s\": %s", r->display, why);
@@ -232,11 +246,17 @@ bool apply_follow_name(Applier *a, RelEntry *r)
 	if (found) {
 		char *nsp, *rel, *why;
 
-		/* the source's name now, not the one the stream describes */
+		/* the source's name now, not the one the stream describes; a
+		 * table gone from the source keeps its name (the next start
+		 * removes it) */
 		if (!name_now(a, r->oid, &nsp, &rel))
 			goto done;
-		why = nsp != NULL ? naming_name_problem(nsp, rel) : NULL;
-		if (nsp != NULL && why == NULL)
+		if (nsp == NULL) {
+			keep_names(r, &cur);
+			goto ok;
+		}
+		why = naming_name_problem(nsp, rel);
+		if (why == NULL)
 			set_names(r, nsp, rel);
 		free(nsp);
 		free(rel);

@@ -17,6 +17,10 @@ table of the user's own). Then, while pgmirror is down:
   later changes;
 - onto a dropped table's name: DROP TABLE x; ALTER TABLE y RENAME TO x,
   with and without later changes;
+- gone: a table that joined, got rows and was dropped, whose name a
+  renamed table took; a table renamed, changed and dropped, whose new name
+  another renamed table took: the backlog of the gone table must not take
+  the other's name or rows;
 - refill: a column added with a default to the keyed table, a row
   inserted (its Relation names the old name), then the rename: the refill
   of the added column must find the table by OID;
@@ -232,6 +236,38 @@ def case_dropped_name(ctx, later):
     expect(ctx, path, [f])
 
 
+def case_gone_joined(ctx):
+    """x joins, gets rows and is dropped; then k is renamed x: x's changes
+    in the backlog are of a table gone, and must not take k's rows."""
+    k, f, pub, path, slot = setup(ctx, "gonej", objects=False)
+    ctx.sql("CREATE TABLE gonej_x (id int PRIMARY KEY, v text)")
+    ctx.sql("ALTER PUBLICATION %s ADD TABLE gonej_x" % pub)
+    ctx.sql("INSERT INTO gonej_x VALUES (100, 'x')")
+    ctx.sql("DROP TABLE gonej_x")
+    ctx.sql("ALTER TABLE %s RENAME TO gonej_x" % qident(k))
+    ctx.sql("INSERT INTO gonej_x VALUES (7, 'after')")
+    ctx.once(path, slot, pub)
+    expect(ctx, path, ["gonej_x", f])
+
+
+def case_gone_renamed(ctx):
+    """k is renamed k2, changed, dropped; f is renamed k2: k's changes in
+    the backlog name k2, which is f's now."""
+    k, f, pub, path, slot = setup(ctx, "goner", objects=False)
+    k2 = k + "2"
+    ctx.sql("ALTER TABLE %s RENAME TO %s" % (qident(k), qident(k2)))
+    ctx.sql("INSERT INTO %s VALUES (7, 'after')" % qident(k2))
+    ctx.sql("DROP TABLE %s" % qident(k2))
+    ctx.sql("ALTER TABLE %s RENAME TO %s" % (qident(f), qident(k2)))
+    ctx.once(path, slot, pub)
+    # k's mirror table stays until the start removes tables that left
+    ctx.assert_mirror_equals_source(path, k2)
+    check_meta(ctx, path, k2)
+    ctx.sql("INSERT INTO %s VALUES (8, 'later')" % qident(k2))
+    ctx.once(path, slot, pub)
+    ctx.assert_mirror_equals_source(path, k2)
+
+
 def case_refill(ctx):
     """The refill of an added column after a later rename."""
     k, f, pub, path, slot = setup(ctx, "refill", objects=False)
@@ -268,6 +304,8 @@ def test(ctx):
         soft("swap, later changes %s" % later, case_swap, ctx, later)
         soft("onto a dropped name, later changes %s" % later, case_dropped_name,
              ctx, later)
+    soft("a table gone, its name taken", case_gone_joined, ctx)
+    soft("a table renamed, then gone, its name taken", case_gone_renamed, ctx)
     soft("refill after a rename", case_refill, ctx)
     soft("follow", case_follow, ctx)
     soft.done()
