@@ -148,12 +148,13 @@ static bool rename_one(Mirror *m, uint32_t oid, const char *from, const char *to
 		"WHERE relation_oid = %u", to, schema, table, oid));
 }
 
-/* What besides a mirror table holds name in the file (a table, view,
- * index or trigger of the user's), as its type; NULL when nothing. */
+/* What besides a mirror table holds name in the file (a table, view or
+ * index of the user's: triggers have names of their own), as its type;
+ * NULL when nothing. */
 static bool other_holder(Mirror *m, const char *name, char **type)
 {
 	sqlite3_stmt *q = mirror_prepare(m, "SELECT type FROM sqlite_schema WHERE name = ?1 "
-				      "COLLATE NOCASE", false);
+				      "COLLATE NOCASE AND type <> 'trigger'", false);
 	int rc;
 
 	*type = NULL;

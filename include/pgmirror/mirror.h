@@ -220,7 +220,7 @@ typedef struct MirrorRename {
  * those), and records the names in pgmirror_tables and pgmirror_columns.
  * Names may move around among the tables of rn[] (a swap): all move out
  * of the way first. A new name that a mirror table outside rn[] holds, or
- * a table, view, index or trigger of the user's, is an error; then the
+ * a table, view or index of the user's, is an error; then the
  * caller rolls back. Handles of the renamed tables (mirror_table_sync)
  * must be freed: their statements name the old table.
  */

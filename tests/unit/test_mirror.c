@@ -370,13 +370,13 @@ static void test_rename_swap(void **state)
 	assert_int_equal(user_int(f, "SELECT count(*) FROM audit WHERE id = 7"), 1);
 }
 
-/* A new name that a table of the user's own has. */
+/* A new name that a table of the user's own has; one its trigger has. */
 static void test_rename_onto_user_table(void **state)
 {
 	Fixture *f = *state;
 	MirrorRename rn = {16384, "X", "public", "X"};
 
-	user_sql(f, "CREATE TABLE x (a)");
+	user_sql(f, "CREATE TABLE x (a); CREATE TRIGGER y AFTER INSERT ON x BEGIN SELECT 1; END");
 	assert_true(mirror_begin(f->m));
 	assert_false(mirror_tables_rename(f->m, &rn, 1));
 	assert_string_equal(mirror_error(f->m),
@@ -386,6 +386,13 @@ static void test_rename_onto_user_table(void **state)
 	mirror_rollback(f->m);
 	assert_named(f, 16384, "t", "t");
 	assert_int_equal(user_int(f, "SELECT count(*) FROM t"), NROWS);
+	/* a trigger's name is not a table's */
+	rn.name = rn.source_table = "y";
+	assert_true(mirror_begin(f->m));
+	assert_true(mirror_tables_rename(f->m, &rn, 1));
+	assert_true(mirror_commit(f->m));
+	assert_named(f, 16384, "y", "y");
+	assert_int_equal(user_int(f, "SELECT count(*) FROM y"), NROWS);
 }
 
 int main(void)
