@@ -21,6 +21,9 @@ table of the user's own). Then, while pgmirror is down:
   renamed table took; a table renamed, changed and dropped, whose new name
   another renamed table took: the backlog of the gone table must not take
   the other's name or rows;
+- clash: a table renamed so that its mirror name is another published
+  table's: refused (exit 1, a message naming the name), the mirror as it
+  was;
 - refill: a column added with a default to the keyed table, a row
   inserted (its Relation names the old name), then the rename: the refill
   of the added column must find the table by OID;
@@ -268,6 +271,26 @@ def case_gone_renamed(ctx):
     ctx.assert_mirror_equals_source(path, k2)
 
 
+def case_clash(ctx):
+    """cl.z renamed cl.x_y, whose mirror name public.cl_x_y has: refused,
+    the mirror unchanged."""
+    ctx.sql("CREATE SCHEMA cl")
+    ctx.sql("CREATE TABLE cl_x_y (id int PRIMARY KEY)")
+    ctx.sql("CREATE TABLE cl.z (id int PRIMARY KEY)")
+    ctx.sql("INSERT INTO cl_x_y VALUES (1); INSERT INTO cl.z VALUES (2)")
+    ctx.sql("CREATE PUBLICATION pub_cl FOR TABLE cl_x_y, cl.z")
+    path, slot = ctx.path("cl.db"), ctx.slot("cl")
+    ctx.once(path, slot, "pub_cl")
+    before = ctx.mirror_snapshot(path), ctx.mirror_state(path)
+    ctx.sql("ALTER TABLE cl.z RENAME TO x_y")
+    for _ in range(2):
+        rc, out, err = ctx.run(ctx.mirror_args(path, slot, "pub_cl", "--once"))
+        check(rc == 1 and 'would both be mirrored as "cl_x_y"' in err,
+              "a clash: exit %d, expected 1 with a message:\n%s" % (rc, err))
+        check((ctx.mirror_snapshot(path), ctx.mirror_state(path)) == before,
+              "refused, but the mirror changed")
+
+
 def case_refill(ctx):
     """The refill of an added column after a later rename."""
     k, f, pub, path, slot = setup(ctx, "refill", objects=False)
@@ -306,6 +329,7 @@ def test(ctx):
              ctx, later)
     soft("a table gone, its name taken", case_gone_joined, ctx)
     soft("a table renamed, then gone, its name taken", case_gone_renamed, ctx)
+    soft("a rename onto a name another published table has", case_clash, ctx)
     soft("refill after a rename", case_refill, ctx)
     soft("follow", case_follow, ctx)
     soft.done()
