@@ -231,7 +231,7 @@ static bool apply_insert(Applier *a, const PgoInsert *ins)
 
 	if (r == NULL)
 		return false;
-	if (a->skipping)
+	if (a->skipping || r->gone)
 		return true;
 	if (!convert_tuple(a, r, &ins->newtup, 'N', true, "Insert"))
 		return false;
@@ -270,7 +270,7 @@ static bool apply_update(Applier *a, const PgoUpdate *up)
 
 	if (r == NULL)
 		return false;
-	if (a->skipping)
+	if (a->skipping || r->gone)
 		return true;
 	if (!convert_tuple(a, r, &up->newtup, 'N', true, "Update"))
 		return false;
@@ -301,7 +301,7 @@ static bool apply_delete(Applier *a, const PgoDelete *del)
 
 	if (r == NULL)
 		return false;
-	if (a->skipping)
+	if (a->skipping || r->gone)
 		return true;
 	if (!convert_tuple(a, r, &del->oldtup, del->old_kind, false, "Delete") ||
 	    !check_key(a, r, "Delete"))
@@ -321,7 +321,7 @@ static bool apply_truncate(Applier *a, const PgoTruncate *tr)
 
 		if (r == NULL)
 			return false;
-		if (a->skipping)
+		if (a->skipping || r->gone)
 			continue;
 		if (!mirror_table_truncate(r->table))
 			return mirror_failed(a, r, "Truncate");

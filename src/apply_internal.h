@@ -4,7 +4,8 @@
  * grouping and the dispatch of messages and row changes; apply_schema.c
  * the relation and type caches, Relation and Type messages, and making
  * and changing mirror tables (with the refill of added and retyped
- * columns from the source's catalog).
+ * columns from the source's catalog); apply_rename.c a mirror table's
+ * name, which follows its source table's.
  */
 #ifndef PGMIRROR_APPLY_INTERNAL_H
 #define PGMIRROR_APPLY_INTERNAL_H
@@ -29,6 +30,8 @@ typedef struct RelEntry {
 	bool *keep;             /* new tuple: column not sent ('u') */
 	bool *used;             /* old tuple: column identifies the row */
 	bool big_bufs;          /* a scratch buffer outgrew VALUES_BUF_KEEP */
+	bool gone;              /* gone from the source, its name another's:
+				 * its changes are not applied (apply_rename.c) */
 } RelEntry;
 
 typedef struct TypeEntry {
@@ -86,5 +89,15 @@ bool apply_convert_value(Applier *a, RelEntry *r, int col, const char *text, siz
 			 ValueBuf *buf, Value *out, char *err, size_t errsize) PGM_MUST_CHECK;
 /* Shrinks the scratch buffers that grew past VALUES_BUF_KEEP. */
 void apply_trim_scratch(Applier *a);
+/* A catalog question failed: remembers whether for want of the source. */
+void apply_catalog_failed(Applier *a);
+
+/*
+ * apply_rename.c: gives r's mirror table (found by OID) the name the
+ * source table has, before its definition is planned, moving aside tables
+ * whose names it takes; sets r->def's names to the ones it is mirrored
+ * under, or sets r->gone. Within the open group.
+ */
+bool apply_follow_name(Applier *a, RelEntry *r) PGM_MUST_CHECK;
 
 #endif

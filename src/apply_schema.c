@@ -55,6 +55,17 @@ void apply_rels_clear(Applier *a)
 	a->nrels = 0;
 }
 
+void apply_forget_tables(Applier *a)
+{
+	for (size_t i = 0; i < a->nrels_cap; i++) {
+		if (a->rels[i].oid != 0) {
+			mirror_table_free(a->rels[i].table);
+			a->rels[i].table = NULL;
+			a->rels[i].gone = false;
+		}
+	}
+}
+
 void apply_cache_free(Applier *a)
 {
 	apply_rels_clear(a);
@@ -129,8 +140,7 @@ static TypeEntry *type_get(Applier *a, uint32_t oid)
 	return t;
 }
 
-/* A catalog question failed: remember whether for want of the source. */
-static void catalog_failed(Applier *a)
+void apply_catalog_failed(Applier *a)
 {
 	a->source_lost = a->catalog->lost != NULL && a->catalog->lost(a->catalog->ctx);
 }
@@ -170,7 +180,7 @@ static bool resolve_type(Applier *a, uint32_t oid, int32_t typmod, int depth,
 		return false;
 	}
 	if (!a->catalog->type_info(a->catalog->ctx, oid, &st)) {
-		catalog_failed(a);
+		apply_catalog_failed(a);
 		errbuf_set(&a->err, "could not look up the type with OID %u on the source: %s", oid,
 			  a->catalog->error(a->catalog->ctx));
 		return false;
@@ -264,7 +274,7 @@ static bool fill_constant(Applier *a, RelEntry *r, int col, const char *name, So
 
 	out->kind = VAL_NULL;
 	if (!a->catalog->column_fill(a->catalog->ctx, r->oid, name, &f)) {
-		catalog_failed(a);
+		apply_catalog_failed(a);
 		errbuf_set(&a->err, "could not look up column \"%s\" added to \"%s\": %s", name,
 			  r->display, a->catalog->error(a->catalog->ctx));
 		return false;
@@ -347,10 +357,10 @@ static bool fill_from_source(Applier *a, RelEntry *r, const MirrorTableDef *def,
 		}
 	}
 	a->err.text[0] = '\0';
-	ok = a->catalog->column_values(a->catalog->ctx, def->source_schema, def->source_table,
-				       keynames, f.nkeys, f.name, fill_one_row, &f);
+	ok = a->catalog->column_values(a->catalog->ctx, r->oid, keynames, f.nkeys, f.name,
+				       fill_one_row, &f);
 	if (!ok)
-		catalog_failed(a);
+		apply_catalog_failed(a);
 	if (!ok && a->err.text[0] == '\0')
 		errbuf_set(&a->err, "could not read column \"%s\" of \"%s\" on the source: %s",
 			  f.name, r->display, a->catalog->error(a->catalog->ctx));
@@ -429,11 +439,15 @@ static bool rel_sync(Applier *a, RelEntry *r)
 		free(why);
 		goto done;
 	}
-	if (!apply_open_group(a))
+	if (!apply_open_group(a) || !apply_follow_name(a, r))
 		goto done;
+	if (r->gone) {
+		ok = true;
+		goto done;
+	}
 	attnums = xcalloc((size_t)def->ncols + 1, sizeof(int));
 	if (!a->catalog->column_attnums(a->catalog->ctx, r->oid, names, def->ncols, attnums)) {
-		catalog_failed(a);
+		apply_catalog_failed(a);
 		errbuf_set(&a->err, "could not look up the columns of \"%s\" on the source: %s",
 			  r->display, a->catalog->error(a->catalog->ctx));
 		goto done;
@@ -508,7 +522,7 @@ RelEntry *apply_rel_for_change(Applier *a, uint32_t relid, const char *what)
 			  r->display);
 		return NULL;
 	}
-	if (r->table == NULL && !rel_sync(a, r))
+	if (r->table == NULL && !r->gone && !rel_sync(a, r))
 		return NULL;
 	return r;
 }

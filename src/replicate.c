@@ -182,6 +182,31 @@ static void backoff_sleep(int secs)
 }
 
 /*
+ * An existing mirror is brought in line with the publications' tables as
+ * they are now, before it streams; an exit code.
+ */
+static int reconcile_at_start(Run *run)
+{
+	char **pubs = NULL;
+	int npubs = strv_split(run->state.publications, ',', &pubs), ntables = 0;
+	SourceTable *tables = NULL;
+	int rc = EXIT_ERROR;
+
+	if (!session_publication_tables(run->session, pubs, npubs, &tables, &ntables)) {
+		log_error("%s", session_error(run->session));
+		goto done;
+	}
+	/* renames first (a mirror table is its source table's, by OID): the
+	 * tablesync steps (tables that left, tables that joined) follow here,
+	 * on the same list and the names as they are now */
+	rc = renames_at_start(run, tables, ntables);
+done:
+	source_tables_free(tables, ntables);
+	strv_free(pubs, npubs);
+	return rc;
+}
+
+/*
  * Connects and checks the source, the publications and the slot, and runs
  * the first run when the mirror needs one; an exit code. A step that
  * failed because the connection died sets run->conn_failed.
@@ -203,6 +228,8 @@ static int prepare(Run *run)
 		rc = check_slot(run, &rebuild);
 	if (rc == EXIT_OK && (rebuild || !run->state.present || !run->state.initial_copy_done))
 		rc = firstrun_run(run, rebuild);
+	else if (rc == EXIT_OK)
+		rc = reconcile_at_start(run);
 	if (rc == EXIT_OK && rebuild)
 		run->slot_unreadable = false;
 	if (rc != EXIT_OK && !session_connected(run->session))

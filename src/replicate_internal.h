@@ -44,6 +44,15 @@ int replicate_open_mirror(Run *run, MirrorMode mode);
  */
 int firstrun_run(Run *run, bool rebuild);
 
+/*
+ * At start, gives every mirror table of a published table (tables: the
+ * publications' tables as they are now) the name its source table has
+ * now, in one SQLite transaction; returns an exit code. See renames.c.
+ * Called while an applier lives (no group open), it must be followed by
+ * apply_forget_tables(): the applier's statements name the old tables.
+ */
+int renames_at_start(Run *run, const SourceTable *tables, int ntables);
+
 /* What a streaming round ended with. */
 typedef enum StreamEnd {
 	STREAM_DONE,      /* end position reached, or asked to stop */

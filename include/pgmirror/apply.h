@@ -56,6 +56,15 @@ bool apply_reset(Applier *a) PGM_MUST_CHECK;
  */
 bool apply_make_table(Applier *a, uint32_t relid) PGM_MUST_CHECK;
 
+/*
+ * Frees every mirror table handle (and its prepared statements, which name
+ * the table), keeping what the Relation messages described: each table's
+ * next change finds its table again, by OID. For a caller that renamed or
+ * removed mirror tables itself while this applier lives (renames at start,
+ * run between groups).
+ */
+void apply_forget_tables(Applier *a);
+
 /* Between a Begin and its Commit. */
 bool apply_in_transaction(const Applier *a);
 
