@@ -3,7 +3,8 @@
  * checks it against the options and the source (system, publications,
  * slot), runs the first run (firstrun.c) when the mirror needs one, then
  * streams (stream.c), connecting again with backoff when a service loses
- * the source; and --drop-slot. Owns the SIGTERM flag.
+ * the source; --verify's catch-up to its snapshot (verify.c compares);
+ * and --drop-slot. Owns the SIGTERM flag.
  */
 #include "config.h"
 
@@ -237,7 +238,8 @@ int replicate_run(const ReplicateOptions *opt)
 	Run run = {.opt = opt};
 	int rc;
 	int backoff = 1;
-	bool continuous = !opt->once && opt->endpos == LSN_INVALID;
+	bool continuous = !opt->once && opt->endpos == LSN_INVALID && !opt->verify;
+	Verifier *verifier = NULL; /* --verify: the snapshot to compare with */
 	bool reconnecting = false; /* a stream was lost: wait for the source */
 	bool rebuilt_unreadable = false; /* a slot whose WAL was gone was made again */
 
@@ -246,6 +248,12 @@ int replicate_run(const ReplicateOptions *opt)
 	run.catalog = lookup_catalog(run.lookup);
 	run.session = session_new();
 	session_set_stop_check(run.session, replicate_stopping);
+	if (opt->verify && !file_exists(opt->mirror_path)) {
+		log_error("mirror \"%s\" does not exist; --verify compares an existing mirror "
+			  "(check the path)", opt->mirror_path);
+		rc = EXIT_ERROR;
+		goto done;
+	}
 	if (file_exists(opt->mirror_path) &&
 	    (rc = replicate_open_mirror(&run, MIRROR_WRITE)) != EXIT_OK)
 		goto done;
@@ -274,8 +282,18 @@ int replicate_run(const ReplicateOptions *opt)
 			}
 			continue;
 		}
-		if (rc != EXIT_OK || stop_requested)
+		if (rc != EXIT_OK || (stop_requested && !opt->verify))
 			goto done; /* a signal during the checks or the copy: exit 0 */
+		/* --verify: the mirror is brought to the snapshot's point, that is,
+		 * every transaction that commits before it, and none after */
+		if (opt->verify && !stop_requested && (verifier = verify_begin(&run, &rc)) != NULL)
+			run.endpos = verify_point(verifier) - 1;
+		if (opt->verify && verifier == NULL) {
+			if (stop_requested)
+				log_error("stopped by a signal; nothing was compared");
+			rc = EXIT_ERROR;
+			goto done;
+		}
 		if (run.endpos == LSN_INVALID)
 			run.endpos = opt->endpos != LSN_INVALID ? opt->endpos
 				     : opt->once ? run.sys.xlogpos : LSN_INVALID;
@@ -284,8 +302,13 @@ int replicate_run(const ReplicateOptions *opt)
 		end = stream_round(&run, &rc);
 		if (rc != EXIT_OK)
 			goto done;
+		if (end == STREAM_DONE && opt->verify && stop_requested) {
+			log_error("stopped by a signal; nothing was compared");
+			rc = EXIT_ERROR;
+			break;
+		}
 		if (end == STREAM_DONE) {
-			rc = EXIT_OK;
+			rc = opt->verify ? verify_compare(verifier, &run) : EXIT_OK;
 			break;
 		}
 		if (end == STREAM_SLOT_GONE && !rebuilt_unreadable) {
@@ -334,6 +357,7 @@ int replicate_run(const ReplicateOptions *opt)
 		backoff = backoff_next(backoff, BACKOFF_MAX_SECS);
 	}
 done:
+	verify_free(verifier);
 	lookup_free(run.lookup);
 	session_free(run.session);
 	system_info_clear(&run.sys);

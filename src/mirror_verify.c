@@ -1,0 +1,311 @@
+/*
+ * mirror_verify.c: the SQLite side of --verify (see mirror_verify.h).
+ *
+ * The source's rows go, as the applier would store them, into the table
+ * "src" of a private temporary on-disk database (ATTACH ''), whose
+ * columns have the declared types a fresh mirror table would have, so
+ * SQLite's type affinity does to them what it does in a mirror table.
+ * Nothing is held in memory beyond SQLite's page caches, and the scratch
+ * database is deleted when it is detached: nothing of the comparison is
+ * ever written to the mirror file.
+ *
+ * Values are equal when they are the same value of the same storage
+ * class: `a IS b AND typeof(a) = typeof(b)`, so that an integer 1 and a
+ * real 1.0, or the text '1' and the integer 1, differ.
+ *
+ * With a key, rows are matched by key (the mirror's primary key and an
+ * index on "src" built after the load): missing and unexpected rows, and
+ * rows whose key matches but some value differs (changed). Without a key
+ * (REPLICA IDENTITY FULL, or none), both sides are grouped into distinct
+ * rows with their counts and the counts compared, so that a row the
+ * source holds twice and the mirror once is one missing row; "changed"
+ * has no meaning there and stays 0.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mirror_internal.h"
+#include "pgmirror/mirror_verify.h"
+
+#define SCRATCH "pgmirror_verify"
+
+struct MirrorCompare {
+	Mirror *m;
+	const char *table;
+	const char *const *names;
+	const bool *is_key;
+	int ncols;
+	bool keyed;
+	bool attached;
+	bool in_txn;
+	sqlite3_stmt *ins;     /* INSERT INTO src */
+};
+
+bool mirror_table_of_relation(Mirror *m, uint32_t oid, char **name)
+{
+	sqlite3_stmt *q = mirror_prepare(m, "SELECT table_name FROM pgmirror_tables "
+					 "WHERE relation_oid = ?", false);
+	int rc;
+
+	*name = NULL;
+	if (q == NULL)
+		return false;
+	sqlite3_bind_int64(q, 1, oid);
+	rc = sqlite3_step(q);
+	if (rc == SQLITE_ROW)
+		*name = xstrdup((const char *)sqlite3_column_text(q, 0));
+	sqlite3_finalize(q);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		errbuf_set(&m->err, "could not read pgmirror_tables: %s", sqlite3_errmsg(m->db));
+		return false;
+	}
+	return true;
+}
+
+bool mirror_table_has_columns(Mirror *m, const char *table, const char *const *names,
+			      int ncols, bool *same)
+{
+	sqlite3_stmt *q = mirror_prepare(m, "SELECT name FROM pragma_table_info(?, 'main') "
+					 "ORDER BY cid", false);
+	int rc, i = 0;
+
+	*same = true;
+	if (q == NULL)
+		return false;
+	sqlite3_bind_text(q, 1, table, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		if (i >= ncols || strcmp((const char *)sqlite3_column_text(q, 0), names[i]) != 0)
+			*same = false;
+		i++;
+	}
+	sqlite3_finalize(q);
+	if (rc != SQLITE_DONE) {
+		errbuf_set(&m->err, "could not read the columns of \"%s\": %s", table,
+			  sqlite3_errmsg(m->db));
+		return false;
+	}
+	if (i != ncols)
+		*same = false;
+	return true;
+}
+
+/* "a" = "b" style lists: each column of names, as fmt with the quoted name
+ * twice (%w each), joined by sep; cols[i] for only key columns when
+ * keys_only. */
+static void append_list(sqlite3_str *s, const MirrorCompare *c, const char *fmt,
+			const char *sep, bool keys_only)
+{
+	bool first = true;
+
+	for (int i = 0; i < c->ncols; i++) {
+		if (keys_only && !c->is_key[i])
+			continue;
+		if (!first)
+			sqlite3_str_appendall(s, sep);
+		first = false;
+		sqlite3_str_appendf(s, fmt, c->names[i], c->names[i]);
+	}
+}
+
+/* The finished text of s (fatal when out of memory); free with sqlite3_free. */
+static char *str_done(sqlite3_str *s)
+{
+	char *sql = sqlite3_str_finish(s);
+
+	if (sql == NULL) {
+		fprintf(stderr, "pgmirror: out of memory\n");
+		exit(1);
+	}
+	return sql;
+}
+
+bool mirror_compare_begin(Mirror *m, const char *table, const char *const *names,
+			  const ColumnType *types, const bool *is_key, int ncols,
+			  MirrorCompare **out)
+{
+	MirrorCompare *c = xcalloc(1, sizeof(*c));
+	sqlite3_str *s;
+	char *sql;
+
+	c->m = m;
+	c->table = table;
+	c->names = names;
+	c->is_key = is_key;
+	c->ncols = ncols;
+	for (int i = 0; i < ncols; i++)
+		c->keyed = c->keyed || is_key[i];
+	*out = c;
+	/*
+	 * An attached "" database is kept in memory when temp_store says
+	 * so; only a build with SQLITE_TEMP_STORE=3 ignores the pragma.
+	 */
+	if (sqlite3_compileoption_used("TEMP_STORE=3")) {
+		errbuf_set(&m->err, "this SQLite keeps temporary databases in memory "
+			  "(SQLITE_TEMP_STORE=3), which --verify does not use, so as not to hold "
+			  "a table in memory; build pgmirror with another SQLite");
+		return false;
+	}
+	if (!mirror_exec(m, "PRAGMA temp_store = FILE; ATTACH DATABASE '' AS " SCRATCH))
+		return false;
+	c->attached = true;
+	s = sqlite3_str_new(m->db);
+	sqlite3_str_appendall(s, "CREATE TABLE " SCRATCH ".src (");
+	for (int i = 0; i < ncols; i++)
+		sqlite3_str_appendf(s, "%s\"%w\" %s", i ? ", " : "", names[i],
+				    values_declared_type(types[i]));
+	sqlite3_str_appendall(s, ")");
+	if (!mirror_exec_owned(m, str_done(s)))
+		return false;
+	s = sqlite3_str_new(m->db);
+	sqlite3_str_appendall(s, "INSERT INTO " SCRATCH ".src VALUES (");
+	for (int i = 0; i < ncols; i++)
+		sqlite3_str_appendf(s, "%s?", i ? ", " : "");
+	sqlite3_str_appendall(s, ")");
+	sql = str_done(s);
+	c->ins = mirror_prepare(m, sql, true);
+	sqlite3_free(sql);
+	if (c->ins == NULL || !mirror_exec(m, "BEGIN"))
+		return false;
+	c->in_txn = true;
+	return true;
+}
+
+bool mirror_compare_add(MirrorCompare *c, const Value *vals)
+{
+	for (int i = 0; i < c->ncols; i++)
+		mirror_bind_value(c->ins, i + 1, &vals[i]);
+	return mirror_step_done(c->m, c->ins, "store a source row for the comparison");
+}
+
+/* The count sql yields; sql is freed. */
+static bool count_owned(Mirror *m, char *sql, int64_t *out)
+{
+	sqlite3_stmt *q = mirror_prepare(m, sql, false);
+	int rc;
+
+	sqlite3_free(sql);
+	if (q == NULL)
+		return false;
+	rc = sqlite3_step(q);
+	if (rc == SQLITE_ROW)
+		*out = sqlite3_column_int64(q, 0);
+	else
+		errbuf_set(&m->err, "could not compare mirror \"%s\" with the source: %s", m->path,
+			  sqlite3_errmsg(m->db));
+	sqlite3_finalize(q);
+	return rc == SQLITE_ROW;
+}
+
+/* With a key: matched by key; a match differs when any value does. */
+static bool compare_keyed(MirrorCompare *c, MirrorDiff *out)
+{
+	Mirror *m = c->m;
+	sqlite3_str *s;
+
+	s = sqlite3_str_new(m->db);
+	sqlite3_str_appendall(s, "CREATE INDEX " SCRATCH ".src_key ON src (");
+	append_list(s, c, "\"%w\"", ", ", true);
+	sqlite3_str_appendall(s, ")");
+	if (!mirror_exec_owned(m, str_done(s)))
+		return false;
+
+	s = sqlite3_str_new(m->db);
+	sqlite3_str_appendf(s, "SELECT count(*) FROM " SCRATCH ".src s WHERE NOT EXISTS "
+			    "(SELECT 1 FROM main.\"%w\" m WHERE ", c->table);
+	append_list(s, c, "m.\"%w\" = s.\"%w\"", " AND ", true);
+	sqlite3_str_appendall(s, ")");
+	if (!count_owned(m, str_done(s), &out->missing))
+		return false;
+
+	s = sqlite3_str_new(m->db);
+	sqlite3_str_appendf(s, "SELECT count(*) FROM main.\"%w\" m WHERE NOT EXISTS "
+			    "(SELECT 1 FROM " SCRATCH ".src s WHERE ", c->table);
+	append_list(s, c, "s.\"%w\" = m.\"%w\"", " AND ", true);
+	sqlite3_str_appendall(s, ")");
+	if (!count_owned(m, str_done(s), &out->unexpected))
+		return false;
+
+	s = sqlite3_str_new(m->db);
+	sqlite3_str_appendf(s, "SELECT count(*) FROM " SCRATCH ".src s JOIN main.\"%w\" m ON ",
+			    c->table);
+	append_list(s, c, "m.\"%w\" = s.\"%w\"", " AND ", true);
+	sqlite3_str_appendall(s, " WHERE NOT (");
+	append_list(s, c, "m.\"%w\" IS s.\"%w\"", " AND ", false);
+	sqlite3_str_appendall(s, " AND ");
+	append_list(s, c, "typeof(m.\"%w\") = typeof(s.\"%w\")", " AND ", false);
+	sqlite3_str_appendall(s, ")");
+	return count_owned(m, str_done(s), &out->changed);
+}
+
+/* SCRATCH.dst: the distinct rows of schema.table (value and storage class
+ * of every column, as c1, t1, ...) with their count n, indexed. */
+static bool group_rows(MirrorCompare *c, const char *dst, const char *schema,
+		       const char *table)
+{
+	sqlite3_str *s = sqlite3_str_new(c->m->db);
+
+	sqlite3_str_appendf(s, "CREATE TABLE " SCRATCH ".%s AS SELECT ", dst);
+	for (int i = 0; i < c->ncols; i++)
+		sqlite3_str_appendf(s, "\"%w\" AS c%d, typeof(\"%w\") AS t%d, ", c->names[i], i,
+				    c->names[i], i);
+	sqlite3_str_appendf(s, "count(*) AS n FROM %s.\"%w\"", schema, table);
+	if (c->ncols > 0) {
+		/* by position: a source column may be called c0 */
+		sqlite3_str_appendall(s, " GROUP BY ");
+		for (int i = 0; i < 2 * c->ncols; i++)
+			sqlite3_str_appendf(s, "%s%d", i ? ", " : "", i + 1);
+		sqlite3_str_appendf(s, "; CREATE INDEX " SCRATCH ".%s_all ON %s (", dst, dst);
+		for (int i = 0; i < c->ncols; i++)
+			sqlite3_str_appendf(s, "%sc%d, t%d", i ? ", " : "", i, i);
+		sqlite3_str_appendall(s, ")");
+	}
+	return mirror_exec_owned(c->m, str_done(s));
+}
+
+/* How many more rows a has than b, over every distinct row of a. */
+static bool count_excess(MirrorCompare *c, const char *a, const char *b, int64_t *out)
+{
+	sqlite3_str *s = sqlite3_str_new(c->m->db);
+
+	sqlite3_str_appendf(s, "SELECT coalesce(sum(max(a.n - coalesce(b.n, 0), 0)), 0) FROM "
+			    SCRATCH ".%s a LEFT JOIN " SCRATCH ".%s b ON ", a, b);
+	for (int i = 0; i < c->ncols; i++)
+		sqlite3_str_appendf(s, "%sb.c%d IS a.c%d AND b.t%d = a.t%d", i ? " AND " : "", i,
+				    i, i, i);
+	if (c->ncols == 0)
+		sqlite3_str_appendall(s, "1");
+	return count_owned(c->m, str_done(s), out);
+}
+
+/* Without a key: the multisets of rows compared, duplicates counted. */
+static bool compare_keyless(MirrorCompare *c, MirrorDiff *out)
+{
+	out->changed = 0;
+	return group_rows(c, "sg", SCRATCH, "src") && group_rows(c, "mg", "main", c->table) &&
+	       count_excess(c, "sg", "mg", &out->missing) &&
+	       count_excess(c, "mg", "sg", &out->unexpected);
+}
+
+bool mirror_compare_end(MirrorCompare *c, MirrorDiff *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!mirror_exec(c->m, "COMMIT"))
+		return false;
+	c->in_txn = false;
+	return c->keyed ? compare_keyed(c, out) : compare_keyless(c, out);
+}
+
+void mirror_compare_free(MirrorCompare *c)
+{
+	if (c == NULL)
+		return;
+	sqlite3_finalize(c->ins);
+	if (c->in_txn)
+		sqlite3_exec(c->m->db, "ROLLBACK", NULL, NULL, NULL);
+	if (c->attached)
+		sqlite3_exec(c->m->db, "DETACH DATABASE " SCRATCH, NULL, NULL, NULL);
+	free(c);
+}
