@@ -13,9 +13,9 @@
  * class: `a IS b AND typeof(a) = typeof(b)`, so that an integer 1 and a
  * real 1.0, or the text '1' and the integer 1, differ.
  *
- * With a key, rows are matched by key (the mirror's primary key and an
- * index on "src" built after the load): missing and unexpected rows, and
- * rows whose key matches but some value differs (changed). Without a key
+ * With a key, rows are matched by key (the mirror's primary key): missing
+ * and unexpected rows, and rows whose key matches but some value differs
+ * (changed). Without a key
  * (REPLICA IDENTITY FULL, or none), both sides are grouped into distinct
  * rows with their counts and the counts compared, so that a row the
  * source holds twice and the mirror once is one missing row; "changed"
@@ -148,7 +148,9 @@ bool mirror_compare_begin(Mirror *m, const char *table, const char *const *names
 			  "a table in memory; build pgmirror with another SQLite");
 		return false;
 	}
-	if (!mirror_exec(m, "PRAGMA temp_store = FILE; ATTACH DATABASE '' AS " SCRATCH))
+	/* nothing to keep after a crash: no journal */
+	if (!mirror_exec(m, "PRAGMA temp_store = FILE; ATTACH DATABASE '' AS " SCRATCH "; "
+			 "PRAGMA " SCRATCH ".journal_mode = OFF"))
 		return false;
 	c->attached = true;
 	s = sqlite3_str_new(m->db);
@@ -199,45 +201,55 @@ static bool count_owned(Mirror *m, char *sql, int64_t *out)
 	return rc == SQLITE_ROW;
 }
 
-/* With a key: matched by key; a match differs when any value does. */
+/*
+ * With a key: one pass over "src", each row looked up in the mirror by its
+ * primary key. Keys are unique on both sides (the source's replica
+ * identity is a unique index, the mirror's its primary key), so every
+ * mirror row that no source row matched is unexpected: the mirror's count
+ * less the matches. A matched row has its first key column non-NULL,
+ * since = never matches NULL.
+ */
 static bool compare_keyed(MirrorCompare *c, MirrorDiff *out)
 {
 	Mirror *m = c->m;
-	sqlite3_str *s;
+	sqlite3_str *s = sqlite3_str_new(m->db);
+	sqlite3_stmt *q;
+	const char *first = NULL;
+	int64_t nsrc, nmirror;
+	char *sql;
+	bool ok = false;
 
-	s = sqlite3_str_new(m->db);
-	sqlite3_str_appendall(s, "CREATE INDEX " SCRATCH ".src_key ON src (");
-	append_list(s, c, "\"%w\"", ", ", true);
-	sqlite3_str_appendall(s, ")");
-	if (!mirror_exec_owned(m, str_done(s)))
-		return false;
-
-	s = sqlite3_str_new(m->db);
-	sqlite3_str_appendf(s, "SELECT count(*) FROM " SCRATCH ".src s WHERE NOT EXISTS "
-			    "(SELECT 1 FROM main.\"%w\" m WHERE ", c->table);
-	append_list(s, c, "m.\"%w\" = s.\"%w\"", " AND ", true);
-	sqlite3_str_appendall(s, ")");
-	if (!count_owned(m, str_done(s), &out->missing))
-		return false;
-
-	s = sqlite3_str_new(m->db);
-	sqlite3_str_appendf(s, "SELECT count(*) FROM main.\"%w\" m WHERE NOT EXISTS "
-			    "(SELECT 1 FROM " SCRATCH ".src s WHERE ", c->table);
-	append_list(s, c, "s.\"%w\" = m.\"%w\"", " AND ", true);
-	sqlite3_str_appendall(s, ")");
-	if (!count_owned(m, str_done(s), &out->unexpected))
-		return false;
-
-	s = sqlite3_str_new(m->db);
-	sqlite3_str_appendf(s, "SELECT count(*) FROM " SCRATCH ".src s JOIN main.\"%w\" m ON ",
-			    c->table);
-	append_list(s, c, "m.\"%w\" = s.\"%w\"", " AND ", true);
-	sqlite3_str_appendall(s, " WHERE NOT (");
+	for (int i = 0; first == NULL && i < c->ncols; i++)
+		if (c->is_key[i])
+			first = c->names[i];
+	sqlite3_str_appendf(s, "SELECT count(*), coalesce(sum(m.\"%w\" IS NULL), 0), "
+			    "coalesce(sum(m.\"%w\" IS NOT NULL AND NOT (", first, first);
 	append_list(s, c, "m.\"%w\" IS s.\"%w\"", " AND ", false);
 	sqlite3_str_appendall(s, " AND ");
 	append_list(s, c, "typeof(m.\"%w\") = typeof(s.\"%w\")", " AND ", false);
-	sqlite3_str_appendall(s, ")");
-	return count_owned(m, str_done(s), &out->changed);
+	sqlite3_str_appendf(s, ")), 0) FROM " SCRATCH ".src s LEFT JOIN main.\"%w\" m ON ",
+			    c->table);
+	append_list(s, c, "m.\"%w\" = s.\"%w\"", " AND ", true);
+	sql = str_done(s);
+	q = mirror_prepare(m, sql, false);
+	sqlite3_free(sql);
+	if (q == NULL)
+		return false;
+	if (sqlite3_step(q) == SQLITE_ROW) {
+		nsrc = sqlite3_column_int64(q, 0);
+		out->missing = sqlite3_column_int64(q, 1);
+		out->changed = sqlite3_column_int64(q, 2);
+		ok = true;
+	} else
+		errbuf_set(&m->err, "could not compare mirror \"%s\" with the source: %s", m->path,
+			  sqlite3_errmsg(m->db));
+	sqlite3_finalize(q);
+	if (!ok || !mirror_count_rows(m, c->table, &nmirror))
+		return false;
+	out->unexpected = nmirror - (nsrc - out->missing);
+	if (out->unexpected < 0)
+		out->unexpected = 0; /* two source keys stored as one value */
+	return true;
 }
 
 /* SCRATCH.dst: the distinct rows of schema.table (value and storage class

@@ -178,6 +178,8 @@ static bool compare_table(Verifier *v, Run *run, Applier *apply, const SourceTab
 	}
 	if (!copy_rows(v, apply, t, cmp, m, &nrows))
 		goto done;
+	log_debug("read %" PRId64 " rows of \"%s.%s\" in %.1f s", nrows, t->nspname, t->relname,
+		  (mono_usecs() - started) / 1e6);
 	if (cmp != NULL && !mirror_compare_end(cmp, diff)) {
 		log_error("%s", mirror_error(m));
 		goto done;

@@ -19,24 +19,31 @@ ROWS = 1000000
 # pgmirror itself with libpq and SQLite is a few MB; the table as text is
 # about 60 MB, as SQLite rows more
 MAX_RSS_KB = 40 * 1024
+TIME = "/usr/bin/time"
 
 
 def run_measured(ctx, args):
-    """(rc, stdout, stderr, peak RSS in kB, seconds) of one pgmirror run."""
+    """(rc, stdout, stderr, peak RSS in kB, seconds) of one pgmirror run.
+    The peak is GNU time's (package time): the rusage of a child that
+    Python forks itself would count Python's own memory too."""
     out_path = os.path.join(ctx.tmpdir, "v.out")
     err_path = os.path.join(ctx.tmpdir, "v.err")
+    rss_path = os.path.join(ctx.tmpdir, "v.rss")
+    check(os.access(TIME, os.X_OK), "%s is needed to measure the peak RSS "
+          "(Debian package time; scripts/install-deps.sh installs it)" % TIME)
     start = time.monotonic()
     with open(out_path, "wb") as fo, open(err_path, "wb") as fe:
-        p = subprocess.Popen([ctx.binary] + args, stdout=fo, stderr=fe,
-                             cwd=ctx.tmpdir)
-        _, status, usage = os.wait4(p.pid, 0)
+        rc = subprocess.call([TIME, "-f", "%M", "-o", rss_path, ctx.binary] + args,
+                             stdout=fo, stderr=fe, cwd=ctx.tmpdir, timeout=600)
     secs = time.monotonic() - start
-    p.returncode = os.waitstatus_to_exitcode(status)
     with open(out_path) as f:
         out = f.read()
     with open(err_path) as f:
         err = f.read()
-    return p.returncode, out, err, usage.ru_maxrss, secs
+    with open(rss_path) as f:
+        lines = f.read().split()
+    # GNU time notes "Command exited with non-zero status N" first
+    return rc, out, err, int(lines[-1]), secs
 
 
 def verify_rate(err):
