@@ -182,8 +182,9 @@ bool mirror_compare_add(MirrorCompare *c, const Value *vals)
 	return mirror_step_done(c->m, c->ins, "store a source row for the comparison");
 }
 
-/* The count sql yields; sql is freed. */
-static bool count_owned(Mirror *m, char *sql, int64_t *out)
+/* The first n (at most 3) integers of the one row sql yields; sql is
+ * freed. */
+static bool query_counts(Mirror *m, char *sql, int n, int64_t *out)
 {
 	sqlite3_stmt *q = mirror_prepare(m, sql, false);
 	int rc;
@@ -192,9 +193,9 @@ static bool count_owned(Mirror *m, char *sql, int64_t *out)
 	if (q == NULL)
 		return false;
 	rc = sqlite3_step(q);
-	if (rc == SQLITE_ROW)
-		*out = sqlite3_column_int64(q, 0);
-	else
+	for (int i = 0; rc == SQLITE_ROW && i < n; i++)
+		out[i] = sqlite3_column_int64(q, i);
+	if (rc != SQLITE_ROW)
 		errbuf_set(&m->err, "could not compare mirror \"%s\" with the source: %s", m->path,
 			  sqlite3_errmsg(m->db));
 	sqlite3_finalize(q);
@@ -213,11 +214,8 @@ static bool compare_keyed(MirrorCompare *c, MirrorDiff *out)
 {
 	Mirror *m = c->m;
 	sqlite3_str *s = sqlite3_str_new(m->db);
-	sqlite3_stmt *q;
 	const char *first = NULL;
-	int64_t nsrc, nmirror;
-	char *sql;
-	bool ok = false;
+	int64_t n[3], nmirror;
 
 	for (int i = 0; first == NULL && i < c->ncols; i++)
 		if (c->is_key[i])
@@ -230,75 +228,58 @@ static bool compare_keyed(MirrorCompare *c, MirrorDiff *out)
 	sqlite3_str_appendf(s, ")), 0) FROM " SCRATCH ".src s LEFT JOIN main.\"%w\" m ON ",
 			    c->table);
 	append_list(s, c, "m.\"%w\" = s.\"%w\"", " AND ", true);
-	sql = str_done(s);
-	q = mirror_prepare(m, sql, false);
-	sqlite3_free(sql);
-	if (q == NULL)
+	if (!query_counts(m, str_done(s), 3, n))
 		return false;
-	if (sqlite3_step(q) == SQLITE_ROW) {
-		nsrc = sqlite3_column_int64(q, 0);
-		out->missing = sqlite3_column_int64(q, 1);
-		out->changed = sqlite3_column_int64(q, 2);
-		ok = true;
-	} else
-		errbuf_set(&m->err, "could not compare mirror \"%s\" with the source: %s", m->path,
-			  sqlite3_errmsg(m->db));
-	sqlite3_finalize(q);
-	if (!ok || !mirror_count_rows(m, c->table, &nmirror))
+	out->missing = n[1];
+	out->changed = n[2];
+	if (!mirror_count_rows(m, c->table, &nmirror))
 		return false;
-	out->unexpected = nmirror - (nsrc - out->missing);
+	out->unexpected = nmirror - (n[0] - out->missing);
 	if (out->unexpected < 0)
 		out->unexpected = 0; /* two source keys stored as one value */
 	return true;
 }
 
-/* SCRATCH.dst: the distinct rows of schema.table (value and storage class
- * of every column, as c1, t1, ...) with their count n, indexed. */
-static bool group_rows(MirrorCompare *c, const char *dst, const char *schema,
-		       const char *table)
+/* The columns of one side for compare_keyless(): each value and its
+ * storage class (c0, t0, ...: a source column may have any name), then
+ * the side. */
+static void append_side(sqlite3_str *s, const MirrorCompare *c, const char *schema,
+			const char *table, int side)
 {
-	sqlite3_str *s = sqlite3_str_new(c->m->db);
-
-	sqlite3_str_appendf(s, "CREATE TABLE " SCRATCH ".%s AS SELECT ", dst);
+	sqlite3_str_appendall(s, "SELECT ");
 	for (int i = 0; i < c->ncols; i++)
 		sqlite3_str_appendf(s, "\"%w\" AS c%d, typeof(\"%w\") AS t%d, ", c->names[i], i,
 				    c->names[i], i);
-	sqlite3_str_appendf(s, "count(*) AS n FROM %s.\"%w\"", schema, table);
-	if (c->ncols > 0) {
-		/* by position: a source column may be called c0 */
-		sqlite3_str_appendall(s, " GROUP BY ");
-		for (int i = 0; i < 2 * c->ncols; i++)
-			sqlite3_str_appendf(s, "%s%d", i ? ", " : "", i + 1);
-		sqlite3_str_appendf(s, "; CREATE INDEX " SCRATCH ".%s_all ON %s (", dst, dst);
-		for (int i = 0; i < c->ncols; i++)
-			sqlite3_str_appendf(s, "%sc%d, t%d", i ? ", " : "", i, i);
-		sqlite3_str_appendall(s, ")");
-	}
-	return mirror_exec_owned(c->m, str_done(s));
+	sqlite3_str_appendf(s, "%d AS side FROM %s.\"%w\"", side, schema, table);
 }
 
-/* How many more rows a has than b, over every distinct row of a. */
-static bool count_excess(MirrorCompare *c, const char *a, const char *b, int64_t *out)
-{
-	sqlite3_str *s = sqlite3_str_new(c->m->db);
-
-	sqlite3_str_appendf(s, "SELECT coalesce(sum(max(a.n - coalesce(b.n, 0), 0)), 0) FROM "
-			    SCRATCH ".%s a LEFT JOIN " SCRATCH ".%s b ON ", a, b);
-	for (int i = 0; i < c->ncols; i++)
-		sqlite3_str_appendf(s, "%sb.c%d IS a.c%d AND b.t%d = a.t%d", i ? " AND " : "", i,
-				    i, i, i);
-	if (c->ncols == 0)
-		sqlite3_str_appendall(s, "1");
-	return count_owned(c->m, str_done(s), out);
-}
-
-/* Without a key: the multisets of rows compared, duplicates counted. */
+/*
+ * Without a key: the rows of both sides in one sort, grouped by every
+ * value with its storage class (GROUP BY alone would put 1 and 1.0
+ * together), and each group's counts compared, so that duplicates count.
+ * The sort spills to temporary files, as the scratch database does.
+ */
 static bool compare_keyless(MirrorCompare *c, MirrorDiff *out)
 {
+	sqlite3_str *s = sqlite3_str_new(c->m->db);
+	int64_t n[2];
+
+	sqlite3_str_appendall(s, "SELECT coalesce(sum(max(ns - nm, 0)), 0), "
+			      "coalesce(sum(max(nm - ns, 0)), 0) FROM (SELECT "
+			      "sum(side = 0) AS ns, sum(side = 1) AS nm FROM (");
+	append_side(s, c, SCRATCH, "src", 0);
+	sqlite3_str_appendall(s, " UNION ALL ");
+	append_side(s, c, "main", c->table, 1);
+	sqlite3_str_appendall(s, ")");
+	for (int i = 0; i < c->ncols; i++)
+		sqlite3_str_appendf(s, "%sc%d, t%d", i ? ", " : " GROUP BY ", i, i);
+	sqlite3_str_appendall(s, ")");
+	if (!query_counts(c->m, str_done(s), 2, n))
+		return false;
+	out->missing = n[0];
+	out->unexpected = n[1];
 	out->changed = 0;
-	return group_rows(c, "sg", SCRATCH, "src") && group_rows(c, "mg", "main", c->table) &&
-	       count_excess(c, "sg", "mg", &out->missing) &&
-	       count_excess(c, "mg", "sg", &out->unexpected);
+	return true;
 }
 
 bool mirror_compare_end(MirrorCompare *c, MirrorDiff *out)

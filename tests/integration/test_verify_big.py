@@ -46,8 +46,8 @@ def run_measured(ctx, args):
     return rc, out, err, int(lines[-1]), secs
 
 
-def verify_rate(err):
-    m = re.search(r"compared (\d+) rows of \"public.big\" in [0-9.]+ s "
+def verify_rate(err, table="big"):
+    m = re.search(r"compared (\d+) rows of \"public.%s\" in [0-9.]+ s " % table +
                   r"\((\d+) rows/s\)", err)
     check(m is not None, "no speed line on stderr: %s" % err)
     return int(m.group(2))
@@ -105,6 +105,29 @@ def test(ctx):
           "after a row deleted from the mirror: exit %d\nstdout:\n%s\nstderr:\n%s"
           % (rc, out, err))
     check(rss <= MAX_RSS_KB, "peak RSS %d kB" % rss)
+
+    # the same rows in a table without a key: compared as a bag of rows
+    ctx.sql("""
+        CREATE TABLE bigf AS SELECT * FROM big;
+        ALTER TABLE bigf REPLICA IDENTITY FULL;
+        INSERT INTO bigf SELECT * FROM big WHERE id <= 10;
+        CREATE PUBLICATION pubf FOR TABLE bigf;
+    """)
+    pathf, slotf = ctx.path("f.db"), ctx.slot("f")
+    ctx.once(pathf, slotf, "pubf", timeout=600)
+    con = ctx.mirror_connect(pathf)
+    con.execute("DELETE FROM bigf WHERE rowid = (SELECT max(rowid) FROM bigf "
+                "WHERE id = 3)")
+    con.commit()
+    con.close()
+    rc, out, err, rss, secs = run_measured(ctx, ctx.mirror_args(pathf, slotf, "pubf",
+                                                                "--verify"))
+    check(rc == 4 and out == "bigf: differs (1 missing, 0 unexpected, 0 changed)\n",
+          "keyless, one of two equal rows deleted from the mirror: exit %d\n"
+          "stdout:\n%s\nstderr:\n%s" % (rc, out, err))
+    check(rss <= MAX_RSS_KB, "keyless: peak RSS %d kB" % rss)
+    harness.log("--verify of %d keyless rows: %d rows/s comparing, whole run %.2f s; "
+                "peak RSS %d kB" % (ROWS + 10, verify_rate(err, "bigf"), secs, rss))
 
 
 harness.main(test)
