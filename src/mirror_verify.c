@@ -92,22 +92,41 @@ bool mirror_table_has_columns(Mirror *m, const char *table, const char *const *n
 	return true;
 }
 
-/* "a" = "b" style lists: each column of names, as fmt with the quoted name
- * twice (%w each), joined by sep; cols[i] for only key columns when
- * keys_only. */
-static void append_list(sqlite3_str *s, const MirrorCompare *c, const char *fmt,
-			const char *sep, bool keys_only)
+/* fmt (with the column's name twice, %w each) for every key column,
+ * joined by sep. */
+static void append_keys(sqlite3_str *s, const MirrorCompare *c, const char *fmt,
+			const char *sep)
 {
 	bool first = true;
 
 	for (int i = 0; i < c->ncols; i++) {
-		if (keys_only && !c->is_key[i])
+		if (!c->is_key[i])
 			continue;
 		if (!first)
 			sqlite3_str_appendall(s, sep);
 		first = false;
 		sqlite3_str_appendf(s, fmt, c->names[i], c->names[i]);
 	}
+}
+
+/*
+ * "m.c IS s.c AND typeof(m.c) = typeof(s.c)" for columns lo..hi-1, AND-ed
+ * as a balanced tree: SQLite refuses an expression deeper than 1000, which
+ * a plain chain over a wide table would be.
+ */
+static void append_equal(sqlite3_str *s, const MirrorCompare *c, int lo, int hi)
+{
+	if (hi - lo == 1) {
+		sqlite3_str_appendf(s, "(m.\"%w\" IS s.\"%w\" AND typeof(m.\"%w\") = "
+				    "typeof(s.\"%w\"))", c->names[lo], c->names[lo], c->names[lo],
+				    c->names[lo]);
+		return;
+	}
+	sqlite3_str_appendall(s, "(");
+	append_equal(s, c, lo, lo + (hi - lo) / 2);
+	sqlite3_str_appendall(s, " AND ");
+	append_equal(s, c, lo + (hi - lo) / 2, hi);
+	sqlite3_str_appendall(s, ")");
 }
 
 /* The finished text of s (fatal when out of memory); free with sqlite3_free. */
@@ -222,12 +241,10 @@ static bool compare_keyed(MirrorCompare *c, MirrorDiff *out)
 			first = c->names[i];
 	sqlite3_str_appendf(s, "SELECT count(*), coalesce(sum(m.\"%w\" IS NULL), 0), "
 			    "coalesce(sum(m.\"%w\" IS NOT NULL AND NOT (", first, first);
-	append_list(s, c, "m.\"%w\" IS s.\"%w\"", " AND ", false);
-	sqlite3_str_appendall(s, " AND ");
-	append_list(s, c, "typeof(m.\"%w\") = typeof(s.\"%w\")", " AND ", false);
+	append_equal(s, c, 0, c->ncols);
 	sqlite3_str_appendf(s, ")), 0) FROM " SCRATCH ".src s LEFT JOIN main.\"%w\" m ON ",
 			    c->table);
-	append_list(s, c, "m.\"%w\" = s.\"%w\"", " AND ", true);
+	append_keys(s, c, "m.\"%w\" = s.\"%w\"", " AND ");
 	if (!query_counts(m, str_done(s), 3, n))
 		return false;
 	out->missing = n[1];

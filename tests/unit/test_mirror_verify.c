@@ -4,6 +4,7 @@
  * table with a key; a value that SQLite's IS calls equal but that is
  * stored in another storage class counts as changed; a keyless table is a
  * bag of rows (one of two equal rows gone is 1 missing, NULLs are equal);
+ * a table of 600 columns compares (no expression too deep for SQLite);
  * nothing is left in the mirror file.
  */
 #include "config.h"
@@ -226,6 +227,60 @@ static void test_keyless(void **state)
 	assert_diff(compare(f, source, 6), 2, 2, 0);
 }
 
+/* A keyed table of WIDE columns: the comparison of every value must not
+ * make an expression deeper than SQLite takes (1000). */
+#define WIDE 600
+static void test_wide(void **state)
+{
+	Fixture *f = *state;
+	MirrorColumnDef *cols = calloc(WIDE, sizeof(MirrorColumnDef));
+	ColumnType *types = calloc(WIDE, sizeof(ColumnType));
+	const char **names = calloc(WIDE, sizeof(char *));
+	bool *is_key = calloc(WIDE, sizeof(bool));
+	Value *vals = calloc(WIDE, sizeof(Value));
+	char (*buf)[8] = calloc(WIDE, 8);
+	MirrorTableDef def = {.name = "w", .source_schema = "public", .source_table = "w",
+			      .relation_oid = 16385, .replident = 'd', .ncols = WIDE, .cols = cols};
+	MirrorCompare *c = NULL;
+	MirrorPlan plan;
+	MirrorTable *t;
+	MirrorDiff d;
+
+	for (int i = 0; i < WIDE; i++) {
+		snprintf(buf[i], 8, "c%d", i);
+		names[i] = cols[i].name = buf[i];
+		cols[i].pg_type = "int4";
+		cols[i].type_oid = OID_INT4;
+		cols[i].type_mod = -1;
+		assert_true(values_builtin_type(OID_INT4, -1, &cols[i].type));
+		types[i] = cols[i].type;
+		is_key[i] = cols[i].is_key = i == 0;
+		cols[i].attnum = i + 1;
+		vals[i].kind = VAL_INT;
+		vals[i].i = i;
+	}
+	assert_true(mirror_begin(f->m));
+	assert_true(mirror_table_plan(f->m, &def, false, &plan));
+	assert_true(mirror_table_sync(f->m, &def, &plan, NULL, &t));
+	mirror_plan_free(&plan);
+	assert_true(mirror_table_insert(t, vals));
+	mirror_table_free(t);
+	assert_true(mirror_commit(f->m));
+
+	assert_true(mirror_compare_begin(f->m, "w", names, types, is_key, WIDE, &c));
+	vals[WIDE - 1].i = -1;
+	assert_true(mirror_compare_add(c, vals));
+	assert_true(mirror_compare_end(c, &d));
+	mirror_compare_free(c);
+	assert_diff(d, 0, 0, 1);
+	free(cols);
+	free(types);
+	free(names);
+	free(is_key);
+	free(vals);
+	free(buf);
+}
+
 /* The schema of the mirror file, as another connection sees it. */
 static char *schema_text(const Fixture *f)
 {
@@ -276,6 +331,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_keyed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_keyless, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wide, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nothing_left, setup, teardown),
 	};
 
