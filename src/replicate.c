@@ -286,14 +286,15 @@ int replicate_run(const ReplicateOptions *opt)
 			goto done; /* a signal during the checks or the copy: exit 0 */
 		/* --verify: the mirror is brought to the snapshot's point, that is,
 		 * every transaction that commits before it, and none after */
-		if (opt->verify && !stop_requested && (verifier = verify_begin(&run, &rc)) != NULL)
-			run.endpos = verify_point(verifier) - 1;
-		if (opt->verify && verifier == NULL) {
-			if (stop_requested)
-				log_error("stopped by a signal; nothing was compared");
+		if (opt->verify && stop_requested) {
+			log_error("stopped by a signal; nothing was compared");
 			rc = EXIT_ERROR;
 			goto done;
 		}
+		if (opt->verify && (verifier = verify_begin(&run, &rc)) == NULL)
+			goto done;
+		if (opt->verify)
+			run.endpos = verify_point(verifier) - 1;
 		if (run.endpos == LSN_INVALID)
 			run.endpos = opt->endpos != LSN_INVALID ? opt->endpos
 				     : opt->once ? run.sys.xlogpos : LSN_INVALID;

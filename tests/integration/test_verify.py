@@ -95,6 +95,25 @@ def wait_no_temp_slots(ctx, timeout=30):
         time.sleep(0.05)
 
 
+def wait_verify_slot_waiting(ctx, proc, timeout=60):
+    """Until --verify's temporary slot is being made and waits for an older
+    transaction (its name has pgmirror's pid in it)."""
+    deadline = time.time() + timeout
+    while True:
+        rows = ctx.sql("SELECT 1 FROM pg_replication_slots s JOIN pg_locks l "
+                       "ON l.pid = s.active_pid AND NOT l.granted "
+                       "WHERE s.slot_name LIKE %s",
+                       "pgmirror\\_verify\\_%d\\_%%" % proc.pid)
+        if rows:
+            return
+        if proc.poll() is not None:
+            fail("--verify exited %s before its slot creation waited:\n%s"
+                 % (proc.poll(), proc.stderr()))
+        if time.time() > deadline:
+            fail("--verify's slot creation did not wait within %ss" % timeout)
+        time.sleep(0.05)
+
+
 def schema_of(ctx, path):
     return ctx.mirror_query(path, "SELECT type, name, tbl_name, sql FROM "
                                   "sqlite_master ORDER BY type, name")
@@ -178,6 +197,20 @@ def test(ctx):
           "--verify changed the mirror's data (nothing came to catch up)")
     check(schema_of(ctx, path) == schema, "--verify left something in the mirror's "
           "schema: %r" % (schema_of(ctx, path),))
+    wait_no_temp_slots(ctx)
+
+    # SIGTERM while the snapshot waits for an older transaction: exit 1,
+    # nothing on stdout (no table was compared), the mirror as it was
+    holder = ctx.hold_xid()
+    proc = ctx.start(ctx.mirror_args(path, slot, "pub", "--verify"))
+    wait_verify_slot_waiting(ctx, proc)
+    rc = ctx.stop(proc)
+    holder.rollback()
+    holder.close()
+    check(rc == 1 and proc.stdout() == "" and "stopped by a signal" in proc.stderr(),
+          "--verify stopped by SIGTERM: exit %d, stdout %r, stderr:\n%s"
+          % (rc, proc.stdout(), proc.stderr()))
+    check(ctx.mirror_snapshot(path) == tampered, "a stopped --verify changed the mirror")
     wait_no_temp_slots(ctx)
 
     # --verify with another job is a usage error
