@@ -269,6 +269,8 @@ int replicate_run(const ReplicateOptions *opt)
 		StreamEnd end;
 		int64_t started;
 
+		verify_free(verifier); /* after a slot made again: a new point */
+		verifier = NULL;
 		rc = prepare(&run);
 		if (rc != EXIT_OK && reconnecting && (run.conn_failed || rc == EXIT_IN_USE)) {
 			/* a restarting server, or its old walsender not gone yet */
