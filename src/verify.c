@@ -204,6 +204,14 @@ done:
 	return ok;
 }
 
+static bool strv_has(char *const *v, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(v[i], name) == 0)
+			return true;
+	return false;
+}
+
 static int cmp_result(const void *a, const void *b)
 {
 	return strcmp(((const Result *)a)->name, ((const Result *)b)->name);
@@ -247,8 +255,16 @@ int verify_compare(Verifier *v, Run *run)
 		}
 		res[nres].name = name != NULL ? name : naming_table(t->nspname, t->relname);
 		res[nres].absent = name == NULL;
-		if (!compare_table(v, run, apply, t, name, &res[nres++].diff))
+		if (!compare_table(v, run, apply, t, name, &res[nres].diff))
 			goto done;
+		/* a mirror table of that name made from another relation (one
+		 * dropped and made again on the source): its rows are unexpected */
+		if (name == NULL && strv_has(mnames, nmirror, res[nres].name) &&
+		    !mirror_count_rows(run->mirror, res[nres].name, &res[nres].diff.unexpected)) {
+			log_error("%s", mirror_error(run->mirror));
+			goto done;
+		}
+		nres++;
 	}
 	/* mirror tables of relations that are no longer published */
 	for (int i = 0; i < nmirror; i++) {
@@ -282,8 +298,8 @@ int verify_compare(Verifier *v, Run *run)
 done:
 	mirror_set_tick(run->mirror, NULL, NULL);
 	apply_free(apply);
-	for (int i = 0; i < nres; i++)
-		free(res[i].name);
+	for (int i = 0; res != NULL && i <= nres; i++)
+		free(res[i].name); /* [nres]: the one in hand when it failed */
 	free(res);
 	strv_free(mnames, nmirror);
 	strv_free(pubs, npubs);
