@@ -170,8 +170,8 @@ static bool compare_table(Verifier *v, Run *run, Applier *apply, const SourceTab
 			    "source: all its rows count as unexpected, all the source's as missing",
 			    name, t->nspname, t->relname);
 	else if (name == NULL)
-		log_warning("published table \"%s.%s\" has no mirror table: all its rows count "
-			    "as missing", t->nspname, t->relname);
+		log_warning("published table \"%s.%s\" has no mirror table of its own: all its "
+			    "rows count as missing", t->nspname, t->relname);
 	if (same && !mirror_compare_begin(m, name, names, types, is_key, t->ncols, &cmp)) {
 		log_error("%s", mirror_error(m));
 		goto done;
