@@ -1,7 +1,8 @@
 /*
  * apply.c: from decoded messages to mirror changes: transaction
  * boundaries, the grouping of source transactions into SQLite ones, the
- * dispatch of messages, and the row changes. The relation cache and the
+ * dispatch of messages, and the row changes (and, for --verify, rows
+ * converted without being applied). The relation cache and the
  * making of mirror tables are in apply_schema.c.
  *
  * One apply_X() per message kind behind a switch, as PostgreSQL's
