@@ -78,6 +78,8 @@ bool apply_open_group(Applier *a) PGM_MUST_CHECK;
 void apply_rels_clear(Applier *a);
 /* Frees the relation and type caches. */
 void apply_cache_free(Applier *a);
+/* The relation oid, described by a Relation message; or NULL. */
+RelEntry *apply_rel_find(Applier *a, uint32_t oid);
 /* The relation a change is for (what: "Insert", ...); its mirror table is
  * made on first use. NULL with the error set. */
 RelEntry *apply_rel_for_change(Applier *a, uint32_t relid, const char *what);

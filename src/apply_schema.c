@@ -95,6 +95,13 @@ static RelEntry *rel_find(Applier *a, uint32_t oid)
 	return r->oid == oid ? r : NULL;
 }
 
+RelEntry *apply_rel_find(Applier *a, uint32_t oid)
+{
+	RelEntry *r = rel_find(a, oid);
+
+	return r != NULL && r->display != NULL ? r : NULL;
+}
+
 /* The entry for oid, new and empty if it was not there. */
 static RelEntry *rel_get(Applier *a, uint32_t oid)
 {

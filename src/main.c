@@ -31,6 +31,8 @@ static void usage(FILE *out)
 		"  -E, --endpos=LSN             stop once everything up to LSN (X/Y) is applied\n"
 		"      --no-initial-copy        on a first run, do not copy existing rows\n"
 		"      --drop-slot              drop the replication slot and exit\n"
+		"      --verify                 bring the mirror to a fresh point of the source,\n"
+		"                               compare every table with it, and exit\n"
 		"      --status                 print the mirror's state and exit (no connection)\n"
 		"  -s, --status-interval=SECS   feedback to the server every SECS (default 10)\n"
 		"  -v, --verbose                more messages\n"
@@ -38,7 +40,8 @@ static void usage(FILE *out)
 		"  -V, --version                print the version and exit\n"
 		"  -h, --help                   print this help and exit\n"
 		"\n"
-		"Exit status: 0 success, 1 error, 2 usage error, 3 mirror or slot in use.\n");
+		"Exit status: 0 success, 1 error, 2 usage error, 3 mirror or slot in use,\n"
+		"4 --verify found a difference.\n");
 }
 
 static void handle_stop(int sig)
@@ -103,7 +106,7 @@ static void add_publications(ReplicateOptions *opt, const char *arg)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_ONCE = 256, OPT_NO_COPY, OPT_DROP_SLOT, OPT_STATUS };
+	enum { OPT_ONCE = 256, OPT_NO_COPY, OPT_DROP_SLOT, OPT_STATUS, OPT_VERIFY };
 	static const struct option longopts[] = {
 		{"dbname", required_argument, NULL, 'd'},
 		{"slot", required_argument, NULL, 'S'},
@@ -113,6 +116,7 @@ int main(int argc, char **argv)
 		{"no-initial-copy", no_argument, NULL, OPT_NO_COPY},
 		{"drop-slot", no_argument, NULL, OPT_DROP_SLOT},
 		{"status", no_argument, NULL, OPT_STATUS},
+		{"verify", no_argument, NULL, OPT_VERIFY},
 		{"status-interval", required_argument, NULL, 's'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"quiet", no_argument, NULL, 'q'},
@@ -157,6 +161,9 @@ int main(int argc, char **argv)
 		case OPT_STATUS:
 			status = true;
 			break;
+		case OPT_VERIFY:
+			opt.verify = true;
+			break;
 		case 's': {
 			char *end;
 			long v = strtol(optarg, &end, 10);
@@ -191,8 +198,10 @@ int main(int argc, char **argv)
 	opt.mirror_path = argv[optind];
 	if (opt.mirror_path[0] == '\0')
 		usage_error("%s", "the mirror file name is empty");
-	if ((int)drop_slot + (int)status + (int)(opt.once || opt.endpos != LSN_INVALID) > 1)
-		usage_error("%s", "--drop-slot, --status and --once/--endpos do not go together");
+	if ((int)drop_slot + (int)status + (int)opt.verify +
+	    (int)(opt.once || opt.endpos != LSN_INVALID) > 1)
+		usage_error("%s", "--drop-slot, --status, --verify and --once/--endpos do not go "
+			    "together");
 	if (opt.once && opt.endpos != LSN_INVALID)
 		usage_error("%s", "--once and --endpos do not go together");
 	log_set_level(level);

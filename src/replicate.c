@@ -3,7 +3,8 @@
  * checks it against the options and the source (system, publications,
  * slot), runs the first run (firstrun.c) when the mirror needs one, then
  * streams (stream.c), connecting again with backoff when a service loses
- * the source; and --drop-slot. Owns the SIGTERM flag.
+ * the source; --verify's catch-up to its snapshot (verify.c compares);
+ * and --drop-slot. Owns the SIGTERM flag.
  */
 #include "config.h"
 
@@ -264,7 +265,8 @@ int replicate_run(const ReplicateOptions *opt)
 	Run run = {.opt = opt};
 	int rc;
 	int backoff = 1;
-	bool continuous = !opt->once && opt->endpos == LSN_INVALID;
+	bool continuous = !opt->once && opt->endpos == LSN_INVALID && !opt->verify;
+	Verifier *verifier = NULL; /* --verify: the snapshot to compare with */
 	bool reconnecting = false; /* a stream was lost: wait for the source */
 	bool rebuilt_unreadable = false; /* a slot whose WAL was gone was made again */
 
@@ -273,6 +275,12 @@ int replicate_run(const ReplicateOptions *opt)
 	run.catalog = lookup_catalog(run.lookup);
 	run.session = session_new();
 	session_set_stop_check(run.session, replicate_stopping);
+	if (opt->verify && !file_exists(opt->mirror_path)) {
+		log_error("mirror \"%s\" does not exist; --verify compares an existing mirror "
+			  "(check the path)", opt->mirror_path);
+		rc = EXIT_ERROR;
+		goto done;
+	}
 	if (file_exists(opt->mirror_path) &&
 	    (rc = replicate_open_mirror(&run, MIRROR_WRITE)) != EXIT_OK)
 		goto done;
@@ -288,6 +296,8 @@ int replicate_run(const ReplicateOptions *opt)
 		StreamEnd end;
 		int64_t started;
 
+		verify_free(verifier); /* after a slot made again: a new point */
+		verifier = NULL;
 		rc = prepare(&run);
 		if (rc != EXIT_OK && reconnecting && (run.conn_failed || rc == EXIT_IN_USE)) {
 			/* a restarting server, or its old walsender not gone yet */
@@ -301,8 +311,19 @@ int replicate_run(const ReplicateOptions *opt)
 			}
 			continue;
 		}
-		if (rc != EXIT_OK || stop_requested)
+		if (rc != EXIT_OK || (stop_requested && !opt->verify))
 			goto done; /* a signal during the checks or the copy: exit 0 */
+		/* --verify: the mirror is brought to the snapshot's point, that is,
+		 * every transaction that commits before it, and none after */
+		if (opt->verify && stop_requested) {
+			log_error("stopped by a signal; nothing was compared");
+			rc = EXIT_ERROR;
+			goto done;
+		}
+		if (opt->verify && (verifier = verify_begin(&run, &rc)) == NULL)
+			goto done;
+		if (opt->verify)
+			run.endpos = verify_point(verifier) - 1;
 		if (run.endpos == LSN_INVALID)
 			run.endpos = opt->endpos != LSN_INVALID ? opt->endpos
 				     : opt->once ? run.sys.xlogpos : LSN_INVALID;
@@ -311,8 +332,13 @@ int replicate_run(const ReplicateOptions *opt)
 		end = stream_round(&run, &rc);
 		if (rc != EXIT_OK)
 			goto done;
+		if (end == STREAM_DONE && opt->verify && stop_requested) {
+			log_error("stopped by a signal; nothing was compared");
+			rc = EXIT_ERROR;
+			break;
+		}
 		if (end == STREAM_DONE) {
-			rc = EXIT_OK;
+			rc = opt->verify ? verify_compare(verifier, &run) : EXIT_OK;
 			break;
 		}
 		if (end == STREAM_SLOT_GONE && !rebuilt_unreadable) {
@@ -361,6 +387,7 @@ int replicate_run(const ReplicateOptions *opt)
 		backoff = backoff_next(backoff, BACKOFF_MAX_SECS);
 	}
 done:
+	verify_free(verifier);
 	lookup_free(run.lookup);
 	session_free(run.session);
 	system_info_clear(&run.sys);

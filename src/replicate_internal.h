@@ -66,4 +66,18 @@ typedef enum StreamEnd {
 /* Streams from the mirror's slot into apply until one of the ends above. */
 StreamEnd stream_run(Run *run, Applier *apply);
 
+/*
+ * --verify (verify.c). verify_begin() opens a second replication
+ * connection with a snapshot and its consistent point (a temporary slot);
+ * NULL, with *rc the exit code, when it cannot. Once the mirror is brought
+ * to verify_point() (every transaction committed before it applied, none
+ * after), verify_compare() compares every table and prints one line per
+ * table; it returns EXIT_OK, EXIT_DIFFERS or EXIT_ERROR.
+ */
+typedef struct Verifier Verifier;
+Verifier *verify_begin(Run *run, int *rc);
+Lsn verify_point(const Verifier *v);
+int verify_compare(Verifier *v, Run *run);
+void verify_free(Verifier *v);
+
 #endif

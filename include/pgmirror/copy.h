@@ -40,6 +40,10 @@ const char *copy_error(const Copier *c);
 bool copy_tables(Copier *c, const SourceTable *tables, int n, Lsn consistent_point)
 	PGM_MUST_CHECK;
 
+/* The Relation message pgoutput would send for t, into *msg, with its
+ * columns in cols (t->ncols of them); both borrow t's strings. */
+void copy_relation_message(const SourceTable *t, PgoColumn *cols, PgoMessage *msg);
+
 /*
  * Parses one row of COPY's text format in place: tab-separated fields, \N
  * for NULL, the backslash escapes \b \f \n \r \t \v \\, \ooo (octal) and
