@@ -439,6 +439,11 @@ void apply_stats(const Applier *a, ApplyStats *out)
 	*out = a->stats;
 }
 
+void apply_defer_indexes(Applier *a)
+{
+	a->defer_indexes = true;
+}
+
 bool apply_make_table(Applier *a, uint32_t relid)
 {
 	if (apply_rel_for_change(a, relid, "the initial copy") == NULL) {

@@ -62,6 +62,7 @@ struct Applier {
 	bool group_open;         /* an SQLite transaction is open */
 	bool position_pending;   /* applied > durable needs storing */
 	bool source_lost;        /* the last error was not reaching the source */
+	bool defer_indexes;      /* rel_sync leaves the indexes to the caller */
 
 	ApplyStats stats;
 	ErrBuf err;          /* the last error */

@@ -56,6 +56,13 @@ bool apply_reset(Applier *a) PGM_MUST_CHECK;
  */
 bool apply_make_table(Applier *a, uint32_t relid) PGM_MUST_CHECK;
 
+/*
+ * The tables this applier makes get no indexes from it (the initial copy:
+ * its caller makes them once the rows are in, with indexes_sync(), which
+ * is faster than keeping them up to date row by row).
+ */
+void apply_defer_indexes(Applier *a);
+
 /* Between a Begin and its Commit. */
 bool apply_in_transaction(const Applier *a);
 

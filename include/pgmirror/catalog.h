@@ -28,8 +28,19 @@ typedef struct SourceFill {
 	bool has_default;    /* the column has a default expression */
 } SourceFill;
 
+/* A source index the mirror copies (sql/source-indexes.sql). */
+typedef struct SourceIndex {
+	uint32_t relid;      /* the table's OID */
+	uint32_t oid;        /* the index's OID */
+	char *name;          /* the index's name */
+	int ncols;           /* key columns, in index order */
+	char **cols;
+	bool *desc;          /* per column: DESC */
+} SourceIndex;
+
 void source_type_clear(SourceType *t);
 void source_fill_clear(SourceFill *f);
+void source_indexes_free(SourceIndex *idx, int n);
 
 /*
  * Receives one row of column_values(): vals[i] (lens[i] bytes, NULL for
@@ -56,6 +67,11 @@ typedef struct Catalog {
 	 * connection refused or broken, a server shutting down): the caller
 	 * may try again once it is back. NULL: never. */
 	bool (*lost)(void *ctx);
+	/* The indexes of the relations relids[0..n-1] that the mirror copies,
+	 * ordered by relation (*out malloc'd: source_indexes_free()). NULL:
+	 * the mirror's indexes are left as they are. */
+	bool (*indexes)(void *ctx, const uint32_t *relids, int n, SourceIndex **out,
+			int *nout);
 } Catalog;
 
 #endif
