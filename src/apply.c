@@ -109,6 +109,7 @@ static bool apply_begin(Applier *a, const PgoBegin *b)
 	a->txn_changed = false;
 	a->last_empty = false;
 	a->txn_final_lsn = b->final_lsn;
+	a->txn_xid = b->xid;
 	a->txn_time = b->commit_time;
 	/* Its commit record lies before what the mirror holds: applied already. */
 	a->skipping = b->final_lsn < a->durable;

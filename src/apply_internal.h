@@ -53,6 +53,7 @@ struct Applier {
 	bool txn_changed;        /* it had a message other than Origin/Message */
 	bool last_empty;         /* the last Commit ended an empty transaction */
 	Lsn txn_final_lsn;       /* Begin: LSN of the commit record */
+	uint32_t txn_xid;        /* Begin: its transaction ID */
 	int64_t txn_time;
 
 	Lsn durable;             /* committed in the mirror */

@@ -462,12 +462,14 @@ static bool rel_sync(Applier *a, RelEntry *r)
 		if (plan.conv[i] == CONV_FILL && plan.has_rows && has_key(r) &&
 		    !fill_from_source(a, r, def, i))
 			goto done;
-	/* a Relation message also follows CREATE INDEX and DROP INDEX */
+	/* a Relation message also follows CREATE INDEX and DROP INDEX, made
+	 * perhaps by this very transaction */
 	if (!a->defer_indexes) {
 		char *name = (char *)def->name;
 		bool lost;
 
-		if (!indexes_sync(a->m, a->catalog, &name, &r->oid, 1, &a->err, &lost)) {
+		if (!indexes_sync(a->m, a->catalog, &name, &r->oid, 1, a->txn_xid, &a->err,
+				  &lost)) {
 			a->source_lost = lost;
 			goto done;
 		}

@@ -11,7 +11,7 @@
 #include "pgmirror/indexes.h"
 
 bool indexes_sync(Mirror *m, const Catalog *catalog, char *const *tables,
-		  const uint32_t *relids, int n, ErrBuf *err, bool *lost)
+		  const uint32_t *relids, int n, uint32_t xid, ErrBuf *err, bool *lost)
 {
 	SourceIndex *idx = NULL;
 	MirrorIndexDef *defs;
@@ -21,7 +21,7 @@ bool indexes_sync(Mirror *m, const Catalog *catalog, char *const *tables,
 	*lost = false;
 	if (catalog == NULL || catalog->indexes == NULL || n == 0)
 		return true;
-	if (!catalog->indexes(catalog->ctx, relids, n, &idx, &nidx)) {
+	if (!catalog->indexes(catalog->ctx, relids, n, xid, &idx, &nidx)) {
 		*lost = catalog->lost != NULL && catalog->lost(catalog->ctx);
 		errbuf_set(err, "could not look up the indexes of the mirrored tables on the "
 			   "source: %s", catalog->error(catalog->ctx));

@@ -72,12 +72,12 @@ static bool lookup_attnums(void *ctx, uint32_t relid, const char *const *names, 
 	return LOOKUP(l, session_column_attnums(l->session, relid, names, n, attnums));
 }
 
-static bool lookup_indexes(void *ctx, const uint32_t *relids, int n, SourceIndex **out,
-			   int *nout)
+static bool lookup_indexes(void *ctx, const uint32_t *relids, int n, uint32_t xid,
+			   SourceIndex **out, int *nout)
 {
 	Lookup *l = ctx;
 
-	return LOOKUP(l, session_indexes(l->session, relids, n, out, nout));
+	return LOOKUP(l, session_indexes(l->session, relids, n, xid, out, nout));
 }
 
 /* The applier's row callback, as seen by the look-up: a row it refuses

@@ -216,7 +216,7 @@ static int sync_indexes(Run *run)
 		rc = EXIT_OK;
 	} else if (!mirror_begin(run->mirror)) {
 		log_error("%s", mirror_error(run->mirror));
-	} else if (!indexes_sync(run->mirror, run->catalog, names, oids, n, &err, &lost)) {
+	} else if (!indexes_sync(run->mirror, run->catalog, names, oids, n, 0, &err, &lost)) {
 		mirror_rollback(run->mirror);
 		run->conn_failed = lost;
 		if (replicate_stopping()) {

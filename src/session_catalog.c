@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "session_internal.h"
 
@@ -122,8 +123,40 @@ void source_indexes_free(SourceIndex *idx, int n)
 	free(idx);
 }
 
-bool session_indexes(Session *s, const uint32_t *relids, int n, SourceIndex **out,
-		     int *nout)
+/*
+ * A transaction's commit record is in the WAL, so decoded and sent, a
+ * moment before the committing backend leaves the list of running
+ * transactions: until then, what it changed in the catalog is not visible
+ * to a new snapshot. Waits until it is (or gives up after about half a
+ * second: the next start reads the indexes again).
+ */
+#define XID_WAIT_TRIES 100
+#define XID_WAIT_USECS 5000
+
+static bool wait_visible(Session *s, uint32_t xid)
+{
+	char xidtext[16];
+	const char *params[1] = {xidtext};
+
+	snprintf(xidtext, sizeof(xidtext), "%u", xid);
+	for (int i = 0; i < XID_WAIT_TRIES; i++) {
+		PGresult *res;
+		bool running;
+
+		if (!session_run(s, session_sql_xid_visible, 1, params, PGRES_TUPLES_OK, &res,
+				 "look up a transaction on the source"))
+			return false;
+		running = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+		PQclear(res);
+		if (!running)
+			break;
+		usleep(XID_WAIT_USECS);
+	}
+	return true;
+}
+
+bool session_indexes(Session *s, const uint32_t *relids, int n, uint32_t xid,
+		     SourceIndex **out, int *nout)
 {
 	PGresult *res = NULL;
 	char **oids = xcalloc((size_t)n + 1, sizeof(char *));
@@ -134,6 +167,10 @@ bool session_indexes(Session *s, const uint32_t *relids, int n, SourceIndex **ou
 
 	*out = NULL;
 	*nout = 0;
+	if (xid != 0 && !wait_visible(s, xid)) {
+		free(oids);
+		return false;
+	}
 	for (int i = 0; i < n; i++)
 		oids[i] = xasprintf("%u", relids[i]);
 	list = strv_join(oids, n, ",");

@@ -68,10 +68,11 @@ typedef struct Catalog {
 	 * may try again once it is back. NULL: never. */
 	bool (*lost)(void *ctx);
 	/* The indexes of the relations relids[0..n-1] that the mirror copies,
-	 * ordered by relation (*out malloc'd: source_indexes_free()). NULL:
-	 * the mirror's indexes are left as they are. */
-	bool (*indexes)(void *ctx, const uint32_t *relids, int n, SourceIndex **out,
-			int *nout);
+	 * ordered by relation (*out malloc'd: source_indexes_free()), as the
+	 * source has them once transaction xid (0: none) is visible there.
+	 * NULL: the mirror's indexes are left as they are. */
+	bool (*indexes)(void *ctx, const uint32_t *relids, int n, uint32_t xid,
+			SourceIndex **out, int *nout);
 } Catalog;
 
 #endif

@@ -17,12 +17,14 @@
 
 /*
  * For each mirror table tables[i], the mirror of source relation
- * relids[i]: its indexes made to match the source's now; within a
- * transaction. A catalog without the indexes question leaves them as
- * they are. False with the error in *err (*lost: the source could not be
- * reached, see Catalog.lost).
+ * relids[i]: its indexes made to match the source's now (once source
+ * transaction xid, the one being applied, is visible there; 0: none);
+ * within a transaction. A catalog without the indexes question leaves
+ * them as they are. False with the error in *err (*lost: the source could
+ * not be reached, see Catalog.lost).
  */
 bool indexes_sync(Mirror *m, const Catalog *catalog, char *const *tables,
-		  const uint32_t *relids, int n, ErrBuf *err, bool *lost) PGM_MUST_CHECK;
+		  const uint32_t *relids, int n, uint32_t xid, ErrBuf *err,
+		  bool *lost) PGM_MUST_CHECK;
 
 #endif
