@@ -110,6 +110,7 @@ static bool apply_begin(Applier *a, const PgoBegin *b)
 	a->txn_changed = false;
 	a->last_empty = false;
 	a->txn_final_lsn = b->final_lsn;
+	a->txn_xid = b->xid;
 	a->txn_time = b->commit_time;
 	/* Its commit record lies before what the mirror holds: applied already. */
 	a->skipping = b->final_lsn < a->durable;
@@ -438,6 +439,11 @@ Lsn apply_applied_lsn(const Applier *a)
 void apply_stats(const Applier *a, ApplyStats *out)
 {
 	*out = a->stats;
+}
+
+void apply_defer_indexes(Applier *a)
+{
+	a->defer_indexes = true;
 }
 
 bool apply_make_table(Applier *a, uint32_t relid)

@@ -56,6 +56,7 @@ struct Applier {
 	bool txn_changed;        /* it had a message other than Origin/Message */
 	bool last_empty;         /* the last Commit ended an empty transaction */
 	Lsn txn_final_lsn;       /* Begin: LSN of the commit record */
+	uint32_t txn_xid;        /* Begin: its transaction ID */
 	int64_t txn_time;
 
 	Lsn durable;             /* committed in the mirror */
@@ -65,6 +66,7 @@ struct Applier {
 	bool group_open;         /* an SQLite transaction is open */
 	bool position_pending;   /* applied > durable needs storing */
 	bool source_lost;        /* the last error was not reaching the source */
+	bool defer_indexes;      /* rel_sync leaves the indexes to the caller */
 
 	ApplyStats stats;
 	ErrBuf err;          /* the last error */

@@ -5,7 +5,8 @@
  * changes the mirror table to match (rel_sync): the naming rule and its
  * checks (naming.h), the plan (mirror_table_plan), and the values of
  * added or retyped columns, refilled from the source's catalog (catalog.h)
- * or taken from the constant it gave existing rows.
+ * or taken from the constant it gave existing rows; and its indexes
+ * (indexes.h).
  *
  * The relation cache maps a source relation OID to its mirror table and
  * to per-column scratch (converted values, buffers), allocated when the
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include "apply_internal.h"
+#include "pgmirror/indexes.h"
 #include "pgmirror/naming.h"
 
 static void rel_clear(RelEntry *r)
@@ -481,6 +483,18 @@ static bool rel_sync(Applier *a, RelEntry *r)
 		if (plan.conv[i] == CONV_FILL && plan.has_rows && has_key(r) &&
 		    !fill_from_source(a, r, def, i))
 			goto done;
+	/* a Relation message also follows CREATE INDEX and DROP INDEX, made
+	 * perhaps by this very transaction */
+	if (!a->defer_indexes) {
+		char *name = (char *)def->name;
+		bool lost;
+
+		if (!indexes_sync(a->m, a->catalog, &name, &r->oid, 1, a->txn_xid, &a->err,
+				  &lost)) {
+			a->source_lost = lost;
+			goto done;
+		}
+	}
 	if (plan.exists && !plan.same)
 		log_info("table \"%s\" changed on the source; mirror table \"%s\" follows",
 			 r->display, def->name);

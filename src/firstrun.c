@@ -198,6 +198,7 @@ int firstrun_run(Run *run, bool rebuild)
 		goto done;
 
 	apply = apply_new(run->mirror, LSN_INVALID, run->catalog);
+	apply_defer_indexes(apply); /* made after the copy (replicate.c) */
 	copier = copy_new(run->session, apply, replicate_stopping);
 	if (!copy_tables(copier, tables, ntables, start)) {
 		if (replicate_stopping()) {

@@ -72,6 +72,14 @@ static bool lookup_attnums(void *ctx, uint32_t relid, const char *const *names, 
 	return LOOKUP(l, session_column_attnums(l->session, relid, names, n, attnums));
 }
 
+static bool lookup_indexes(void *ctx, const uint32_t *relids, int n, uint32_t xid,
+			   SourceIndex **out, int *nout)
+{
+	Lookup *l = ctx;
+
+	return LOOKUP(l, session_indexes(l->session, relids, n, xid, out, nout));
+}
+
 /* The applier's row callback, as seen by the look-up: a row it refuses
  * stops the look-up (it is not the source that went away). */
 typedef struct LookupRows {
@@ -129,7 +137,7 @@ Lookup *lookup_new(const char *conninfo)
 	l->conninfo = conninfo;
 	l->catalog = (Catalog){.ctx = l, .type_info = lookup_type, .column_fill = lookup_fill,
 			       .column_attnums = lookup_attnums, .column_values = lookup_values,
-			       .error = lookup_error, .lost = lookup_lost,
+			       .indexes = lookup_indexes, .error = lookup_error, .lost = lookup_lost,
 			       .relation_name = lookup_relation_name};
 	return l;
 }

@@ -406,7 +406,15 @@ bool mirror_table_sync(Mirror *m, const MirrorTableDef *def, const MirrorPlan *p
 		    !record_definition(m, def))
 			return false;
 	} else if (!plan->same) {
-		if (!rebuild_table(m, def, plan, fill) || !record_definition(m, def))
+		SavedIndexes saved;
+		bool ok;
+
+		if (!mirror_save_indexes(m, def->name, &saved))
+			return false;
+		ok = rebuild_table(m, def, plan, fill) && record_definition(m, def) &&
+		     mirror_restore_indexes(m, def, plan, &saved);
+		mirror_saved_indexes_free(&saved);
+		if (!ok)
 			return false;
 	}
 

@@ -1,7 +1,8 @@
 /*
  * replicate.c: pgmirror's main job and its checks. Opens the mirror,
  * checks it against the options and the source (system, publications,
- * slot), runs the first run (firstrun.c) when the mirror needs one, then
+ * slot), runs the first run (firstrun.c) when the mirror needs one, makes
+ * the mirror's indexes match the source's (indexes.h), then
  * streams (stream.c), connecting again with backoff when a service loses
  * the source; --verify's catch-up to its snapshot (verify.c compares);
  * and --drop-slot. Owns the SIGTERM flag.
@@ -15,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pgmirror/indexes.h"
 #include "replicate_internal.h"
 
 #define BACKOFF_MAX_SECS 60
@@ -182,6 +184,58 @@ static void backoff_sleep(int secs)
 		usleep(100000);
 }
 
+/* The mirror's tick while the indexes are made: stop when asked to. */
+static bool start_tick(void *ctx)
+{
+	(void)ctx;
+	return !replicate_stopping();
+}
+
+/*
+ * The source's indexes, made to match on every mirrored table, in one
+ * SQLite transaction: at each start (indexes made or dropped while
+ * pgmirror was not running, on tables the stream may say nothing of), and
+ * so after the initial copy, which leaves them to this step. A signal
+ * rolls it back; the next start does it again.
+ */
+static int sync_indexes(Run *run)
+{
+	char **names = NULL;
+	uint32_t *oids = NULL;
+	int n = 0, rc = EXIT_ERROR;
+	ErrBuf err = {{0}};
+	bool lost = false;
+
+	if (run->mirror == NULL)
+		return EXIT_OK;
+	if (!mirror_list_relations(run->mirror, &names, &oids, &n)) {
+		log_error("%s", mirror_error(run->mirror));
+		return EXIT_ERROR;
+	}
+	mirror_set_tick(run->mirror, start_tick, NULL);
+	if (n == 0) {
+		rc = EXIT_OK;
+	} else if (!mirror_begin(run->mirror)) {
+		log_error("%s", mirror_error(run->mirror));
+	} else if (!indexes_sync(run->mirror, run->catalog, names, oids, n, 0, &err, &lost)) {
+		mirror_rollback(run->mirror);
+		run->conn_failed = lost;
+		if (replicate_stopping()) {
+			log_info("stopped by a signal while making the mirror's indexes; the next "
+				 "run makes them");
+			rc = EXIT_OK;
+		} else
+			log_error("%s", err.text);
+	} else if (!mirror_commit(run->mirror)) {
+		log_error("%s", mirror_error(run->mirror));
+	} else
+		rc = EXIT_OK;
+	mirror_set_tick(run->mirror, NULL, NULL);
+	strv_free(names, n);
+	free(oids);
+	return rc;
+}
+
 /*
  * An existing mirror is brought in line with the publications' tables as
  * they are now, before it streams; an exit code.
@@ -233,6 +287,8 @@ static int prepare(Run *run)
 		rc = reconcile_at_start(run);
 	if (rc == EXIT_OK && rebuild)
 		run->slot_unreadable = false;
+	if (rc == EXIT_OK && !replicate_stopping())
+		rc = sync_indexes(run);
 	if (rc != EXIT_OK && !session_connected(run->session))
 		run->conn_failed = true;
 	return rc;

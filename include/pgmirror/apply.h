@@ -77,6 +77,13 @@ bool apply_convert_row(Applier *a, uint32_t relid, const PgoTuple *tup, const Va
 bool apply_relation_types(Applier *a, uint32_t relid, const ColumnType **types, int *ncols)
 	PGM_MUST_CHECK;
 
+/*
+ * The tables this applier makes get no indexes from it (the initial copy:
+ * its caller makes them once the rows are in, with indexes_sync(), which
+ * is faster than keeping them up to date row by row).
+ */
+void apply_defer_indexes(Applier *a);
+
 /* Between a Begin and its Commit. */
 bool apply_in_transaction(const Applier *a);
 

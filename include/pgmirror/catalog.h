@@ -28,8 +28,19 @@ typedef struct SourceFill {
 	bool has_default;    /* the column has a default expression */
 } SourceFill;
 
+/* A source index the mirror copies (sql/source-indexes.sql). */
+typedef struct SourceIndex {
+	uint32_t relid;      /* the table's OID */
+	uint32_t oid;        /* the index's OID */
+	char *name;          /* the index's name */
+	int ncols;           /* key columns, in index order */
+	char **cols;
+	bool *desc;          /* per column: DESC */
+} SourceIndex;
+
 void source_type_clear(SourceType *t);
 void source_fill_clear(SourceFill *f);
+void source_indexes_free(SourceIndex *idx, int n);
 
 /*
  * Receives one row of column_values(): vals[i] (lens[i] bytes, NULL for
@@ -60,6 +71,12 @@ typedef struct Catalog {
 	 * source has no such relation (dropped since). NULL: never asked, the
 	 * stream's names are taken as they come. */
 	bool (*relation_name)(void *ctx, uint32_t relid, char **nspname, char **relname);
+	/* The indexes of the relations relids[0..n-1] that the mirror copies,
+	 * ordered by relation (*out malloc'd: source_indexes_free()), as the
+	 * source has them once transaction xid (0: none) is visible there.
+	 * NULL: the mirror's indexes are left as they are. */
+	bool (*indexes)(void *ctx, const uint32_t *relids, int n, uint32_t xid,
+			SourceIndex **out, int *nout);
 } Catalog;
 
 #endif

@@ -230,6 +230,30 @@ bool mirror_tables_rename(Mirror *m, const MirrorRename *rn, int n) PGM_MUST_CHE
  * records of it; within a transaction. */
 bool mirror_table_drop(Mirror *m, uint32_t oid) PGM_MUST_CHECK;
 
+/* A source index the mirror copies (see mirror_index.c for the names). */
+typedef struct MirrorIndexDef {
+	uint32_t oid;              /* the source index's OID */
+	const char *name;          /* and its name */
+	int ncols;
+	const char *const *cols;   /* key columns, in index order */
+	const bool *desc;          /* per column: DESC */
+} MirrorIndexDef;
+
+/*
+ * Makes pgmirror's indexes on mirror table `table` match: a non-unique
+ * index for each of defs[0..n-1] whose columns the table has (others are
+ * left out), the match index of a REPLICA IDENTITY FULL table; pgmirror's
+ * indexes that are not (or no longer) wanted are dropped. The user's own
+ * indexes are not touched. Within a transaction.
+ */
+bool mirror_table_indexes(Mirror *m, const char *table, const MirrorIndexDef *defs,
+			  int n) PGM_MUST_CHECK;
+
+/* The mirrored tables and the OIDs of their source relations, sorted by
+ * name; free names with strv_free() and oids with free(). */
+bool mirror_list_relations(Mirror *m, char ***names, uint32_t **oids, int *n)
+	PGM_MUST_CHECK;
+
 /* The mirrored tables' names, sorted; free with free() each and the array. */
 bool mirror_list_tables(Mirror *m, char ***names, int *n) PGM_MUST_CHECK;
 bool mirror_count_rows(Mirror *m, const char *table, int64_t *count)

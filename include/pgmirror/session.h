@@ -183,6 +183,15 @@ bool session_type_info(Session *s, uint32_t oid, SourceType *out) PGM_MUST_CHECK
 bool session_column_attnums(Session *s, uint32_t relid, const char *const *names, int n,
 			    int *attnums) PGM_MUST_CHECK;
 
+/*
+ * The indexes of relids[0..n-1] the mirror copies (see Catalog.indexes).
+ * With xid, first waits (up to about half a second) until that transaction
+ * is visible on the source: the stream may bring a transaction a moment
+ * before other sessions see it committed.
+ */
+bool session_indexes(Session *s, const uint32_t *relids, int n, uint32_t xid,
+		     SourceIndex **out, int *nout) PGM_MUST_CHECK;
+
 /* What existing rows hold in column of relid (looked up now). */
 bool session_column_fill(Session *s, uint32_t relid, const char *column,
 			 SourceFill *out) PGM_MUST_CHECK;

@@ -6,7 +6,8 @@
  * a newer format is refused; a name another source table holds is too.
  * Renames (mirror_tables_rename): a swap keeps each table's rows, its
  * metadata, and the user's index, view and trigger on it; a name the
- * user's own table has is refused.
+ * user's own table has is refused. pgmirror's indexes
+ * (mirror_table_indexes) and what rebuilds do to them.
  */
 #include "config.h"
 
@@ -395,6 +396,102 @@ static void test_rename_onto_user_table(void **state)
 	assert_int_equal(user_int(f, "SELECT count(*) FROM y"), NROWS);
 }
 
+/* The names of t's indexes, and the CREATE of each, one a line. */
+static char *indexes_of_t(Fixture *f)
+{
+	sqlite3 *db;
+	sqlite3_stmt *q;
+	sqlite3_str *s = sqlite3_str_new(NULL);
+	char *out;
+
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT sql FROM sqlite_schema WHERE type = "
+					    "'index' AND tbl_name = 't' AND sql IS NOT NULL "
+					    "ORDER BY name", -1, &q, NULL), SQLITE_OK);
+	while (sqlite3_step(q) == SQLITE_ROW)
+		sqlite3_str_appendf(s, "%s\n", (const char *)sqlite3_column_text(q, 0));
+	sqlite3_finalize(q);
+	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+	out = strdup(sqlite3_str_value(s) ? sqlite3_str_value(s) : "");
+	sqlite3_free(sqlite3_str_finish(s));
+	return out;
+}
+
+static void table_sync(Fixture *f)
+{
+	MirrorPlan plan;
+	MirrorTable *t = NULL;
+
+	assert_true(mirror_table_plan(f->m, &f->def, false, &plan));
+	assert_true(mirror_table_sync(f->m, &f->def, &plan, NULL, &t));
+	mirror_plan_free(&plan);
+	mirror_table_free(t);
+}
+
+/* Source indexes on the table's columns are made (one on a column the
+ * table lacks is not), kept by a rebuild, and go with a dropped column;
+ * under REPLICA IDENTITY FULL the match index comes too. */
+static void test_indexes(void **state)
+{
+	Fixture *f = *state;
+	const char *c1[] = {"v"}, *c2[] = {"nope"}, *c3[] = {"v", "id"};
+	const bool d1[] = {false}, d3[] = {true, false};
+	MirrorIndexDef defs[] = {{100, "t_v", 1, c1, d1}, {101, "t_nope", 1, c2, d1},
+				 {102, "t v\"id", 2, c3, d3}};
+	char *got;
+
+	assert_true(mirror_begin(f->m));
+	assert_true(mirror_table_indexes(f->m, "t", defs, 3));
+	assert_true(mirror_commit(f->m));
+	got = indexes_of_t(f);
+	assert_string_equal(got, "CREATE INDEX \"pgmirror_index_100_t_v\" ON \"t\" (\"v\")\n"
+			    "CREATE INDEX \"pgmirror_index_102_t v\"\"id\" ON \"t\" (\"v\" DESC, "
+			    "\"id\")\n");
+	free(got);
+
+	/* a rebuild (v retyped) keeps them */
+	assert_true(mirror_begin(f->m));
+	assert_true(rebuild(f));
+	assert_true(mirror_commit(f->m));
+	got = indexes_of_t(f);
+	assert_string_equal(got, "CREATE INDEX \"pgmirror_index_100_t_v\" ON \"t\" (\"v\")\n"
+			    "CREATE INDEX \"pgmirror_index_102_t v\"\"id\" ON \"t\" (\"v\" DESC, "
+			    "\"id\")\n");
+	free(got);
+
+	/* REPLICA IDENTITY FULL: the match index, on both (short) columns */
+	define(f, OID_INT8);
+	f->def.replident = 'f';
+	assert_true(mirror_begin(f->m));
+	table_sync(f);
+	assert_true(mirror_commit(f->m));
+	got = indexes_of_t(f);
+	assert_string_equal(got, "CREATE INDEX \"pgmirror_index_100_t_v\" ON \"t\" (\"v\")\n"
+			    "CREATE INDEX \"pgmirror_index_102_t v\"\"id\" ON \"t\" (\"v\" DESC, "
+			    "\"id\")\n"
+			    "CREATE INDEX \"pgmirror_match_16384\" ON \"t\" (\"id\", \"v\")\n");
+	free(got);
+
+	/* v dropped: its indexes go */
+	define(f, OID_INT8);
+	f->def.replident = 'f';
+	f->def.ncols = 1;
+	assert_true(mirror_begin(f->m));
+	table_sync(f);
+	assert_true(mirror_commit(f->m));
+	got = indexes_of_t(f);
+	assert_string_equal(got, "CREATE INDEX \"pgmirror_match_16384\" ON \"t\" (\"id\")\n");
+	free(got);
+
+	/* and asked again with none: only the match index stays */
+	assert_true(mirror_begin(f->m));
+	assert_true(mirror_table_indexes(f->m, "t", NULL, 0));
+	assert_true(mirror_commit(f->m));
+	got = indexes_of_t(f);
+	assert_string_equal(got, "CREATE INDEX \"pgmirror_match_16384\" ON \"t\" (\"id\")\n");
+	free(got);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -405,6 +502,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_name_taken, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rename_swap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rename_onto_user_table, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_indexes, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
