@@ -29,6 +29,11 @@ typedef struct RelEntry {
 	bool *keep;             /* new tuple: column not sent ('u') */
 	bool *used;             /* old tuple: column identifies the row */
 	bool big_bufs;          /* a scratch buffer outgrew VALUES_BUF_KEEP */
+	bool sync_known;        /* in_mirror and sync_lsn were read */
+	bool in_mirror;         /* a mirror table stands for this OID */
+	Lsn sync_lsn;           /* its changes apply from here (LSN_INVALID: all) */
+	bool noted;             /* not in the mirror: noted for the table sync */
+	bool may_create;        /* the copy makes its table (apply_make_table) */
 } RelEntry;
 
 typedef struct TypeEntry {
@@ -62,6 +67,9 @@ struct Applier {
 	bool group_open;         /* an SQLite transaction is open */
 	bool position_pending;   /* applied > durable needs storing */
 	bool source_lost;        /* the last error was not reaching the source */
+	bool sync_mode;          /* a table sync's copy: see apply_set_sync_mode() */
+	uint32_t *unknown;       /* changed relations the mirror does not have */
+	int nunknown;
 
 	ApplyStats stats;
 	ErrBuf err;          /* the last error */
@@ -75,15 +83,22 @@ bool apply_open_group(Applier *a) PGM_MUST_CHECK;
 void apply_rels_clear(Applier *a);
 /* Frees the relation and type caches. */
 void apply_cache_free(Applier *a);
-/* The relation a change is for (what: "Insert", ...); its mirror table is
- * made on first use. NULL with the error set. */
-RelEntry *apply_rel_for_change(Applier *a, uint32_t relid, const char *what);
+/*
+ * The relation a change is for (what: "Insert", ...); its mirror table is
+ * made (or brought in line) on first use. NULL with the error set, or with
+ * *skip true: the change is not applied (the transaction was applied
+ * before; the mirror has no table for the relation, which is noted for the
+ * table sync; or the table's rows are a snapshot that holds the change).
+ */
+RelEntry *apply_rel_for_change(Applier *a, uint32_t relid, const char *what, bool *skip);
 bool apply_relation(Applier *a, const PgoRelation *rel) PGM_MUST_CHECK;
 bool apply_type(Applier *a, const PgoType *t) PGM_MUST_CHECK;
 /* values_convert() of column col of r into buf/out; a buffer a huge value
  * made large is noted for apply_trim_scratch(). */
 bool apply_convert_value(Applier *a, RelEntry *r, int col, const char *text, size_t len,
 			 ValueBuf *buf, Value *out, char *err, size_t errsize) PGM_MUST_CHECK;
+/* Lets the initial copy make relation oid's table (the stream never does). */
+void apply_mark_creatable(Applier *a, uint32_t oid);
 /* Shrinks the scratch buffers that grew past VALUES_BUF_KEEP. */
 void apply_trim_scratch(Applier *a);
 

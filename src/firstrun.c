@@ -191,12 +191,16 @@ int firstrun_run(Run *run, bool rebuild)
 		rc = EXIT_OK;
 		goto done;
 	}
-	/* The tables as the snapshot has them; checked again. */
-	if (copy && !read_tables(run, pubs_text, &tables, &ntables))
+	/* The tables as the snapshot has them; checked again. Without a
+	 * copy they are made empty: they belong to the mirror from the start,
+	 * and only tables that join later are synced with their rows. */
+	if (!read_tables(run, pubs_text, &tables, &ntables))
 		goto done;
 
 	apply = apply_new(run->mirror, LSN_INVALID, run->catalog);
 	copier = copy_new(run->session, apply, replicate_stopping);
+	if (!copy)
+		copy_set_schema_only(copier);
 	if (!copy_tables(copier, tables, ntables, start)) {
 		if (replicate_stopping()) {
 			log_info("%s; the next run starts the copy over", copy_error(copier));

@@ -26,6 +26,7 @@ typedef struct Run {
 	const Catalog *catalog; /* the applier's questions to the source */
 	Lookup *lookup;         /* its answers (catalog->ctx) */
 	bool conn_failed;       /* the last error was reaching the source */
+	bool resync_done;       /* --resync ran (once, not at each reconnect) */
 } Run;
 
 /* SIGTERM (replicate_request_stop()) was seen: finish up. */
@@ -40,6 +41,18 @@ int replicate_open_mirror(Run *run, MirrorMode mode);
  * lost); returns an exit code. See firstrun.c.
  */
 int firstrun_run(Run *run, bool rebuild);
+
+/*
+ * Makes the mirror's tables those the publications publish now (see
+ * tablesync.c): drops the tables that left (a warning each), syncs those
+ * that joined, then syncs again the mirror tables named in resync (all of
+ * them with resync_all). s: a connection to read the publications on
+ * (NULL: one of its own). apply: the stream's applier, or NULL; it is told
+ * of every table changed, and must have no group open. tick (NULL: none)
+ * is called while a sync waits or copies. Returns an exit code.
+ */
+int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resync,
+			int nresync, bool resync_all, TickFn tick, void *tick_ctx);
 
 /* What a streaming round ended with. */
 typedef enum StreamEnd {

@@ -22,7 +22,7 @@ typedef struct MirrorTable MirrorTable;
  * pgmirror_state.format_version. Raise it when an older pgmirror could no
  * longer use a mirror correctly; mirror_open() refuses a newer one.
  */
-#define MIRROR_FORMAT_VERSION 1
+#define MIRROR_FORMAT_VERSION 2 /* 2: pgmirror_tables.sync_lsn */
 
 /* Results of mirror_open(). */
 typedef enum MirrorOpenResult {
@@ -181,6 +181,33 @@ bool mirror_table_truncate(MirrorTable *t) PGM_MUST_CHECK;
  * per column; only the key columns are read) to v. */
 bool mirror_table_set_column(MirrorTable *t, int col, const Value *match, const Value *v)
 	PGM_MUST_CHECK;
+
+/* A mirrored table, as pgmirror_tables records it. */
+typedef struct MirrorTableInfo {
+	char *name;               /* SQLite table name */
+	char *source_schema;
+	char *source_table;
+	uint32_t relation_oid;
+	Lsn sync_lsn;             /* LSN_INVALID: every change applies */
+} MirrorTableInfo;
+
+/* Every mirrored table, sorted by name; free with mirror_table_infos_free(). */
+bool mirror_table_infos(Mirror *m, MirrorTableInfo **out, int *n) PGM_MUST_CHECK;
+void mirror_table_infos_free(MirrorTableInfo *t, int n);
+
+/*
+ * Whether a mirrored table stands for source relation oid (*found), and
+ * its sync LSN (LSN_INVALID when it has none).
+ */
+bool mirror_table_by_oid(Mirror *m, uint32_t oid, bool *found, Lsn *sync_lsn)
+	PGM_MUST_CHECK;
+
+/* Sets the sync LSN of the table of relation oid; within a transaction. */
+bool mirror_set_sync_lsn(Mirror *m, uint32_t oid, Lsn lsn) PGM_MUST_CHECK;
+
+/* Drops one mirrored table and what pgmirror records of it; within a
+ * transaction. */
+bool mirror_drop_table(Mirror *m, const char *name) PGM_MUST_CHECK;
 
 /* The mirrored tables' names, sorted; free with free() each and the array. */
 bool mirror_list_tables(Mirror *m, char ***names, int *n) PGM_MUST_CHECK;
