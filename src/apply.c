@@ -442,8 +442,12 @@ bool apply_make_table(Applier *a, uint32_t relid)
 {
 	bool skip;
 
-	apply_mark_creatable(a, relid);
-	if (apply_rel_for_change(a, relid, "the initial copy", &skip) == NULL) {
+	RelEntry *r;
+
+	apply_mark_creatable(a, relid, true);
+	r = apply_rel_for_change(a, relid, "the initial copy", &skip);
+	apply_mark_creatable(a, relid, false);
+	if (r == NULL) {
 		if (skip)
 			errbuf_set(&a->err, "the initial copy began in a transaction applied before");
 		abort_group(a);

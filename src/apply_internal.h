@@ -33,7 +33,7 @@ typedef struct RelEntry {
 	bool in_mirror;         /* a mirror table stands for this OID */
 	Lsn sync_lsn;           /* its changes apply from here (LSN_INVALID: all) */
 	bool noted;             /* not in the mirror: noted for the table sync */
-	bool may_create;        /* the copy makes its table (apply_make_table) */
+	bool may_create;        /* apply_make_table() is making its table */
 } RelEntry;
 
 typedef struct TypeEntry {
@@ -97,8 +97,9 @@ bool apply_type(Applier *a, const PgoType *t) PGM_MUST_CHECK;
  * made large is noted for apply_trim_scratch(). */
 bool apply_convert_value(Applier *a, RelEntry *r, int col, const char *text, size_t len,
 			 ValueBuf *buf, Value *out, char *err, size_t errsize) PGM_MUST_CHECK;
-/* Lets the initial copy make relation oid's table (the stream never does). */
-void apply_mark_creatable(Applier *a, uint32_t oid);
+/* Lets the initial copy make relation oid's table (the stream never
+ * does), while on. */
+void apply_mark_creatable(Applier *a, uint32_t oid, bool on);
 /* Shrinks the scratch buffers that grew past VALUES_BUF_KEEP. */
 void apply_trim_scratch(Applier *a);
 

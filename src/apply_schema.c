@@ -576,10 +576,10 @@ void apply_forget_table(Applier *a, uint32_t oid)
 	r->noted = false;
 }
 
-void apply_mark_creatable(Applier *a, uint32_t oid)
+void apply_mark_creatable(Applier *a, uint32_t oid, bool on)
 {
 	RelEntry *r = rel_find(a, oid);
 
 	if (r != NULL)
-		r->may_create = true;
+		r->may_create = on;
 }
