@@ -24,7 +24,12 @@ def test(ctx):
         CREATE TABLE logs (n int, note text);               -- no key
         ALTER TABLE logs REPLICA IDENTITY FULL;
         CREATE TABLE moved (id int PRIMARY KEY, v text);
-        CREATE PUBLICATION pub FOR TABLE a, TABLES IN SCHEMA s2;
+        CREATE TABLE parts (id int PRIMARY KEY, v text) PARTITION BY RANGE (id);
+        CREATE TABLE parts1 PARTITION OF parts FOR VALUES FROM (0) TO (100);
+        CREATE TABLE parts2 (id int PRIMARY KEY, v text);
+        INSERT INTO parts SELECT g, 'p' FROM generate_series(1, 99) g;
+        INSERT INTO parts2 SELECT g, 'p2' FROM generate_series(100, 150) g;
+        CREATE PUBLICATION pub FOR TABLE a, parts, TABLES IN SCHEMA s2;
         INSERT INTO a VALUES (1, 'a1');
         INSERT INTO b SELECT g, 'b' || g FROM generate_series(1, 1000) g;
         INSERT INTO logs SELECT g % 7, 'old' FROM generate_series(1, 500) g;
@@ -32,7 +37,8 @@ def test(ctx):
     """)
     path, slot = ctx.path(), ctx.slot()
     ctx.once(path, slot, "pub")
-    check(ctx.mirror_tables(path) == ["a"], "first run: tables %s" % ctx.mirror_tables(path))
+    check(ctx.mirror_tables(path) == ["a", "parts1"],
+          "first run: tables %s" % ctx.mirror_tables(path))
 
     # b joins with its rows; logs joins, then gets changes before pgmirror
     # runs (in the stream before the sync's LSN: the snapshot has them)
@@ -42,10 +48,11 @@ def test(ctx):
     ctx.sql("DELETE FROM logs WHERE ctid IN (SELECT ctid FROM logs WHERE n = 3 LIMIT 20)")
     ctx.sql("UPDATE b SET v = 'changed' WHERE id <= 10")
     ctx.sql("ALTER TABLE moved SET SCHEMA s2")
+    ctx.sql("ALTER TABLE parts ATTACH PARTITION parts2 FOR VALUES FROM (100) TO (200)")
     ctx.sql("INSERT INTO a VALUES (2, 'a2')")
     rc, out, err = ctx.once(path, slot, "pub", "-v")
     harness.log(err)
-    ctx.assert_mirror_equals_source(path, "a", "b", "logs", "s2.moved")
+    ctx.assert_mirror_equals_source(path, "a", "b", "logs", "s2.moved", "parts1", "parts2")
     lsn = ctx.mirror_query(path, "SELECT sync_lsn FROM pgmirror_tables WHERE table_name = 'b'")
     check(lsn and lsn[0][0] is not None, "b has no sync_lsn: %r" % lsn)
     st = ctx.mirror_state(path)
