@@ -155,6 +155,11 @@ copy_failed:
 	if (replicate_stopping()) {
 		log_info("%s; the table is synced on the next run", copy_error(c));
 		rc = EXIT_OK;
+	} else if (sync_tick != NULL && !sync_tick(sync_tick_ctx)) {
+		/* the stream's connection could not be answered: not a signal */
+		log_error("lost the connection to the source while syncing table \"%s.%s\"; "
+			  "the table is synced again from the start", t->nspname, t->relname);
+		run->conn_failed = true;
 	} else {
 		log_error("%s", copy_error(c));
 		run->conn_failed = !session_connected(ss);
