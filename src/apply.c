@@ -1,7 +1,8 @@
 /*
  * apply.c: from decoded messages to mirror changes: transaction
  * boundaries, the grouping of source transactions into SQLite ones, the
- * dispatch of messages, and the row changes. The relation cache and the
+ * dispatch of messages, and the row changes (and, for --verify, rows
+ * converted without being applied). The relation cache and the
  * making of mirror tables are in apply_schema.c.
  *
  * One apply_X() per message kind behind a switch, as PostgreSQL's
@@ -465,4 +466,39 @@ int apply_unknown_relations(const Applier *a, const uint32_t **oids)
 void apply_clear_unknown(Applier *a)
 {
 	a->nunknown = 0;
+}
+
+/* Without a transaction and without a mirror table: --verify only reads. */
+static RelEntry *rel_described(Applier *a, uint32_t relid)
+{
+	RelEntry *r = apply_rel_find(a, relid);
+
+	if (r != NULL)
+		return r;
+	errbuf_set(&a->err, "no Relation message described relation OID %u", relid);
+	return NULL;
+}
+
+bool apply_relation_types(Applier *a, uint32_t relid, const ColumnType **types, int *ncols)
+{
+	RelEntry *r = rel_described(a, relid);
+
+	if (r == NULL)
+		return false;
+	*types = r->types;
+	*ncols = r->ncols;
+	return true;
+}
+
+bool apply_convert_row(Applier *a, uint32_t relid, const PgoTuple *tup, const Value **vals)
+{
+	RelEntry *r;
+
+	if (a->big_bufs)
+		apply_trim_scratch(a); /* the last row's values are used by now */
+	if ((r = rel_described(a, relid)) == NULL ||
+	    !convert_tuple(a, r, tup, 'N', true, "a row"))
+		return false;
+	*vals = r->newvals;
+	return true;
 }

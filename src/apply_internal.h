@@ -4,7 +4,8 @@
  * grouping and the dispatch of messages and row changes; apply_schema.c
  * the relation and type caches, Relation and Type messages, and making
  * and changing mirror tables (with the refill of added and retyped
- * columns from the source's catalog).
+ * columns from the source's catalog); apply_rename.c a mirror table's
+ * name, which follows its source table's.
  */
 #ifndef PGMIRROR_APPLY_INTERNAL_H
 #define PGMIRROR_APPLY_INTERNAL_H
@@ -34,6 +35,8 @@ typedef struct RelEntry {
 	Lsn sync_lsn;           /* its changes apply from here (LSN_INVALID: all) */
 	bool noted;             /* not in the mirror: noted for the table sync */
 	bool may_create;        /* apply_make_table() is making its table */
+	bool gone;              /* gone from the source, its name another's:
+				 * its changes are not applied (apply_rename.c) */
 } RelEntry;
 
 typedef struct TypeEntry {
@@ -83,6 +86,8 @@ bool apply_open_group(Applier *a) PGM_MUST_CHECK;
 void apply_rels_clear(Applier *a);
 /* Frees the relation and type caches. */
 void apply_cache_free(Applier *a);
+/* The relation oid, described by a Relation message; or NULL. */
+RelEntry *apply_rel_find(Applier *a, uint32_t oid);
 /*
  * The relation a change is for (what: "Insert", ...); its mirror table is
  * made (or brought in line) on first use. NULL with the error set, or with
@@ -102,5 +107,15 @@ bool apply_convert_value(Applier *a, RelEntry *r, int col, const char *text, siz
 void apply_mark_creatable(Applier *a, uint32_t oid, bool on);
 /* Shrinks the scratch buffers that grew past VALUES_BUF_KEEP. */
 void apply_trim_scratch(Applier *a);
+/* A catalog question failed: remembers whether for want of the source. */
+void apply_catalog_failed(Applier *a);
+
+/*
+ * apply_rename.c: gives r's mirror table (found by OID) the name the
+ * source table has, before its definition is planned, moving aside tables
+ * whose names it takes; sets r->def's names to the ones it is mirrored
+ * under, or sets r->gone. Within the open group.
+ */
+bool apply_follow_name(Applier *a, RelEntry *r) PGM_MUST_CHECK;
 
 #endif

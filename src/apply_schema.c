@@ -55,6 +55,19 @@ void apply_rels_clear(Applier *a)
 	a->nrels = 0;
 }
 
+void apply_forget_tables(Applier *a)
+{
+	for (size_t i = 0; i < a->nrels_cap; i++) {
+		if (a->rels[i].oid != 0) {
+			mirror_table_free(a->rels[i].table);
+			a->rels[i].table = NULL;
+			a->rels[i].gone = false;
+			a->rels[i].sync_known = false;
+			a->rels[i].noted = false;
+		}
+	}
+}
+
 void apply_cache_free(Applier *a)
 {
 	apply_rels_clear(a);
@@ -82,6 +95,13 @@ static RelEntry *rel_find(Applier *a, uint32_t oid)
 	RelEntry *r = rel_slot(a->rels, a->nrels_cap, oid);
 
 	return r->oid == oid ? r : NULL;
+}
+
+RelEntry *apply_rel_find(Applier *a, uint32_t oid)
+{
+	RelEntry *r = rel_find(a, oid);
+
+	return r != NULL && r->display != NULL ? r : NULL;
 }
 
 /* The entry for oid, new and empty if it was not there. */
@@ -129,8 +149,7 @@ static TypeEntry *type_get(Applier *a, uint32_t oid)
 	return t;
 }
 
-/* A catalog question failed: remember whether for want of the source. */
-static void catalog_failed(Applier *a)
+void apply_catalog_failed(Applier *a)
 {
 	a->source_lost = a->catalog->lost != NULL && a->catalog->lost(a->catalog->ctx);
 }
@@ -170,7 +189,7 @@ static bool resolve_type(Applier *a, uint32_t oid, int32_t typmod, int depth,
 		return false;
 	}
 	if (!a->catalog->type_info(a->catalog->ctx, oid, &st)) {
-		catalog_failed(a);
+		apply_catalog_failed(a);
 		errbuf_set(&a->err, "could not look up the type with OID %u on the source: %s", oid,
 			  a->catalog->error(a->catalog->ctx));
 		return false;
@@ -264,7 +283,7 @@ static bool fill_constant(Applier *a, RelEntry *r, int col, const char *name, So
 
 	out->kind = VAL_NULL;
 	if (!a->catalog->column_fill(a->catalog->ctx, r->oid, name, &f)) {
-		catalog_failed(a);
+		apply_catalog_failed(a);
 		errbuf_set(&a->err, "could not look up column \"%s\" added to \"%s\": %s", name,
 			  r->display, a->catalog->error(a->catalog->ctx));
 		return false;
@@ -347,10 +366,10 @@ static bool fill_from_source(Applier *a, RelEntry *r, const MirrorTableDef *def,
 		}
 	}
 	a->err.text[0] = '\0';
-	ok = a->catalog->column_values(a->catalog->ctx, def->source_schema, def->source_table,
-				       keynames, f.nkeys, f.name, fill_one_row, &f);
+	ok = a->catalog->column_values(a->catalog->ctx, r->oid, keynames, f.nkeys, f.name,
+				       fill_one_row, &f);
 	if (!ok)
-		catalog_failed(a);
+		apply_catalog_failed(a);
 	if (!ok && a->err.text[0] == '\0')
 		errbuf_set(&a->err, "could not read column \"%s\" of \"%s\" on the source: %s",
 			  f.name, r->display, a->catalog->error(a->catalog->ctx));
@@ -429,11 +448,15 @@ static bool rel_sync(Applier *a, RelEntry *r)
 		free(why);
 		goto done;
 	}
-	if (!apply_open_group(a))
+	if (!apply_open_group(a) || !apply_follow_name(a, r))
 		goto done;
+	if (r->gone) {
+		ok = true;
+		goto done;
+	}
 	attnums = xcalloc((size_t)def->ncols + 1, sizeof(int));
 	if (!a->catalog->column_attnums(a->catalog->ctx, r->oid, names, def->ncols, attnums)) {
-		catalog_failed(a);
+		apply_catalog_failed(a);
 		errbuf_set(&a->err, "could not look up the columns of \"%s\" on the source: %s",
 			  r->display, a->catalog->error(a->catalog->ctx));
 		goto done;
@@ -519,10 +542,14 @@ static bool skip_change(Applier *a, RelEntry *r, bool *skip)
 	if (a->sync_mode || r->may_create)
 		return true;
 	if (!r->sync_known) {
-		if (!mirror_table_by_oid(a->m, r->oid, &r->in_mirror, &r->sync_lsn)) {
+		MirrorTableInfo info;
+
+		if (!mirror_table_by_oid(a->m, r->oid, &r->in_mirror, &info)) {
 			errbuf_set(&a->err, "%s", mirror_error(a->m));
 			return false;
 		}
+		r->sync_lsn = r->in_mirror ? info.sync_lsn : LSN_INVALID;
+		mirror_table_info_clear(&info);
 		r->sync_known = true;
 	}
 	if (!r->in_mirror) {
@@ -548,7 +575,7 @@ RelEntry *apply_rel_for_change(Applier *a, uint32_t relid, const char *what, boo
 			  r->display);
 		return NULL;
 	}
-	if (a->skipping) {
+	if (a->skipping || r->gone) {
 		*skip = true;
 		return NULL;
 	}
@@ -556,7 +583,8 @@ RelEntry *apply_rel_for_change(Applier *a, uint32_t relid, const char *what, boo
 		return NULL;
 	if (r->table == NULL && !rel_sync(a, r))
 		return NULL;
-	return r;
+	*skip = r->gone; /* its name is another's now (apply_rename.c) */
+	return r->gone ? NULL : r;
 }
 
 void apply_set_sync_mode(Applier *a)

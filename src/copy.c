@@ -175,14 +175,8 @@ static bool feed(Copier *c, const PgoMessage *msg)
 	return true;
 }
 
-/* The Relation message pgoutput would send for t. (Types that are not
- * built in the applier asks of the catalog itself.) */
-static bool describe_table(Copier *c, const SourceTable *t)
+void copy_relation_message(const SourceTable *t, PgoColumn *cols, PgoMessage *msg)
 {
-	PgoMessage msg;
-	PgoColumn *cols = xcalloc(t->ncols > 0 ? (size_t)t->ncols : 1, sizeof(PgoColumn));
-	bool ok;
-
 	for (int i = 0; i < t->ncols; i++) {
 		const SourceColumn *sc = &t->cols[i];
 
@@ -191,14 +185,25 @@ static bool describe_table(Copier *c, const SourceTable *t)
 		cols[i].type_oid = sc->type_oid;
 		cols[i].type_mod = sc->type_mod;
 	}
-	memset(&msg, 0, sizeof(msg));
-	msg.type = PGO_RELATION;
-	msg.u.relation.oid = t->oid;
-	msg.u.relation.nspname = t->nspname;
-	msg.u.relation.relname = t->relname;
-	msg.u.relation.replident = t->replident;
-	msg.u.relation.ncols = (uint16_t)t->ncols;
-	msg.u.relation.cols = cols;
+	memset(msg, 0, sizeof(*msg));
+	msg->type = PGO_RELATION;
+	msg->u.relation.oid = t->oid;
+	msg->u.relation.nspname = t->nspname;
+	msg->u.relation.relname = t->relname;
+	msg->u.relation.replident = t->replident;
+	msg->u.relation.ncols = (uint16_t)t->ncols;
+	msg->u.relation.cols = cols;
+}
+
+/* The Relation message pgoutput would send for t. (Types that are not
+ * built in the applier asks of the catalog itself.) */
+static bool describe_table(Copier *c, const SourceTable *t)
+{
+	PgoMessage msg;
+	PgoColumn *cols = xcalloc(t->ncols > 0 ? (size_t)t->ncols : 1, sizeof(PgoColumn));
+	bool ok;
+
+	copy_relation_message(t, cols, &msg);
 	ok = feed(c, &msg);
 	free(cols);
 	return ok;

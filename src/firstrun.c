@@ -58,15 +58,17 @@ static bool read_tables(Run *run, const char *pubs_text, SourceTable **tables, i
  * stored its slot's consistent point with its claim; a slot that nothing
  * has streamed from still has that as its confirmed position, and a slot
  * of the same name made later (by another mirror, after this one's was
- * dropped) has a later one. A rebuild may drop an invalidated slot, which
- * was never confirmed past the mirror if it was this mirror's.
+ * dropped) has a later one. A rebuild may drop an invalidated slot, or one
+ * this run streamed from until its WAL was found gone; either was never
+ * confirmed past the mirror if it was this mirror's.
  */
 static bool slot_is_ours(const Run *run, const SlotInfo *si, bool rebuild)
 {
 	if (!run->state.present)
 		return false;
 	if (rebuild)
-		return !si->usable && si->confirmed_flush <= run->state.confirmed_lsn;
+		return (!si->usable || run->slot_unreadable) &&
+		       si->confirmed_flush <= run->state.confirmed_lsn;
 	return !run->state.initial_copy_done && si->confirmed_flush == run->state.confirmed_lsn;
 }
 

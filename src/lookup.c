@@ -91,15 +91,21 @@ static bool lookup_row(void *arg, const char *const *vals, const int *lens)
 	return true;
 }
 
-static bool lookup_values(void *ctx, const char *schema, const char *table,
-			  const char *const *keys, int nkeys, const char *column,
-			  CatalogRowFn row, void *arg)
+static bool lookup_values(void *ctx, uint32_t relid, const char *const *keys, int nkeys,
+			  const char *column, CatalogRowFn row, void *arg)
 {
 	Lookup *l = ctx;
 	LookupRows rows = {l, row, arg};
 
-	return LOOKUP(l, session_column_values(l->session, schema, table, keys, nkeys, column,
+	return LOOKUP(l, session_column_values(l->session, relid, keys, nkeys, column,
 					       lookup_row, &rows, lookup_tick, l));
+}
+
+static bool lookup_relation_name(void *ctx, uint32_t relid, char **nspname, char **relname)
+{
+	Lookup *l = ctx;
+
+	return LOOKUP(l, session_relation_name(l->session, relid, nspname, relname));
 }
 
 static const char *lookup_error(void *ctx)
@@ -123,7 +129,8 @@ Lookup *lookup_new(const char *conninfo)
 	l->conninfo = conninfo;
 	l->catalog = (Catalog){.ctx = l, .type_info = lookup_type, .column_fill = lookup_fill,
 			       .column_attnums = lookup_attnums, .column_values = lookup_values,
-			       .error = lookup_error, .lost = lookup_lost};
+			       .error = lookup_error, .lost = lookup_lost,
+			       .relation_name = lookup_relation_name};
 	return l;
 }
 

@@ -33,6 +33,8 @@ static void usage(FILE *out)
 		"      --resync[=TABLE,...]     copy these mirror tables (all when none is named)\n"
 		"                               again from the source, then go on\n"
 		"      --drop-slot              drop the replication slot and exit\n"
+		"      --verify                 bring the mirror to a fresh point of the source,\n"
+		"                               compare every table with it, and exit\n"
 		"      --status                 print the mirror's state and exit (no connection)\n"
 		"  -s, --status-interval=SECS   feedback to the server every SECS (default 10)\n"
 		"  -v, --verbose                more messages\n"
@@ -40,7 +42,8 @@ static void usage(FILE *out)
 		"  -V, --version                print the version and exit\n"
 		"  -h, --help                   print this help and exit\n"
 		"\n"
-		"Exit status: 0 success, 1 error, 2 usage error, 3 mirror or slot in use.\n");
+		"Exit status: 0 success, 1 error, 2 usage error, 3 mirror or slot in use,\n"
+		"4 --verify found a difference.\n");
 }
 
 static void handle_stop(int sig)
@@ -121,7 +124,7 @@ static void add_resync_tables(ReplicateOptions *opt, const char *arg)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_ONCE = 256, OPT_NO_COPY, OPT_DROP_SLOT, OPT_STATUS, OPT_RESYNC };
+	enum { OPT_ONCE = 256, OPT_NO_COPY, OPT_DROP_SLOT, OPT_STATUS, OPT_VERIFY, OPT_RESYNC };
 	static const struct option longopts[] = {
 		{"dbname", required_argument, NULL, 'd'},
 		{"slot", required_argument, NULL, 'S'},
@@ -132,6 +135,7 @@ int main(int argc, char **argv)
 		{"resync", optional_argument, NULL, OPT_RESYNC},
 		{"drop-slot", no_argument, NULL, OPT_DROP_SLOT},
 		{"status", no_argument, NULL, OPT_STATUS},
+		{"verify", no_argument, NULL, OPT_VERIFY},
 		{"status-interval", required_argument, NULL, 's'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"quiet", no_argument, NULL, 'q'},
@@ -181,6 +185,9 @@ int main(int argc, char **argv)
 		case OPT_STATUS:
 			status = true;
 			break;
+		case OPT_VERIFY:
+			opt.verify = true;
+			break;
 		case 's': {
 			char *end;
 			long v = strtol(optarg, &end, 10);
@@ -215,12 +222,14 @@ int main(int argc, char **argv)
 	opt.mirror_path = argv[optind];
 	if (opt.mirror_path[0] == '\0')
 		usage_error("%s", "the mirror file name is empty");
-	if ((int)drop_slot + (int)status + (int)(opt.once || opt.endpos != LSN_INVALID) > 1)
-		usage_error("%s", "--drop-slot, --status and --once/--endpos do not go together");
+	if ((int)drop_slot + (int)status + (int)opt.verify +
+	    (int)(opt.once || opt.endpos != LSN_INVALID) > 1)
+		usage_error("%s", "--drop-slot, --status, --verify and --once/--endpos do not go "
+			    "together");
 	if (opt.once && opt.endpos != LSN_INVALID)
 		usage_error("%s", "--once and --endpos do not go together");
-	if (opt.resync && (drop_slot || status))
-		usage_error("%s", "--resync does not go with --drop-slot or --status");
+	if (opt.resync && (drop_slot || status || opt.verify))
+		usage_error("%s", "--resync does not go with --drop-slot, --status or --verify");
 	log_set_level(level);
 	if (opt.npubs > 1)
 		qsort(opt.pubs, (size_t)opt.npubs, sizeof(char *), cmp_str);

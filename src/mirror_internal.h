@@ -56,7 +56,7 @@ bool mirror_step_done(Mirror *m, sqlite3_stmt *st, const char *what) PGM_MUST_CH
 bool mirror_scalar(Mirror *m, const char *sql_fmt, const char *table, int64_t *out)
 	PGM_MUST_CHECK;
 
-/* mirror_tables.c: brings an older mirror's own tables up to this
+/* mirror_sync.c: brings an older mirror's own tables up to this
  * format; inside the open's transaction. */
 bool mirror_upgrade(Mirror *m) PGM_MUST_CHECK;
 

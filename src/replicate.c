@@ -3,7 +3,8 @@
  * checks it against the options and the source (system, publications,
  * slot), runs the first run (firstrun.c) when the mirror needs one, then
  * streams (stream.c), connecting again with backoff when a service loses
- * the source; and --drop-slot. Owns the SIGTERM flag.
+ * the source; --verify's catch-up to its snapshot (verify.c compares);
+ * and --drop-slot. Owns the SIGTERM flag.
  */
 #include "config.h"
 
@@ -148,9 +149,10 @@ static int check_publications(Run *run, char *const *pubs, int npubs)
 
 /*
  * An existing mirror: its slot must be there and not ahead of it. A slot
- * that is gone or invalidated sets *rebuild: the mirror is made again from
- * a fresh copy. A slot ahead of the mirror cannot be mended that way
- * without the user's say (another mirror may be using it).
+ * that is gone, invalidated, or whose WAL the stream found removed
+ * (run->slot_unreadable) sets *rebuild: the mirror is made again from a
+ * fresh copy. A slot ahead of the mirror cannot be mended that way without
+ * the user's say (another mirror may be using it).
  */
 static int check_slot(Run *run, bool *rebuild)
 {
@@ -174,13 +176,15 @@ static int check_slot(Run *run, bool *rebuild)
 			  run->state.slot);
 		goto done;
 	}
-	if (!si.exists || !si.usable) {
+	if (!si.exists || !si.usable || run->slot_unreadable) {
 		log_warning("replication slot \"%s\" of mirror \"%s\" %s; creating it again and "
 			    "rebuilding the mirror from a fresh copy (readers keep the old "
 			    "contents until the new ones are complete)",
 			    run->state.slot, run->opt->mirror_path,
-			    si.exists ? "was invalidated on the source (max_slot_wal_keep_size)"
-				      : "no longer exists on the source");
+			    !si.exists ? "no longer exists on the source"
+			    : !si.usable ? "was invalidated on the source (max_slot_wal_keep_size)"
+					 : "cannot be read any more: WAL it needs was removed from the "
+					   "source");
 		*rebuild = true;
 		rc = EXIT_OK;
 		goto done;
@@ -236,6 +240,8 @@ static int prepare(Run *run)
 		if (rc == EXIT_OK && !replicate_stopping())
 			run->resync_done = true;
 	}
+	if (rc == EXIT_OK && rebuild)
+		run->slot_unreadable = false;
 	if (rc != EXIT_OK && !session_connected(run->session))
 		run->conn_failed = true;
 	return rc;
@@ -268,14 +274,22 @@ int replicate_run(const ReplicateOptions *opt)
 	Run run = {.opt = opt};
 	int rc;
 	int backoff = 1;
-	bool continuous = !opt->once && opt->endpos == LSN_INVALID;
+	bool continuous = !opt->once && opt->endpos == LSN_INVALID && !opt->verify;
+	Verifier *verifier = NULL; /* --verify: the snapshot to compare with */
 	bool reconnecting = false; /* a stream was lost: wait for the source */
+	bool rebuilt_unreadable = false; /* a slot whose WAL was gone was made again */
 
 	run.pubs_text = strv_join(opt->pubs, opt->npubs, ",");
 	run.lookup = lookup_new(opt->conninfo);
 	run.catalog = lookup_catalog(run.lookup);
 	run.session = session_new();
 	session_set_stop_check(run.session, replicate_stopping);
+	if (opt->verify && !file_exists(opt->mirror_path)) {
+		log_error("mirror \"%s\" does not exist; --verify compares an existing mirror "
+			  "(check the path)", opt->mirror_path);
+		rc = EXIT_ERROR;
+		goto done;
+	}
 	if (file_exists(opt->mirror_path) &&
 	    (rc = replicate_open_mirror(&run, MIRROR_WRITE)) != EXIT_OK)
 		goto done;
@@ -293,6 +307,8 @@ int replicate_run(const ReplicateOptions *opt)
 		StreamEnd end;
 		int64_t started;
 
+		verify_free(verifier); /* after a slot made again: a new point */
+		verifier = NULL;
 		rc = prepare(&run);
 		if (rc != EXIT_OK && reconnecting && (run.conn_failed || rc == EXIT_IN_USE)) {
 			/* a restarting server, or its old walsender not gone yet */
@@ -306,8 +322,19 @@ int replicate_run(const ReplicateOptions *opt)
 			}
 			continue;
 		}
-		if (rc != EXIT_OK || stop_requested)
+		if (rc != EXIT_OK || (stop_requested && !opt->verify))
 			goto done; /* a signal during the checks or the copy: exit 0 */
+		/* --verify: the mirror is brought to the snapshot's point, that is,
+		 * every transaction that commits before it, and none after */
+		if (opt->verify && stop_requested) {
+			log_error("stopped by a signal; nothing was compared");
+			rc = EXIT_ERROR;
+			goto done;
+		}
+		if (opt->verify && (verifier = verify_begin(&run, &rc)) == NULL)
+			goto done;
+		if (opt->verify)
+			run.endpos = verify_point(verifier) - 1;
 		if (run.endpos == LSN_INVALID)
 			run.endpos = opt->endpos != LSN_INVALID ? opt->endpos
 				     : opt->once ? run.sys.xlogpos : LSN_INVALID;
@@ -316,8 +343,25 @@ int replicate_run(const ReplicateOptions *opt)
 		end = stream_round(&run, &rc);
 		if (rc != EXIT_OK)
 			goto done;
+		if (end == STREAM_DONE && opt->verify && stop_requested) {
+			log_error("stopped by a signal; nothing was compared");
+			rc = EXIT_ERROR;
+			break;
+		}
 		if (end == STREAM_DONE) {
-			rc = EXIT_OK;
+			rc = opt->verify ? verify_compare(verifier, &run) : EXIT_OK;
+			break;
+		}
+		if (end == STREAM_SLOT_GONE && !rebuilt_unreadable) {
+			/* made again at once, --once too: it can never stream */
+			run.slot_unreadable = rebuilt_unreadable = true;
+			continue;
+		}
+		if (end == STREAM_SLOT_GONE) {
+			log_error("the replication slot made again for mirror \"%s\" cannot be read "
+				  "either; check the source's WAL (pg_wal) and its server log",
+				  opt->mirror_path);
+			rc = EXIT_ERROR;
 			break;
 		}
 		if (end == STREAM_RECONNECT) {
@@ -354,6 +398,7 @@ int replicate_run(const ReplicateOptions *opt)
 		backoff = backoff_next(backoff, BACKOFF_MAX_SECS);
 	}
 done:
+	verify_free(verifier);
 	lookup_free(run.lookup);
 	session_free(run.session);
 	system_info_clear(&run.sys);

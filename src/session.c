@@ -29,6 +29,11 @@ bool session_error_data(const Session *s)
 	return s->data_error;
 }
 
+bool session_error_wal_gone(const Session *s)
+{
+	return s->wal_gone;
+}
+
 bool session_error_stopped(const Session *s)
 {
 	return s->stopped;

@@ -109,6 +109,30 @@ bool session_column_attnums(Session *s, uint32_t relid, const char *const *names
 	return true;
 }
 
+bool session_relation_name(Session *s, uint32_t relid, char **nspname, char **relname)
+{
+	PGresult *res;
+	char relidtext[16];
+	const char *params[1] = {relidtext};
+	bool ok = true;
+
+	*nspname = *relname = NULL;
+	snprintf(relidtext, sizeof(relidtext), "%u", relid);
+	if (!session_run(s, session_sql_relation_name, 1, params, PGRES_TUPLES_OK, &res,
+			 "look up the name of a table on the source"))
+		return false;
+	if (PQnfields(res) != 2 || PQntuples(res) > 1) {
+		errbuf_set(&s->err, "unexpected answer to the look-up of the relation with OID %u",
+			  relid);
+		ok = false;
+	} else if (PQntuples(res) == 1) {
+		*nspname = xstrdup(PQgetvalue(res, 0, 0));
+		*relname = xstrdup(PQgetvalue(res, 0, 1));
+	}
+	PQclear(res);
+	return ok;
+}
+
 bool session_column_fill(Session *s, uint32_t relid, const char *column, SourceFill *out)
 {
 	PGresult *res;
@@ -227,20 +251,28 @@ static void abandon_query(Session *s)
 	session_disconnect(s);
 }
 
-bool session_column_values(Session *s, const char *schema, const char *table,
-			   const char *const *keys, int nkeys, const char *column,
-			   CatalogRowFn row, void *arg, TickFn tick, void *tick_ctx)
+bool session_column_values(Session *s, uint32_t relid, const char *const *keys, int nkeys,
+			   const char *column, CatalogRowFn row, void *arg, TickFn tick,
+			   void *tick_ctx)
 {
 	const char **names = xcalloc((size_t)nkeys + 1, sizeof(char *));
 	const char **vals = xcalloc((size_t)nkeys + 1, sizeof(char *));
 	int *lens = xcalloc((size_t)nkeys + 1, sizeof(int));
-	char *list, *sql = NULL;
+	char *list = NULL, *sql = NULL, *schema = NULL, *table = NULL;
 	PGresult *res = NULL;
 	bool ok = false, stop = false;
 
 	for (int i = 0; i < nkeys; i++)
 		names[i] = keys[i];
 	names[nkeys] = column;
+	/* by its name now: the stream may be replaying history from before
+	 * a rename */
+	if (!session_relation_name(s, relid, &schema, &table))
+		goto done;
+	if (schema == NULL) {
+		errbuf_set(&s->err, "the source has no relation with OID %u any more", relid);
+		goto done;
+	}
 	if ((list = session_quote_list(s, names, nkeys + 1, true, ", ")) == NULL)
 		goto done;
 	{
@@ -302,6 +334,8 @@ done:
 	free(lens);
 	free(list);
 	free(sql);
+	free(schema);
+	free(table);
 	return ok;
 }
 

@@ -17,6 +17,7 @@ struct Session {
 	char *copybuf;       /* last PQgetCopyData buffer, freed on next call */
 	bool in_use;         /* last error was SQLSTATE 55006 */
 	bool data_error;     /* last error: the stream hit data the source cannot send */
+	bool wal_gone;       /* last error: the slot's WAL was removed (SQLSTATE 58P01) */
 	bool (*stopping)(void); /* asked while waiting on the server; NULL: never */
 	bool stopped;        /* last error: given up because stopping() said so */
 	char *copying;       /* "schema.table" of the last copy begun, for messages */
@@ -72,5 +73,6 @@ extern const char session_sql_missing_publications[];
 extern const char session_sql_type[];
 extern const char session_sql_column_fill[];
 extern const char session_sql_column_attnums[];
+extern const char session_sql_relation_name[];
 
 #endif

@@ -344,6 +344,7 @@ int session_receive(Session *s, const uint8_t **buf, size_t *len, int timeout_ms
 {
 	bool waited = false;
 
+	s->data_error = s->wal_gone = false; /* only the stream's own end sets them */
 	for (;;) {
 		int n;
 
@@ -364,6 +365,9 @@ int session_receive(Session *s, const uint8_t **buf, size_t *len, int timeout_ms
 
 			/* class 22, data exception: the same change fails every time */
 			s->data_error = state != NULL && strncmp(state, "22", 2) == 0;
+			/* undefined_file: the walsender could not open WAL (or another
+			 * file) the slot needs; it is not coming back */
+			s->wal_gone = state != NULL && strcmp(state, "58P01") == 0;
 			if (PQresultStatus(res) == PGRES_COMMAND_OK) {
 				errbuf_set(&s->err, "the source ended the replication stream");
 			} else {

@@ -400,6 +400,11 @@ StreamEnd stream_run(Run *run, Applier *apply)
 		int64_t now = mono_usecs();
 
 		if (r < 0) {
+			if (session_error_wal_gone(run->session)) {
+				log_warning("%s", session_error(run->session));
+				s.end = STREAM_SLOT_GONE;
+				goto done;
+			}
 			log_error("%s", session_error(run->session));
 			s.end = session_error_data(run->session) ? STREAM_FAILED : STREAM_LOST;
 			goto done;

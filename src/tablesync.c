@@ -126,7 +126,7 @@ static int sync_table(Run *run, Applier *apply, uint32_t oid, const char *replac
 	c = copy_new(ss, a, sync_stopping);
 	if (!copy_begin_at(c, at))
 		goto copy_failed;
-	if (replace != NULL && !mirror_drop_table(run->mirror, replace)) {
+	if (replace != NULL && !mirror_table_drop(run->mirror, oid)) {
 		log_error("could not drop mirror table \"%s\" to sync it again: %s", replace,
 			  mirror_error(run->mirror));
 		goto done;
@@ -195,7 +195,7 @@ static int drop_leaves(Run *run, Applier *apply, const MirrorTableInfo *mt, int 
 		any = true;
 		if (apply != NULL)
 			apply_forget_table(apply, mt[i].relation_oid);
-		if (!mirror_drop_table(run->mirror, mt[i].name))
+		if (!mirror_table_drop(run->mirror, mt[i].relation_oid))
 			goto failed;
 		log_warning("source table \"%s.%s\" is no longer published (it left the "
 			    "publications or was dropped); mirror table \"%s\" removed",
@@ -233,15 +233,21 @@ int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resyn
 		run->conn_failed = !session_connected(s);
 		goto done;
 	}
+	/*
+	 * Renames first (renames.c): a published OID the mirror knows under
+	 * another name is neither a join nor a leave, and leaves and joins
+	 * then see the names as they are now.
+	 */
+	rc = renames_at_start(run, pub, npub);
+	if (apply != NULL)
+		apply_forget_tables(apply); /* its statements name the old tables */
+	if (rc != EXIT_OK)
+		goto done;
+	rc = EXIT_ERROR;
 	if (!mirror_table_infos(run->mirror, &mt, &nmt)) {
 		log_error("%s", mirror_error(run->mirror));
 		goto done;
 	}
-	/*
-	 * Renames first (by OID: a published OID the mirror knows under
-	 * another name is neither a join nor a leave): the rename step goes
-	 * here, before leaves and joins.
-	 */
 	/* Leaves before joins: a table dropped and made again under its old
 	 * name has a new OID, and its old mirror table must go first. */
 	if ((rc = drop_leaves(run, apply, mt, nmt, pub, npub)) != EXIT_OK)

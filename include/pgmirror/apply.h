@@ -79,6 +79,27 @@ void apply_clear_unknown(Applier *a);
  */
 void apply_forget_table(Applier *a, uint32_t oid);
 
+/*
+ * Frees every mirror table handle (and its prepared statements, which name
+ * the table), keeping what the Relation messages described: each table's
+ * next change finds its table again, by OID. For a caller that renamed or
+ * removed mirror tables itself while this applier lives (renames at start,
+ * run between groups).
+ */
+void apply_forget_tables(Applier *a);
+
+/*
+ * For --verify: the values an Insert of tup into relation relid (described
+ * by a Relation message) would store, converted exactly as apply_message()
+ * converts them, without touching the mirror. *vals (one per column) is
+ * valid until the next call. apply_relation_types(): how each of its
+ * *ncols columns is stored.
+ */
+bool apply_convert_row(Applier *a, uint32_t relid, const PgoTuple *tup, const Value **vals)
+	PGM_MUST_CHECK;
+bool apply_relation_types(Applier *a, uint32_t relid, const ColumnType **types, int *ncols)
+	PGM_MUST_CHECK;
+
 /* Between a Begin and its Commit. */
 bool apply_in_transaction(const Applier *a);
 

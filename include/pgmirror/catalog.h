@@ -1,7 +1,7 @@
 /*
  * catalog.h: what the applier may ask of the source's catalog while it
  * streams (a column's type when it is not built in; what existing rows
- * hold in an added column). The replication loop answers over a plain
+ * hold in an added column; what a renamed table is called now). The replication loop answers over a plain
  * connection; the applier sees only these callbacks.
  */
 #ifndef PGMIRROR_CATALOG_H
@@ -46,16 +46,20 @@ typedef struct Catalog {
 	 * relation has no column of (any more). */
 	bool (*column_attnums)(void *ctx, uint32_t relid, const char *const *names, int n,
 			       int *attnums);
-	/* The source's current values of column, with the keys of their rows,
-	 * row by row, in text form. */
-	bool (*column_values)(void *ctx, const char *schema, const char *table,
-			      const char *const *keys, int nkeys, const char *column,
-			      CatalogRowFn row, void *arg);
+	/* The source's current values of column of relid (found by its OID,
+	 * whatever it is called now), with the keys of their rows, row by row,
+	 * in text form. */
+	bool (*column_values)(void *ctx, uint32_t relid, const char *const *keys, int nkeys,
+			      const char *column, CatalogRowFn row, void *arg);
 	const char *(*error)(void *ctx);
 	/* The last call failed because the source could not be reached (a
 	 * connection refused or broken, a server shutting down): the caller
 	 * may try again once it is back. NULL: never. */
 	bool (*lost)(void *ctx);
+	/* The schema and name relid has now (malloc'd), or NULLs when the
+	 * source has no such relation (dropped since). NULL: never asked, the
+	 * stream's names are taken as they come. */
+	bool (*relation_name)(void *ctx, uint32_t relid, char **nspname, char **relname);
 } Catalog;
 
 #endif

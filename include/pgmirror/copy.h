@@ -42,6 +42,10 @@ const char *copy_error(const Copier *c);
 bool copy_tables(Copier *c, const SourceTable *tables, int n, Lsn consistent_point)
 	PGM_MUST_CHECK;
 
+/* The Relation message pgoutput would send for t, into *msg, with its
+ * columns in cols (t->ncols of them); both borrow t's strings. */
+void copy_relation_message(const SourceTable *t, PgoColumn *cols, PgoMessage *msg);
+
 /*
  * The steps of copy_tables() for a table sync: a synthetic source
  * transaction at lsn (its Begin opens the applier's SQLite transaction),

@@ -15,6 +15,7 @@
 #define EXIT_ERROR 1
 #define EXIT_USAGE 2
 #define EXIT_IN_USE 3
+#define EXIT_DIFFERS 4     /* --verify found a difference */
 
 typedef struct ReplicateOptions {
 	const char *conninfo;      /* -d; NULL: PG* environment */
@@ -28,6 +29,7 @@ typedef struct ReplicateOptions {
 	bool resync;               /* --resync */
 	char **resync_tables;      /* its names; none: every table */
 	int nresync;
+	bool verify;               /* --verify */
 	int status_interval;       /* -s, seconds */
 	const char *mirror_path;
 } ReplicateOptions;

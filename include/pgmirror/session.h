@@ -72,6 +72,10 @@ bool session_error_in_use(const Session *s);
 /* True when the stream ended on data the source cannot send (SQLSTATE
  * class 22, e.g. text not valid in its encoding): a retry meets it again. */
 bool session_error_data(const Session *s);
+/* True when the stream ended because a file the slot needs, its WAL above
+ * all, is gone from the source (SQLSTATE 58P01, "requested WAL segment ...
+ * has already been removed"): that slot can never stream again. */
+bool session_error_wal_gone(const Session *s);
 /* True when the last call gave up because the stop check said so. */
 bool session_error_stopped(const Session *s);
 
@@ -183,16 +187,23 @@ bool session_column_attnums(Session *s, uint32_t relid, const char *const *names
 bool session_column_fill(Session *s, uint32_t relid, const char *column,
 			 SourceFill *out) PGM_MUST_CHECK;
 
+/* The schema and name relid has now (malloc'd); NULLs when there is no
+ * such relation. */
+bool session_relation_name(Session *s, uint32_t relid, char **nspname, char **relname)
+	PGM_MUST_CHECK;
+
 /*
- * The current values of column in schema.table with the given key columns,
+ * The current values of column of relid (whatever its name is now, so
+ * that a backlog replayed after a rename still finds it) with the given
+ * key columns,
  * streamed row by row to row() (see CatalogRowFn). tick (unless NULL) is
  * called after each row and at least every 100 ms while no row comes;
  * when it or row() returns false, or the rows cannot be read one by one,
  * the connection is closed (ending the query) and false returned: the
  * caller connects again for its next look-up.
  */
-bool session_column_values(Session *s, const char *schema, const char *table,
-			   const char *const *keys, int nkeys, const char *column,
+bool session_column_values(Session *s, uint32_t relid, const char *const *keys, int nkeys,
+			   const char *column,
 			   CatalogRowFn row, void *arg, TickFn tick,
 			   void *tick_ctx) PGM_MUST_CHECK;
 

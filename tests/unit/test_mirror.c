@@ -4,6 +4,9 @@
  * stop, the rebuild fails ("interrupted") and a rollback leaves the table
  * as it was; a commit runs to its end whatever it says. Also: a mirror of
  * a newer format is refused; a name another source table holds is too.
+ * Renames (mirror_tables_rename): a swap keeps each table's rows, its
+ * metadata, and the user's index, view and trigger on it; a name the
+ * user's own table has is refused.
  */
 #include "config.h"
 
@@ -305,6 +308,140 @@ static void test_name_taken(void **state)
 			    "out of the publication or rename it");
 }
 
+/* Runs sql on the mirror file outside pgmirror (the user's own objects). */
+static void user_sql(Fixture *f, const char *sql)
+{
+	sqlite3 *db;
+	char *err = NULL;
+
+	mirror_close(f->m);
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK)
+		fail_msg("%s: %s", sql, err);
+	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+	assert_int_equal(mirror_open(f->path, MIRROR_WRITE, &f->m, &err), MIRROR_OPEN_OK);
+}
+
+/* The one integer sql yields on the mirror file. */
+static int64_t user_int(Fixture *f, const char *sql)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	int64_t v;
+
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+	return v;
+}
+
+static void assert_named(Fixture *f, uint32_t oid, const char *name, const char *table)
+{
+	MirrorTableInfo info;
+	bool found;
+
+	assert_true(mirror_table_by_oid(f->m, oid, &found, &info));
+	assert_true(found);
+	assert_string_equal(info.name, name);
+	assert_string_equal(info.source_table, table);
+	mirror_table_info_clear(&info);
+}
+
+/* t (NROWS rows) and u (3 rows) swap names, as on the source. */
+static void test_rename_swap(void **state)
+{
+	Fixture *f = *state;
+	MirrorPlan plan;
+	MirrorTable *t;
+	MirrorRename rn[2] = {{16384, "u", "public", "u"}, {16390, "t", "public", "t"}};
+
+	define(f, OID_INT4);
+	f->def.name = f->def.source_table = "u";
+	f->def.relation_oid = 16390;
+	assert_true(mirror_begin(f->m));
+	assert_true(mirror_table_plan(f->m, &f->def, false, &plan));
+	assert_true(mirror_table_sync(f->m, &f->def, &plan, NULL, &t));
+	mirror_plan_free(&plan);
+	for (int i = 0; i < 3; i++) {
+		Value vals[2] = {{.kind = VAL_INT, .i = i}, {.kind = VAL_INT, .i = i}};
+
+		assert_true(mirror_table_insert(t, vals));
+	}
+	mirror_table_free(t);
+	assert_true(mirror_commit(f->m));
+	user_sql(f, "CREATE INDEX ix_t ON t (v); CREATE VIEW vt AS SELECT * FROM t; "
+		    "CREATE TABLE audit (id INTEGER); CREATE TRIGGER tr_u AFTER INSERT ON u "
+		    "BEGIN INSERT INTO audit VALUES (new.id); END");
+
+	assert_true(mirror_begin(f->m));
+	assert_true(mirror_tables_rename(f->m, rn, 2));
+	assert_true(mirror_commit(f->m));
+	assert_named(f, 16384, "u", "u");
+	assert_named(f, 16390, "t", "t");
+	assert_int_equal(user_int(f, "SELECT count(*) FROM u"), NROWS);
+	assert_int_equal(user_int(f, "SELECT count(*) FROM t"), 3);
+	assert_int_equal(user_int(f, "SELECT count(*) FROM vt"), NROWS);
+	assert_int_equal(user_int(f, "SELECT count(*) FROM sqlite_schema WHERE name = 'ix_t' "
+				     "AND tbl_name = 'u'"), 1);
+	assert_int_equal(user_int(f, "SELECT count(*) FROM sqlite_schema WHERE name = 'tr_u' "
+				     "AND tbl_name = 't'"), 1);
+	assert_int_equal(user_int(f, "SELECT count(*) FROM pgmirror_columns WHERE table_name = 'u'"),
+			 2);
+	assert_int_equal(user_int(f, "SELECT count(*) FROM sqlite_schema WHERE name LIKE "
+				     "'pgmirror_renaming%'"), 0);
+	/* a table is found by its OID, not by a name it had */
+	define(f, OID_INT4);
+	assert_true(mirror_begin(f->m));
+	assert_false(mirror_table_plan(f->m, &f->def, false, &plan));
+	assert_string_equal(mirror_error(f->m), "mirror table \"u\" of source relation OID 16384 "
+			    "is not named \"t\" yet");
+	mirror_rollback(f->m);
+	/* the user's trigger fires on its table's inserts */
+	f->def.name = f->def.source_table = "t";
+	f->def.relation_oid = 16390;
+	assert_true(mirror_begin(f->m));
+	assert_true(mirror_table_plan(f->m, &f->def, false, &plan));
+	assert_true(plan.same);
+	assert_true(mirror_table_sync(f->m, &f->def, &plan, NULL, &t));
+	mirror_plan_free(&plan);
+	{
+		Value vals[2] = {{.kind = VAL_INT, .i = 7}, {.kind = VAL_INT, .i = 7}};
+
+		assert_true(mirror_table_insert(t, vals));
+	}
+	mirror_table_free(t);
+	assert_true(mirror_commit(f->m));
+	assert_int_equal(user_int(f, "SELECT count(*) FROM audit WHERE id = 7"), 1);
+}
+
+/* A new name that a table of the user's own has; one its trigger has. */
+static void test_rename_onto_user_table(void **state)
+{
+	Fixture *f = *state;
+	MirrorRename rn = {16384, "X", "public", "X"};
+
+	user_sql(f, "CREATE TABLE x (a); CREATE TRIGGER y AFTER INSERT ON x BEGIN SELECT 1; END");
+	assert_true(mirror_begin(f->m));
+	assert_false(mirror_tables_rename(f->m, &rn, 1));
+	assert_string_equal(mirror_error(f->m),
+			    "cannot rename mirror table \"t\" to \"X\", the new name of its source "
+			    "table: the mirror file has a table of that name, which is not pgmirror's; "
+			    "rename or drop it");
+	mirror_rollback(f->m);
+	assert_named(f, 16384, "t", "t");
+	assert_int_equal(user_int(f, "SELECT count(*) FROM t"), NROWS);
+	/* a trigger's name is not a table's */
+	rn.name = rn.source_table = "y";
+	assert_true(mirror_begin(f->m));
+	assert_true(mirror_tables_rename(f->m, &rn, 1));
+	assert_true(mirror_commit(f->m));
+	assert_named(f, 16384, "y", "y");
+	assert_int_equal(user_int(f, "SELECT count(*) FROM y"), NROWS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -314,6 +451,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_format_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_format_upgrade, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_name_taken, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rename_swap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rename_onto_user_table, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
