@@ -39,6 +39,7 @@ void apply_free(Applier *a)
 	if (a == NULL)
 		return;
 	apply_cache_free(a);
+	free(a->unknown);
 	free(a);
 }
 
@@ -67,7 +68,7 @@ bool apply_flush(Applier *a)
 
 	if (a->in_txn || !a->group_open)
 		return true;
-	if (a->position_pending &&
+	if (a->position_pending && !a->sync_mode &&
 	    !mirror_set_position(a->m, a->applied,
 				 a->applied_time ? pgtime_format_utc(a->applied_time, when,
 								     sizeof(when))
@@ -229,12 +230,11 @@ static void no_row(Applier *a, const RelEntry *r, const char *what)
 
 static bool apply_insert(Applier *a, const PgoInsert *ins)
 {
-	RelEntry *r = apply_rel_for_change(a, ins->relid, "Insert");
+	bool skip;
+	RelEntry *r = apply_rel_for_change(a, ins->relid, "Insert", &skip);
 
 	if (r == NULL)
-		return false;
-	if (a->skipping || r->gone)
-		return true;
+		return skip;
 	if (!convert_tuple(a, r, &ins->newtup, 'N', true, "Insert"))
 		return false;
 	for (int i = 0; i < r->ncols; i++) {
@@ -266,14 +266,13 @@ static bool check_key(Applier *a, const RelEntry *r, const char *what)
 
 static bool apply_update(Applier *a, const PgoUpdate *up)
 {
-	RelEntry *r = apply_rel_for_change(a, up->relid, "Update");
+	bool skip;
+	RelEntry *r = apply_rel_for_change(a, up->relid, "Update", &skip);
 	const Value *match;
 	int n;
 
 	if (r == NULL)
-		return false;
-	if (a->skipping || r->gone)
-		return true;
+		return skip;
 	if (!convert_tuple(a, r, &up->newtup, 'N', true, "Update"))
 		return false;
 	if (up->old_kind != 0) {
@@ -298,13 +297,12 @@ static bool apply_update(Applier *a, const PgoUpdate *up)
 
 static bool apply_delete(Applier *a, const PgoDelete *del)
 {
-	RelEntry *r = apply_rel_for_change(a, del->relid, "Delete");
+	bool skip;
+	RelEntry *r = apply_rel_for_change(a, del->relid, "Delete", &skip);
 	int n;
 
 	if (r == NULL)
-		return false;
-	if (a->skipping || r->gone)
-		return true;
+		return skip;
 	if (!convert_tuple(a, r, &del->oldtup, del->old_kind, false, "Delete") ||
 	    !check_key(a, r, "Delete"))
 		return false;
@@ -319,12 +317,13 @@ static bool apply_delete(Applier *a, const PgoDelete *del)
 static bool apply_truncate(Applier *a, const PgoTruncate *tr)
 {
 	for (uint32_t i = 0; i < tr->nrelids; i++) {
-		RelEntry *r = apply_rel_for_change(a, tr->relids[i], "Truncate");
+		bool skip;
+		RelEntry *r = apply_rel_for_change(a, tr->relids[i], "Truncate", &skip);
 
+		if (r == NULL && skip)
+			continue;
 		if (r == NULL)
 			return false;
-		if (a->skipping || r->gone)
-			continue;
 		if (!mirror_table_truncate(r->table))
 			return mirror_failed(a, r, "Truncate");
 	}
@@ -448,11 +447,31 @@ void apply_defer_indexes(Applier *a)
 
 bool apply_make_table(Applier *a, uint32_t relid)
 {
-	if (apply_rel_for_change(a, relid, "the initial copy") == NULL) {
+	bool skip;
+
+	RelEntry *r;
+
+	apply_mark_creatable(a, relid, true);
+	r = apply_rel_for_change(a, relid, "the initial copy", &skip);
+	apply_mark_creatable(a, relid, false);
+	if (r == NULL) {
+		if (skip)
+			errbuf_set(&a->err, "the initial copy began in a transaction applied before");
 		abort_group(a);
 		return false;
 	}
 	return true;
+}
+
+int apply_unknown_relations(const Applier *a, const uint32_t **oids)
+{
+	*oids = a->unknown;
+	return a->nunknown;
+}
+
+void apply_clear_unknown(Applier *a)
+{
+	a->nunknown = 0;
 }
 
 /* Without a transaction and without a mirror table: --verify only reads. */

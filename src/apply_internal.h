@@ -30,6 +30,11 @@ typedef struct RelEntry {
 	bool *keep;             /* new tuple: column not sent ('u') */
 	bool *used;             /* old tuple: column identifies the row */
 	bool big_bufs;          /* a scratch buffer outgrew VALUES_BUF_KEEP */
+	bool sync_known;        /* in_mirror and sync_lsn were read */
+	bool in_mirror;         /* a mirror table stands for this OID */
+	Lsn sync_lsn;           /* its changes apply from here (LSN_INVALID: all) */
+	bool noted;             /* not in the mirror: noted for the table sync */
+	bool may_create;        /* apply_make_table() is making its table */
 	bool gone;              /* gone from the source, its name another's:
 				 * its changes are not applied (apply_rename.c) */
 } RelEntry;
@@ -67,6 +72,9 @@ struct Applier {
 	bool position_pending;   /* applied > durable needs storing */
 	bool source_lost;        /* the last error was not reaching the source */
 	bool defer_indexes;      /* rel_sync leaves the indexes to the caller */
+	bool sync_mode;          /* a table sync's copy: see apply_set_sync_mode() */
+	uint32_t *unknown;       /* changed relations the mirror does not have */
+	int nunknown;
 
 	ApplyStats stats;
 	ErrBuf err;          /* the last error */
@@ -82,15 +90,23 @@ void apply_rels_clear(Applier *a);
 void apply_cache_free(Applier *a);
 /* The relation oid, described by a Relation message; or NULL. */
 RelEntry *apply_rel_find(Applier *a, uint32_t oid);
-/* The relation a change is for (what: "Insert", ...); its mirror table is
- * made on first use. NULL with the error set. */
-RelEntry *apply_rel_for_change(Applier *a, uint32_t relid, const char *what);
+/*
+ * The relation a change is for (what: "Insert", ...); its mirror table is
+ * made (or brought in line) on first use. NULL with the error set, or with
+ * *skip true: the change is not applied (the transaction was applied
+ * before; the mirror has no table for the relation, which is noted for the
+ * table sync; or the table's rows are a snapshot that holds the change).
+ */
+RelEntry *apply_rel_for_change(Applier *a, uint32_t relid, const char *what, bool *skip);
 bool apply_relation(Applier *a, const PgoRelation *rel) PGM_MUST_CHECK;
 bool apply_type(Applier *a, const PgoType *t) PGM_MUST_CHECK;
 /* values_convert() of column col of r into buf/out; a buffer a huge value
  * made large is noted for apply_trim_scratch(). */
 bool apply_convert_value(Applier *a, RelEntry *r, int col, const char *text, size_t len,
 			 ValueBuf *buf, Value *out, char *err, size_t errsize) PGM_MUST_CHECK;
+/* Lets the initial copy make relation oid's table (the stream never
+ * does), while on. */
+void apply_mark_creatable(Applier *a, uint32_t oid, bool on);
 /* Shrinks the scratch buffers that grew past VALUES_BUF_KEEP. */
 void apply_trim_scratch(Applier *a);
 /* A catalog question failed: remembers whether for want of the source. */

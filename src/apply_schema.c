@@ -64,6 +64,8 @@ void apply_forget_tables(Applier *a)
 			mirror_table_free(a->rels[i].table);
 			a->rels[i].table = NULL;
 			a->rels[i].gone = false;
+			a->rels[i].sync_known = false;
+			a->rels[i].noted = false;
 		}
 	}
 }
@@ -528,11 +530,55 @@ bool apply_type(Applier *a, const PgoType *t)
 	return true;
 }
 
-/* The relation a change is for; its mirror table is made on first use. */
-RelEntry *apply_rel_for_change(Applier *a, uint32_t relid, const char *what)
+/* Notes a relation that changed but has no mirror table, once. */
+static void note_unknown(Applier *a, RelEntry *r)
+{
+	if (r->noted)
+		return;
+	r->noted = true;
+	a->unknown = xreallocarray(a->unknown, (size_t)a->nunknown + 1, sizeof(uint32_t));
+	a->unknown[a->nunknown++] = r->oid;
+	log_debug("changes to \"%s\" (OID %u), which the mirror does not have, are skipped "
+		  "until it is synced", r->display, r->oid);
+}
+
+/*
+ * Whether the change, in the open transaction, is left out. The stream
+ * replays history: a relation the mirror has no table for joins through
+ * the table sync, whose snapshot holds every change before its sync LSN;
+ * so do the changes to a synced table from transactions that commit
+ * before that LSN (the snapshot has them). A Relation message seen then is
+ * kept: the first change applied brings the table in line with it.
+ */
+static bool skip_change(Applier *a, RelEntry *r, bool *skip)
+{
+	*skip = false;
+	if (a->sync_mode || r->may_create)
+		return true;
+	if (!r->sync_known) {
+		MirrorTableInfo info;
+
+		if (!mirror_table_by_oid(a->m, r->oid, &r->in_mirror, &info)) {
+			errbuf_set(&a->err, "%s", mirror_error(a->m));
+			return false;
+		}
+		r->sync_lsn = r->in_mirror ? info.sync_lsn : LSN_INVALID;
+		mirror_table_info_clear(&info);
+		r->sync_known = true;
+	}
+	if (!r->in_mirror) {
+		note_unknown(a, r);
+		*skip = true;
+	} else if (r->sync_lsn != LSN_INVALID && a->txn_final_lsn < r->sync_lsn)
+		*skip = true;
+	return true;
+}
+
+RelEntry *apply_rel_for_change(Applier *a, uint32_t relid, const char *what, bool *skip)
 {
 	RelEntry *r = rel_find(a, relid);
 
+	*skip = false;
 	if (r == NULL || r->display == NULL) {
 		errbuf_set(&a->err, "protocol error: %s for relation OID %u, which no Relation "
 			  "message described", what, relid);
@@ -543,7 +589,39 @@ RelEntry *apply_rel_for_change(Applier *a, uint32_t relid, const char *what)
 			  r->display);
 		return NULL;
 	}
-	if (r->table == NULL && !r->gone && !rel_sync(a, r))
+	if (a->skipping || r->gone) {
+		*skip = true;
 		return NULL;
-	return r;
+	}
+	if (!skip_change(a, r, skip) || *skip)
+		return NULL;
+	if (r->table == NULL && !rel_sync(a, r))
+		return NULL;
+	*skip = r->gone; /* its name is another's now (apply_rename.c) */
+	return r->gone ? NULL : r;
+}
+
+void apply_set_sync_mode(Applier *a)
+{
+	a->sync_mode = true;
+}
+
+void apply_forget_table(Applier *a, uint32_t oid)
+{
+	RelEntry *r = rel_find(a, oid);
+
+	if (r == NULL)
+		return;
+	mirror_table_free(r->table);
+	r->table = NULL;
+	r->sync_known = false;
+	r->noted = false;
+}
+
+void apply_mark_creatable(Applier *a, uint32_t oid, bool on)
+{
+	RelEntry *r = rel_find(a, oid);
+
+	if (r != NULL)
+		r->may_create = on;
 }

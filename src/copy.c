@@ -24,6 +24,7 @@ struct Copier {
 	bool (*stopping)(void);  /* a signal asked pgmirror to stop */
 	PgoValue *vals;      /* one row's values, reused */
 	int nvals_cap;
+	bool schema_only;    /* make the tables, copy no rows */
 	ErrBuf err;          /* the last error */
 };
 
@@ -35,6 +36,11 @@ Copier *copy_new(Session *s, Applier *a, bool (*stopping)(void))
 	c->a = a;
 	c->stopping = stopping;
 	return c;
+}
+
+void copy_set_schema_only(Copier *c)
+{
+	c->schema_only = true;
 }
 
 void copy_free(Copier *c)
@@ -229,6 +235,8 @@ static bool copy_table(Copier *c, const SourceTable *t)
 		errbuf_set(&c->err, "%s", apply_error(c->a));
 		return false;
 	}
+	if (c->schema_only)
+		return true;
 	if (t->ncols > c->nvals_cap) {
 		c->vals = xreallocarray(c->vals, (size_t)t->ncols, sizeof(PgoValue));
 		c->nvals_cap = t->ncols;
@@ -283,14 +291,36 @@ static bool copy_table(Copier *c, const SourceTable *t)
 	return true;
 }
 
-bool copy_tables(Copier *c, const SourceTable *tables, int n, Lsn consistent_point)
+bool copy_begin_at(Copier *c, Lsn lsn)
 {
 	PgoMessage msg;
 
 	memset(&msg, 0, sizeof(msg));
 	msg.type = PGO_BEGIN;
-	msg.u.begin.final_lsn = consistent_point;
-	if (!feed(c, &msg))
+	msg.u.begin.final_lsn = lsn;
+	return feed(c, &msg);
+}
+
+bool copy_one_table(Copier *c, const SourceTable *t)
+{
+	return !stopped(c, t) && copy_table(c, t);
+}
+
+bool copy_commit_at(Copier *c, Lsn lsn)
+{
+	PgoMessage msg;
+
+	/* No source commit time: the copy is of a snapshot, not of a commit. */
+	memset(&msg, 0, sizeof(msg));
+	msg.type = PGO_COMMIT;
+	msg.u.commit.commit_lsn = lsn;
+	msg.u.commit.end_lsn = lsn;
+	return feed(c, &msg);
+}
+
+bool copy_tables(Copier *c, const SourceTable *tables, int n, Lsn consistent_point)
+{
+	if (!copy_begin_at(c, consistent_point))
 		return false;
 	if (!apply_reset(c->a)) {
 		errbuf_set(&c->err, "%s", apply_error(c->a));
@@ -298,12 +328,7 @@ bool copy_tables(Copier *c, const SourceTable *tables, int n, Lsn consistent_poi
 	}
 	/* many small tables take a while too: look before each one */
 	for (int i = 0; i < n; i++)
-		if (stopped(c, &tables[i]) || !copy_table(c, &tables[i]))
+		if (!copy_one_table(c, &tables[i]))
 			return false;
-	/* No source commit time: the copy is of a snapshot, not of a commit. */
-	memset(&msg, 0, sizeof(msg));
-	msg.type = PGO_COMMIT;
-	msg.u.commit.commit_lsn = consistent_point;
-	msg.u.commit.end_lsn = consistent_point;
-	return feed(c, &msg);
+	return copy_commit_at(c, consistent_point);
 }

@@ -323,7 +323,7 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 		      "PRAGMA legacy_alter_table = OFF"))
 		goto error;
 	if (!mirror_exec(m, "BEGIN IMMEDIATE") || !mirror_exec(m, mirror_schema_sql) ||
-	    !mirror_exec(m, "COMMIT")) {
+	    !mirror_upgrade(m) || !mirror_exec(m, "COMMIT")) {
 		(void)sqlite3_exec(m->db, "ROLLBACK", NULL, NULL, NULL);
 		goto error;
 	}

@@ -58,6 +58,10 @@ bool mirror_step_done(Mirror *m, sqlite3_stmt *st, const char *what) PGM_MUST_CH
 bool mirror_scalar(Mirror *m, const char *sql_fmt, const char *table, int64_t *out)
 	PGM_MUST_CHECK;
 
+/* mirror_sync.c: brings an older mirror's own tables up to this
+ * format; inside the open's transaction. */
+bool mirror_upgrade(Mirror *m) PGM_MUST_CHECK;
+
 /* mirror_rows.c: binds v (borrowed until the step) as parameter idx. */
 void mirror_bind_value(sqlite3_stmt *st, int idx, const Value *v);
 /* mirror_rows.c: the handle of table def, whose SQLite table is made. */

@@ -49,6 +49,7 @@ static char *text_dup(sqlite3_stmt *q, int col)
 static bool read_infos(Mirror *m, sqlite3_stmt *q, MirrorTableInfo **out, int *n)
 {
 	int rc;
+	bool damaged = false;
 
 	*out = NULL;
 	*n = 0;
@@ -61,11 +62,21 @@ static bool read_infos(Mirror *m, sqlite3_stmt *q, MirrorTableInfo **out, int *n
 		t->source_schema = text_dup(q, 1);
 		t->source_table = text_dup(q, 2);
 		t->relation_oid = (uint32_t)sqlite3_column_int64(q, 3);
+		t->sync_lsn = LSN_INVALID;
+		if (sqlite3_column_type(q, 4) != SQLITE_NULL &&
+		    !lsn_parse((const char *)sqlite3_column_text(q, 4), &t->sync_lsn)) {
+			errbuf_set(&m->err, "mirror \"%s\" has a damaged sync_lsn \"%s\" for table "
+				  "\"%s\" in pgmirror_tables; start a new mirror", m->path,
+				  (const char *)sqlite3_column_text(q, 4), t->name);
+			damaged = true;
+			break;
+		}
 	}
 	sqlite3_finalize(q);
-	if (rc != SQLITE_DONE) {
-		errbuf_set(&m->err, "could not read pgmirror_tables of mirror \"%s\": %s", m->path,
-			  sqlite3_errmsg(m->db));
+	if (damaged || rc != SQLITE_DONE) {
+		if (!damaged)
+			errbuf_set(&m->err, "could not read pgmirror_tables of mirror \"%s\": %s",
+				  m->path, sqlite3_errmsg(m->db));
 		mirror_table_infos_free(*out, *n);
 		*out = NULL;
 		*n = 0;
@@ -74,8 +85,8 @@ static bool read_infos(Mirror *m, sqlite3_stmt *q, MirrorTableInfo **out, int *n
 	return true;
 }
 
-#define INFO_COLUMNS "SELECT table_name, source_schema, source_table, relation_oid " \
-		     "FROM pgmirror_tables "
+#define INFO_COLUMNS "SELECT table_name, source_schema, source_table, relation_oid, " \
+		     "sync_lsn FROM pgmirror_tables "
 
 bool mirror_table_infos(Mirror *m, MirrorTableInfo **out, int *n)
 {

@@ -316,9 +316,11 @@ static bool record_definition(Mirror *m, const MirrorTableDef *def)
 	if (!mirror_exec_owned(m, sqlite3_mprintf(
 		    "DELETE FROM pgmirror_columns WHERE table_name = %Q;"
 		    "INSERT OR REPLACE INTO pgmirror_tables (table_name, source_schema, "
-		    "source_table, relation_oid, replica_identity) VALUES (%Q, %Q, %Q, %u, '%c')",
+		    "source_table, relation_oid, replica_identity, sync_lsn) VALUES (%Q, %Q, %Q, "
+		    "%u, '%c', (SELECT sync_lsn FROM pgmirror_tables WHERE table_name = %Q AND "
+		    "relation_oid = %u))",
 		    def->name, def->name, def->source_schema, def->source_table,
-		    def->relation_oid, def->replident)))
+		    def->relation_oid, def->replident, def->name, def->relation_oid)))
 		return false;
 	ins = mirror_prepare(m, "INSERT INTO pgmirror_columns (table_name, column_name, position, "
 		      "pg_type, type_modifier, is_key, type_oid, value_type, source_attnum) "

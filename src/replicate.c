@@ -79,6 +79,32 @@ static int check_mirror_identity(Run *run)
 	return EXIT_OK;
 }
 
+/* Each table --resync names must be a mirror table; exit code. */
+static int check_resync_names(Run *run)
+{
+	MirrorTableInfo *mt = NULL;
+	int nmt = 0, rc = EXIT_OK;
+
+	if (run->mirror != NULL && !mirror_table_infos(run->mirror, &mt, &nmt)) {
+		log_error("%s", mirror_error(run->mirror));
+		return EXIT_ERROR;
+	}
+	for (int i = 0; i < run->opt->nresync && rc == EXIT_OK; i++) {
+		bool found = false;
+
+		for (int j = 0; j < nmt && !found; j++)
+			found = strcmp(mt[j].name, run->opt->resync_tables[i]) == 0;
+		if (!found) {
+			log_error("--resync: mirror \"%s\" has no table \"%s\"; name tables as the "
+				  "mirror has them (pgmirror --status lists them)",
+				  run->opt->mirror_path, run->opt->resync_tables[i]);
+			rc = EXIT_USAGE;
+		}
+	}
+	mirror_table_infos_free(mt, nmt);
+	return rc;
+}
+
 /* Connects and checks the source; exit code. */
 static int connect_source(Run *run)
 {
@@ -237,31 +263,6 @@ static int sync_indexes(Run *run)
 }
 
 /*
- * An existing mirror is brought in line with the publications' tables as
- * they are now, before it streams; an exit code.
- */
-static int reconcile_at_start(Run *run)
-{
-	char **pubs = NULL;
-	int npubs = strv_split(run->state.publications, ',', &pubs), ntables = 0;
-	SourceTable *tables = NULL;
-	int rc = EXIT_ERROR;
-
-	if (!session_publication_tables(run->session, pubs, npubs, &tables, &ntables)) {
-		log_error("%s", session_error(run->session));
-		goto done;
-	}
-	/* renames first (a mirror table is its source table's, by OID): the
-	 * tablesync steps (tables that left, tables that joined) follow here,
-	 * on the same list and the names as they are now */
-	rc = renames_at_start(run, tables, ntables);
-done:
-	source_tables_free(tables, ntables);
-	strv_free(pubs, npubs);
-	return rc;
-}
-
-/*
  * Connects and checks the source, the publications and the slot, and runs
  * the first run when the mirror needs one; an exit code. A step that
  * failed because the connection died sets run->conn_failed.
@@ -283,8 +284,16 @@ static int prepare(Run *run)
 		rc = check_slot(run, &rebuild);
 	if (rc == EXIT_OK && (rebuild || !run->state.present || !run->state.initial_copy_done))
 		rc = firstrun_run(run, rebuild);
-	else if (rc == EXIT_OK)
-		rc = reconcile_at_start(run);
+	else if (rc == EXIT_OK) {
+		/* tables that joined or left since, and --resync (once) */
+		bool resync = run->opt->resync && !run->resync_done;
+
+		rc = tablesync_reconcile(run, run->session, NULL, run->opt->resync_tables,
+					 resync ? run->opt->nresync : 0,
+					 resync && run->opt->nresync == 0, NULL, NULL);
+		if (rc == EXIT_OK && !replicate_stopping())
+			run->resync_done = true;
+	}
 	if (rc == EXIT_OK && rebuild)
 		run->slot_unreadable = false;
 	if (rc == EXIT_OK && !replicate_stopping())
@@ -341,6 +350,8 @@ int replicate_run(const ReplicateOptions *opt)
 	    (rc = replicate_open_mirror(&run, MIRROR_WRITE)) != EXIT_OK)
 		goto done;
 	if ((rc = check_mirror_identity(&run)) != EXIT_OK)
+		goto done;
+	if (opt->resync && (rc = check_resync_names(&run)) != EXIT_OK)
 		goto done;
 	if (!run.state.present && opt->npubs == 0) {
 		log_error("the first run of a mirror needs --publication (-P)");

@@ -29,6 +29,7 @@ typedef struct Run {
 	bool slot_unreadable;   /* the slot's WAL is gone (STREAM_SLOT_GONE): a
 				 * slot the server still calls usable, rebuilt
 				 * like an invalidated one */
+	bool resync_done;       /* --resync ran (once, not at each reconnect) */
 } Run;
 
 /* SIGTERM (replicate_request_stop()) was seen: finish up. */
@@ -52,6 +53,18 @@ int firstrun_run(Run *run, bool rebuild);
  * apply_forget_tables(): the applier's statements name the old tables.
  */
 int renames_at_start(Run *run, const SourceTable *tables, int ntables);
+
+/*
+ * Makes the mirror's tables those the publications publish now (see
+ * tablesync.c): drops the tables that left (a warning each), syncs those
+ * that joined (after the renames, renames_at_start()), then syncs again
+ * the mirror tables named in resync (all of them with resync_all). s: a connection to read the publications on
+ * (NULL: one of its own). apply: the stream's applier, or NULL; it is told
+ * of every table changed, and must have no group open. tick (NULL: none)
+ * is called while a sync waits or copies. Returns an exit code.
+ */
+int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resync,
+			int nresync, bool resync_all, TickFn tick, void *tick_ctx);
 
 /* What a streaming round ended with. */
 typedef enum StreamEnd {

@@ -57,6 +57,29 @@ bool apply_reset(Applier *a) PGM_MUST_CHECK;
 bool apply_make_table(Applier *a, uint32_t relid) PGM_MUST_CHECK;
 
 /*
+ * A table sync's applier: its Begin and Commit (at the sync's LSN) make
+ * one SQLite transaction that holds the table's copy but never moves the
+ * mirror's own position, and every relation it is given a table for is
+ * made, whatever the mirror holds.
+ */
+void apply_set_sync_mode(Applier *a);
+
+/*
+ * Relations that changes were for, but that the mirror has no table for
+ * (their changes were skipped): each a candidate for a table sync, noted
+ * once until apply_forget_table(). apply_clear_unknown() empties the list.
+ */
+int apply_unknown_relations(const Applier *a, const uint32_t **oids);
+void apply_clear_unknown(Applier *a);
+
+/*
+ * The mirror table of relation oid was made, replaced or dropped outside
+ * this applier (a table sync, a table that left): forget its statements
+ * and its sync LSN; the next change reads them again. Outside a group.
+ */
+void apply_forget_table(Applier *a, uint32_t oid);
+
+/*
  * Frees every mirror table handle (and its prepared statements, which name
  * the table), keeping what the Relation messages described: each table's
  * next change finds its table again, by OID. For a caller that renamed or

@@ -25,6 +25,8 @@ typedef struct Copier Copier;
  * back. */
 Copier *copy_new(Session *s, Applier *a, bool (*stopping)(void));
 void copy_free(Copier *c);
+/* Makes the tables but copies no rows (--no-initial-copy). */
+void copy_set_schema_only(Copier *c);
 /* The last error; owned by the copier. */
 const char *copy_error(const Copier *c);
 
@@ -43,6 +45,16 @@ bool copy_tables(Copier *c, const SourceTable *tables, int n, Lsn consistent_poi
 /* The Relation message pgoutput would send for t, into *msg, with its
  * columns in cols (t->ncols of them); both borrow t's strings. */
 void copy_relation_message(const SourceTable *t, PgoColumn *cols, PgoMessage *msg);
+
+/*
+ * The steps of copy_tables() for a table sync: a synthetic source
+ * transaction at lsn (its Begin opens the applier's SQLite transaction),
+ * one table copied into it (made afresh from t), and its Commit; the
+ * caller then stores what belongs with it and flushes the applier.
+ */
+bool copy_begin_at(Copier *c, Lsn lsn) PGM_MUST_CHECK;
+bool copy_one_table(Copier *c, const SourceTable *t) PGM_MUST_CHECK;
+bool copy_commit_at(Copier *c, Lsn lsn) PGM_MUST_CHECK;
 
 /*
  * Parses one row of COPY's text format in place: tab-separated fields, \N

@@ -22,7 +22,7 @@ typedef struct MirrorTable MirrorTable;
  * pgmirror_state.format_version. Raise it when an older pgmirror could no
  * longer use a mirror correctly; mirror_open() refuses a newer one.
  */
-#define MIRROR_FORMAT_VERSION 1
+#define MIRROR_FORMAT_VERSION 2 /* 2: pgmirror_tables.sync_lsn */
 
 /* Results of mirror_open(). */
 typedef enum MirrorOpenResult {
@@ -191,6 +191,9 @@ typedef struct MirrorTableInfo {
 	char *source_schema;       /* the source's names it was last given */
 	char *source_table;
 	uint32_t relation_oid;
+	Lsn sync_lsn;              /* its rows are a snapshot's at this LSN; its
+				    * changes apply from transactions that commit
+				    * at or after it (LSN_INVALID: all) */
 } MirrorTableInfo;
 
 void mirror_table_info_clear(MirrorTableInfo *t);
@@ -253,6 +256,9 @@ bool mirror_table_indexes(Mirror *m, const char *table, const MirrorIndexDef *de
  * name; free names with strv_free() and oids with free(). */
 bool mirror_list_relations(Mirror *m, char ***names, uint32_t **oids, int *n)
 	PGM_MUST_CHECK;
+
+/* Sets the sync LSN of the table of relation oid; within a transaction. */
+bool mirror_set_sync_lsn(Mirror *m, uint32_t oid, Lsn lsn) PGM_MUST_CHECK;
 
 /* The mirrored tables' names, sorted; free with free() each and the array. */
 bool mirror_list_tables(Mirror *m, char ***names, int *n) PGM_MUST_CHECK;

@@ -26,6 +26,9 @@ typedef struct ReplicateOptions {
 	bool once;                 /* --once */
 	Lsn endpos;                /* -E; LSN_INVALID when not given */
 	bool no_initial_copy;
+	bool resync;               /* --resync */
+	char **resync_tables;      /* its names; none: every table */
+	int nresync;
 	bool verify;               /* --verify */
 	int status_interval;       /* -s, seconds */
 	const char *mirror_path;

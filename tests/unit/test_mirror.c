@@ -245,6 +245,53 @@ static void test_format_version(void **state)
 	assert_int_equal(mirror_open(f->path, MIRROR_WRITE, &f->m, &err), MIRROR_OPEN_OK);
 }
 
+/* A mirror of format 1 (no pgmirror_tables.sync_lsn) opened for writing
+ * gets the column, NULL for its tables (every change applies), and format
+ * 2, which an older pgmirror refuses. */
+static void test_format_upgrade(void **state)
+{
+	Fixture *f = *state;
+	MirrorState st = {0};
+	MirrorTableInfo *mt = NULL;
+	int nmt = 0;
+	sqlite3 *db;
+	sqlite3_stmt *q;
+	char *err = NULL;
+
+	st.slot = "s";
+	st.publications = "p";
+	st.system_identifier = "1";
+	st.database = "d";
+	assert_true(mirror_begin(f->m));
+	assert_true(mirror_write_state(f->m, &st));
+	assert_true(mirror_commit(f->m));
+	mirror_close(f->m);
+	f->m = NULL;
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "UPDATE pgmirror_state SET format_version = 1; "
+				      "DROP TABLE pgmirror_tables; "
+				      "CREATE TABLE pgmirror_tables (table_name TEXT PRIMARY KEY, "
+				      "source_schema TEXT NOT NULL, source_table TEXT NOT NULL, "
+				      "relation_oid INTEGER NOT NULL, replica_identity TEXT NOT NULL); "
+				      "INSERT INTO pgmirror_tables VALUES ('t', 'public', 't', "
+				      "16384, 'd')", NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+
+	assert_int_equal(mirror_open(f->path, MIRROR_WRITE, &f->m, &err), MIRROR_OPEN_OK);
+	assert_true(mirror_table_infos(f->m, &mt, &nmt));
+	assert_int_equal(nmt, 1);
+	assert_int_equal(mt[0].relation_oid, 16384);
+	assert_true(mt[0].sync_lsn == LSN_INVALID);
+	mirror_table_infos_free(mt, nmt);
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT format_version FROM pgmirror_state", -1,
+					    &q, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int(q, 0), 2);
+	sqlite3_finalize(q);
+	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+}
+
 /* Another source table under the same name, in another case. */
 static void test_name_taken(void **state)
 {
@@ -499,6 +546,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rebuild_stopped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_commit_not_interrupted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_format_version, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_format_upgrade, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_name_taken, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rename_swap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rename_onto_user_table, setup, teardown),
