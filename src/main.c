@@ -30,6 +30,7 @@ static void usage(FILE *out)
 		"                               is applied (for cron)\n"
 		"  -E, --endpos=LSN             stop once everything up to LSN (X/Y) is applied\n"
 		"      --no-initial-copy        on a first run, do not copy existing rows\n"
+		"      --failover               make the slot a failover slot (PostgreSQL 17+)\n"
 		"      --drop-slot              drop the replication slot and exit\n"
 		"      --status                 print the mirror's state and exit (no connection)\n"
 		"  -s, --status-interval=SECS   feedback to the server every SECS (default 10)\n"
@@ -103,7 +104,7 @@ static void add_publications(ReplicateOptions *opt, const char *arg)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_ONCE = 256, OPT_NO_COPY, OPT_DROP_SLOT, OPT_STATUS };
+	enum { OPT_ONCE = 256, OPT_NO_COPY, OPT_DROP_SLOT, OPT_STATUS, OPT_FAILOVER };
 	static const struct option longopts[] = {
 		{"dbname", required_argument, NULL, 'd'},
 		{"slot", required_argument, NULL, 'S'},
@@ -111,6 +112,7 @@ int main(int argc, char **argv)
 		{"once", no_argument, NULL, OPT_ONCE},
 		{"endpos", required_argument, NULL, 'E'},
 		{"no-initial-copy", no_argument, NULL, OPT_NO_COPY},
+		{"failover", no_argument, NULL, OPT_FAILOVER},
 		{"drop-slot", no_argument, NULL, OPT_DROP_SLOT},
 		{"status", no_argument, NULL, OPT_STATUS},
 		{"status-interval", required_argument, NULL, 's'},
@@ -150,6 +152,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_NO_COPY:
 			opt.no_initial_copy = true;
+			break;
+		case OPT_FAILOVER:
+			opt.failover = true;
 			break;
 		case OPT_DROP_SLOT:
 			drop_slot = true;

@@ -25,6 +25,7 @@ typedef struct ReplicateOptions {
 	bool once;                 /* --once */
 	Lsn endpos;                /* -E; LSN_INVALID when not given */
 	bool no_initial_copy;
+	bool failover;             /* --failover: the slot is made a failover slot */
 	int status_interval;       /* -s, seconds */
 	const char *mirror_path;
 } ReplicateOptions;
