@@ -221,14 +221,13 @@ lost:
 /*
  * What a slot on a standby waits for: logical decoding starts from a
  * running-transactions record (xl_running_xacts), which only the primary
- * writes -- its background writer every 15 s or so while WAL is being
- * written, and at a checkpoint; an idle primary writes none by itself.
+ * writes -- its background writer every 15 s or so while other WAL is being
+ * written, and its checkpoints; an idle primary writes none by itself.
  */
 static const char standby_wait_note[] =
 	"waiting for the primary to log a running-transactions record: a slot on a standby "
-	"can be made only from one; a busy primary logs one within about 15 s, an idle one "
-	"only at its next checkpoint. To go on now, run SELECT pg_log_standby_snapshot() "
-	"on the primary";
+	"can be made only from one, which a busy primary logs every 15 s or so and an idle "
+	"one not at all; to go on now, run SELECT pg_log_standby_snapshot() on the primary";
 
 bool session_create_slot(Session *s, const char *slot, unsigned flags, Lsn *consistent_point)
 {
