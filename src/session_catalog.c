@@ -265,15 +265,16 @@ bool session_slot_info(Session *s, const char *slot, SlotInfo *out)
 {
 	PGresult *res = NULL;
 	char *lit = session_quote(s, slot, false), *sql;
-	/* wal_status exists from PostgreSQL 13 on */
-	const char *args[2] = {
-		session_server_version(s) >= 130000 ? "wal_status = 'lost'" : "false", lit};
+	/* wal_status exists from PostgreSQL 13 on, failover from 17 on */
+	const char *args[3] = {
+		session_server_version(s) >= 130000 ? "wal_status = 'lost'" : "false", lit,
+		session_server_version(s) >= 170000 ? "failover" : "false"};
 	bool ok = false;
 
 	memset(out, 0, sizeof(*out));
 	if (lit == NULL)
 		return false;
-	sql = session_sql_bind(session_sql_slot, args, 2);
+	sql = session_sql_bind(session_sql_slot, args, 3);
 	PQfreemem(lit);
 	if (!session_run(s, sql, 0, NULL, PGRES_TUPLES_OK, &res, "read the replication slot"))
 		goto done;
@@ -286,6 +287,7 @@ bool session_slot_info(Session *s, const char *slot, SlotInfo *out)
 	out->plugin = xstrdup(PQgetvalue(res, 0, 1));
 	out->database = xstrdup(PQgetvalue(res, 0, 2));
 	out->usable = strcmp(PQgetvalue(res, 0, 4), "t") != 0;
+	out->failover = strcmp(PQgetvalue(res, 0, 5), "t") == 0;
 	ok = session_lsn_field(s, res, 0, 3, &out->confirmed_flush, "slot position");
 done:
 	free(sql);

@@ -21,6 +21,7 @@ struct Session {
 	bool (*stopping)(void); /* asked while waiting on the server; NULL: never */
 	bool stopped;        /* last error: given up because stopping() said so */
 	char *copying;       /* "schema.table" of the last copy begun, for messages */
+	bool standby;        /* the server is in recovery (session_source_kind()) */
 	ErrBuf err;          /* the last error */
 };
 

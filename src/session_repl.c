@@ -75,8 +75,32 @@ bool session_check_wal_level(Session *s)
 	return ok;
 }
 
+bool session_source_kind(Session *s, SourceKind *out)
+{
+	PGresult *res;
+	bool ok;
+
+	memset(out, 0, sizeof(*out));
+	if (!session_run(s, "SELECT pg_catalog.pg_is_in_recovery(), "
+			 "pg_catalog.current_setting('hot_standby_feedback')",
+			 0, NULL, PGRES_TUPLES_OK, &res, "ask whether the source is a standby"))
+		return false;
+	ok = PQntuples(res) == 1 && PQnfields(res) == 2 && !PQgetisnull(res, 0, 0);
+	if (ok) {
+		out->standby = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+		out->hs_feedback = strcmp(PQgetvalue(res, 0, 1), "on") == 0;
+	} else
+		errbuf_set(&s->err, "could not ask whether the source is a standby: unexpected "
+			  "reply");
+	s->standby = ok && out->standby;
+	PQclear(res);
+	return ok;
+}
+
 /* How long a cancelled command may take to end before the connection is dropped. */
 #define CANCEL_WAIT_MS 10000
+/* How long a command waits before its wait_note (run_stoppable()) is logged. */
+#define WAIT_NOTE_MS 1000
 
 /*
  * Waits, in steps of 100 ms, until the socket has something to read (or
@@ -126,14 +150,16 @@ static bool cancel_command(Session *s)
  * stop, the command is cancelled and, once the server has answered, the call
  * fails with session_error_stopped() true -- unless the command had already
  * finished, which then counts as done. A server that does not answer the
- * cancel within CANCEL_WAIT_MS loses the connection.
+ * cancel within CANCEL_WAIT_MS loses the connection. wait_note (unless
+ * NULL) is logged once when the command has waited WAIT_NOTE_MS.
  */
 static bool run_stoppable(Session *s, const char *sql, ExecStatusType want, PGresult **out,
-			  const char *what)
+			  const char *what, const char *wait_note)
 {
 	PGresult *res = NULL, *r;
 	const char *state;
 	int cancel_waited = -1; /* ms waited since the cancel; -1: not cancelled */
+	int64_t started = mono_usecs();
 
 	s->in_use = false;
 	s->stopped = false;
@@ -158,6 +184,11 @@ static bool run_stoppable(Session *s, const char *sql, ExecStatusType want, PGre
 				goto lost;
 			if (cancel_waited >= 0)
 				cancel_waited += 100;
+			if (wait_note != NULL && cancel_waited < 0 &&
+			    mono_usecs() - started >= (int64_t)WAIT_NOTE_MS * 1000) {
+				log_info("%s", wait_note);
+				wait_note = NULL;
+			}
 		}
 		if ((r = PQgetResult(s->conn)) == NULL)
 			break;
@@ -187,20 +218,43 @@ lost:
 	return false;
 }
 
+/*
+ * What a slot on a standby waits for: logical decoding starts from a
+ * running-transactions record (xl_running_xacts), which only the primary
+ * writes -- its background writer every 15 s or so while other WAL is being
+ * written, and its checkpoints; an idle primary writes none by itself.
+ */
+static const char standby_wait_note[] =
+	"waiting for the primary to log a running-transactions record: a slot on a standby "
+	"can be made only from one, which a busy primary logs every 15 s or so and an idle "
+	"one not at all; to go on now, run SELECT pg_log_standby_snapshot() on the primary";
+
 bool session_create_slot(Session *s, const char *slot, unsigned flags, Lsn *consistent_point)
 {
 	PGresult *res;
 	char *id = session_quote(s, slot, true), *sql;
+	const char *temp = (flags & SLOT_TEMPORARY) ? " TEMPORARY" : "";
 	bool ok = false;
 
 	if (id == NULL)
 		return false;
-	/* the old spelling of the options, which every server from 10 on takes */
-	sql = xasprintf("CREATE_REPLICATION_SLOT %s%s LOGICAL pgoutput %s", id,
-			(flags & SLOT_TEMPORARY) ? " TEMPORARY" : "",
-			(flags & SLOT_USE_SNAPSHOT) ? "USE_SNAPSHOT" : "NOEXPORT_SNAPSHOT");
+	if (session_server_version(s) >= 150000)
+		/* the option list of 15+, which alone can say FAILOVER (17+) */
+		sql = xasprintf("CREATE_REPLICATION_SLOT %s%s LOGICAL pgoutput (SNAPSHOT '%s'%s)",
+				id, temp, (flags & SLOT_USE_SNAPSHOT) ? "use" : "nothing",
+				(flags & SLOT_FAILOVER) ? ", FAILOVER true" : "");
+	else if (flags & SLOT_FAILOVER) {
+		errbuf_set(&s->err, "could not create the replication slot: a failover slot needs "
+			  "PostgreSQL 17 or later");
+		PQfreemem(id);
+		return false;
+	} else
+		/* the old spelling, which every server from 10 on takes */
+		sql = xasprintf("CREATE_REPLICATION_SLOT %s%s LOGICAL pgoutput %s", id, temp,
+				(flags & SLOT_USE_SNAPSHOT) ? "USE_SNAPSHOT" : "NOEXPORT_SNAPSHOT");
 	PQfreemem(id);
-	if (run_stoppable(s, sql, PGRES_TUPLES_OK, &res, "create the replication slot")) {
+	if (run_stoppable(s, sql, PGRES_TUPLES_OK, &res, "create the replication slot",
+			  s->standby ? standby_wait_note : NULL)) {
 		ok = PQntuples(res) == 1 && PQnfields(res) >= 2 &&
 		     session_lsn_field(s, res, 0, 1, consistent_point, "consistent point");
 		if (!ok && PQntuples(res) != 1)
@@ -311,6 +365,21 @@ bool session_drop_slot(Session *s, const char *slot)
 	sql = xasprintf("DROP_REPLICATION_SLOT %s", id);
 	PQfreemem(id);
 	ok = session_run(s, sql, 0, NULL, PGRES_COMMAND_OK, NULL, "drop the replication slot");
+	free(sql);
+	return ok;
+}
+
+bool session_set_slot_failover(Session *s, const char *slot)
+{
+	char *id = session_quote(s, slot, true), *sql;
+	bool ok;
+
+	if (id == NULL)
+		return false;
+	sql = xasprintf("ALTER_REPLICATION_SLOT %s (FAILOVER true)", id);
+	PQfreemem(id);
+	ok = session_run(s, sql, 0, NULL, PGRES_COMMAND_OK, NULL,
+			 "make the replication slot a failover slot");
 	free(sql);
 	return ok;
 }

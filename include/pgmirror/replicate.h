@@ -30,6 +30,7 @@ typedef struct ReplicateOptions {
 	char **resync_tables;      /* its names; none: every table */
 	int nresync;
 	bool verify;               /* --verify */
+	bool failover;             /* --failover: the slot is made a failover slot */
 	int status_interval;       /* -s, seconds */
 	const char *mirror_path;
 } ReplicateOptions;

@@ -29,6 +29,7 @@ typedef struct SlotInfo {
 	bool exists;
 	bool active;           /* a connection is streaming from it */
 	bool usable;           /* not invalidated (wal_status <> 'lost') */
+	bool failover;         /* a failover slot (17+) */
 	char *plugin;
 	char *database;
 	Lsn confirmed_flush;
@@ -104,6 +105,21 @@ int session_server_version(const Session *s);
 
 bool session_identify(Session *s, SystemInfo *out) PGM_MUST_CHECK;
 bool session_check_wal_level(Session *s) PGM_MUST_CHECK;
+
+/* What session_source_kind() found out about the server. */
+typedef struct SourceKind {
+	bool standby;        /* in recovery: a hot standby */
+	bool hs_feedback;    /* hot_standby_feedback = on (meaningful on a standby) */
+} SourceKind;
+
+/*
+ * Whether the source is a primary or a hot standby (pg_is_in_recovery()),
+ * and the standby's hot_standby_feedback. Asked on each new replication
+ * connection before any snapshot is taken; a standby promoted since answers
+ * as a primary. The answer also makes session_create_slot() tell the user,
+ * once it has waited a second, what a slot on a standby waits for.
+ */
+bool session_source_kind(Session *s, SourceKind *out) PGM_MUST_CHECK;
 bool session_slot_info(Session *s, const char *slot, SlotInfo *out) PGM_MUST_CHECK;
 /* Sets *missing to a malloc'd comma-separated list of the names that are
  * not publications of this database (NULL when all exist). */
@@ -123,6 +139,8 @@ enum {
 	SLOT_TEMPORARY = 2,    /* dropped when this connection ends (a table's
 				* sync, --verify): it only gives a snapshot and
 				* its LSN */
+	SLOT_FAILOVER = 4,     /* a failover slot (PostgreSQL 17+), which standbys
+				* with sync_replication_slots keep a copy of */
 };
 
 /*
@@ -132,10 +150,17 @@ enum {
  * can take long: the stop check is honoured meanwhile (see above). A
  * creation cancelled that way leaves no slot; one that finished before the
  * cancel reached the server counts as done.
+ *
+ * On a standby (as session_source_kind() found) the server waits for the
+ * primary's next running-transactions record instead, which an idle primary
+ * does not write by itself: after a second of waiting this is logged once,
+ * with the hint to run pg_log_standby_snapshot() on the primary.
  */
 bool session_create_slot(Session *s, const char *slot, unsigned flags,
 			 Lsn *consistent_point) PGM_MUST_CHECK;
 bool session_drop_slot(Session *s, const char *slot) PGM_MUST_CHECK;
+/* ALTER_REPLICATION_SLOT slot (FAILOVER true), PostgreSQL 17+. */
+bool session_set_slot_failover(Session *s, const char *slot) PGM_MUST_CHECK;
 
 /* BEGIN READ ONLY ISOLATION LEVEL REPEATABLE READ, for the initial copy. */
 bool session_begin_snapshot(Session *s) PGM_MUST_CHECK;
