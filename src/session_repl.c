@@ -271,6 +271,15 @@ bool session_begin_snapshot(Session *s)
 			   PGRES_COMMAND_OK, NULL, "begin the initial copy's transaction");
 }
 
+bool session_snapshot_slot(Session *s, const char *conninfo, const char *slot, Lsn *point)
+{
+	SourceKind kind;
+
+	return session_connect(s, conninfo) && session_source_kind(s, &kind) &&
+	       session_begin_snapshot(s) &&
+	       session_create_slot(s, slot, SLOT_TEMPORARY | SLOT_USE_SNAPSHOT, point);
+}
+
 bool session_commit(Session *s)
 {
 	return session_run(s, "COMMIT", 0, NULL, PGRES_COMMAND_OK, NULL,

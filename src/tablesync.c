@@ -91,17 +91,13 @@ static int sync_table(Run *run, Applier *apply, uint32_t oid, const char *replac
 
 	session_set_stop_check(ss, sync_stopping);
 	snprintf(slot, sizeof(slot), "pgmirror_sync_%ld_%u", (long)getpid(), oid);
-	if (!session_connect(ss, run->opt->conninfo) || !session_begin_snapshot(ss)) {
-		log_error("%s", session_error(ss));
-		run->conn_failed = !session_connected(ss);
-		goto done;
-	}
-	if (!session_create_slot(ss, slot, SLOT_TEMPORARY | SLOT_USE_SNAPSHOT, &at)) {
+	if (!session_snapshot_slot(ss, run->opt->conninfo, slot, &at)) {
 		if (session_error_stopped(ss)) {
 			log_info("%s; the table is synced on the next run", session_error(ss));
 			rc = EXIT_OK;
 		} else {
 			log_error("%s", session_error(ss));
+			run->conn_failed = !session_connected(ss);
 			rc = session_error_in_use(ss) ? EXIT_IN_USE : EXIT_ERROR;
 		}
 		goto done;

@@ -164,6 +164,18 @@ bool session_set_slot_failover(Session *s, const char *slot) PGM_MUST_CHECK;
 
 /* BEGIN READ ONLY ISOLATION LEVEL REPEATABLE READ, for the initial copy. */
 bool session_begin_snapshot(Session *s) PGM_MUST_CHECK;
+
+/*
+ * A snapshot with a known LSN, for a table's sync and for --verify:
+ * connects s to conninfo, opens the snapshot's transaction and creates
+ * the temporary slot `slot` (SLOT_TEMPORARY | SLOT_USE_SNAPSHOT) whose
+ * consistent point is *point. The snapshot lasts while s runs nothing but
+ * queries and COPYs in it; session_free() or session_disconnect() ends it
+ * and the slot with it. On a standby the wait is announced as
+ * session_create_slot() says.
+ */
+bool session_snapshot_slot(Session *s, const char *conninfo, const char *slot, Lsn *point)
+	PGM_MUST_CHECK;
 bool session_commit(Session *s) PGM_MUST_CHECK;
 
 /*
