@@ -224,9 +224,9 @@ static int check_slot(Run *run, bool *rebuild)
 			    "contents until the new ones are complete)",
 			    run->state.slot, run->opt->mirror_path,
 			    !si.exists ? "no longer exists on the source"
-			    : !si.usable ? "was invalidated on the source (max_slot_wal_keep_size)"
-					 : "cannot be read any more: WAL it needs was removed from the "
-					   "source");
+			    : run->slot_unreadable ? "cannot be read any more: WAL it needs was "
+						     "removed from the source"
+			    : "was invalidated on the source (max_slot_wal_keep_size)");
 		*rebuild = true;
 		rc = EXIT_OK;
 		goto done;
@@ -250,6 +250,30 @@ static int check_slot(Run *run, bool *rebuild)
 done:
 	slot_info_clear(&si);
 	return rc;
+}
+
+bool replicate_slot_wal_lost(const Run *run)
+{
+	Session *s = session_new();
+	SlotInfo si = {0};
+	bool lost = false;
+
+	/* the walsender that failed lets go of the slot as it exits */
+	for (int i = 0; i < 20 && !stop_requested; i++) {
+		if (!session_connected(s) && !session_connect_plain(s, run->opt->conninfo))
+			break;
+		slot_info_clear(&si);
+		if (!session_slot_info(s, run->state.slot, &si))
+			break;
+		if (!si.active) {
+			lost = si.exists && !si.usable;
+			break;
+		}
+		usleep(100000);
+	}
+	slot_info_clear(&si);
+	session_free(s);
+	return lost;
 }
 
 /* Sleeps up to secs, waking early when asked to stop. */

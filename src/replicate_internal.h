@@ -36,6 +36,14 @@ typedef struct Run {
 /* SIGTERM (replicate_request_stop()) was seen: finish up. */
 bool replicate_stopping(void);
 
+/*
+ * After the server ended the stream with an error: whether the server now
+ * calls the mirror's slot lost (its WAL removed: wal_status = 'lost'),
+ * asked on a connection of its own once the slot is no longer active.
+ * The error itself does not say so reliably (its SQLSTATE follows errno).
+ */
+bool replicate_slot_wal_lost(const Run *run);
+
 /* Opens the mirror into run; returns an exit code. */
 int replicate_open_mirror(Run *run, MirrorMode mode);
 

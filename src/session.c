@@ -34,6 +34,11 @@ bool session_error_wal_gone(const Session *s)
 	return s->wal_gone;
 }
 
+bool session_error_server(const Session *s)
+{
+	return s->server_error;
+}
+
 bool session_error_stopped(const Session *s)
 {
 	return s->stopped;

@@ -18,6 +18,7 @@ struct Session {
 	bool in_use;         /* last error was SQLSTATE 55006 */
 	bool data_error;     /* last error: the stream hit data the source cannot send */
 	bool wal_gone;       /* last error: the slot's WAL was removed (SQLSTATE 58P01) */
+	bool server_error;   /* last error: the server ended the stream with an ERROR */
 	bool (*stopping)(void); /* asked while waiting on the server; NULL: never */
 	bool stopped;        /* last error: given up because stopping() said so */
 	char *copying;       /* "schema.table" of the last copy begun, for messages */

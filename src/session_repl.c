@@ -422,7 +422,8 @@ int session_receive(Session *s, const uint8_t **buf, size_t *len, int timeout_ms
 {
 	bool waited = false;
 
-	s->data_error = s->wal_gone = false; /* only the stream's own end sets them */
+	/* only the stream's own end sets them */
+	s->data_error = s->wal_gone = s->server_error = false;
 	for (;;) {
 		int n;
 
@@ -446,6 +447,7 @@ int session_receive(Session *s, const uint8_t **buf, size_t *len, int timeout_ms
 			/* undefined_file: the walsender could not open WAL (or another
 			 * file) the slot needs; it is not coming back */
 			s->wal_gone = state != NULL && strcmp(state, "58P01") == 0;
+			s->server_error = res != NULL && PQresultStatus(res) != PGRES_COMMAND_OK;
 			if (PQresultStatus(res) == PGRES_COMMAND_OK) {
 				errbuf_set(&s->err, "the source ended the replication stream");
 			} else {

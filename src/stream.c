@@ -400,7 +400,9 @@ StreamEnd stream_run(Run *run, Applier *apply)
 		int64_t now = mono_usecs();
 
 		if (r < 0) {
-			if (session_error_wal_gone(run->session)) {
+			if (session_error_wal_gone(run->session) ||
+			    (session_error_server(run->session) && !session_error_data(run->session) &&
+			     replicate_slot_wal_lost(run))) {
 				log_warning("%s", session_error(run->session));
 				s.end = STREAM_SLOT_GONE;
 				goto done;

@@ -77,6 +77,9 @@ bool session_error_data(const Session *s);
  * all, is gone from the source (SQLSTATE 58P01, "requested WAL segment ...
  * has already been removed"): that slot can never stream again. */
 bool session_error_wal_gone(const Session *s);
+/* True when the server ended the stream with an ERROR of its own (not a
+ * connection that broke). */
+bool session_error_server(const Session *s);
 /* True when the last call gave up because the stop check said so. */
 bool session_error_stopped(const Session *s);
 

@@ -85,7 +85,9 @@ def test(ctx):
     proc.popen.wait()
     ctx.wait_slot_inactive(slot)
 
-    ctx.once(path, slot, "pub", timeout=120)
+    rc, out, err = ctx.once(path, slot, "pub", timeout=120)
+    if "rebuilding" in err:  # the server lost WAL the slot needed (see README)
+        harness.log("the closing run rebuilt the mirror:\n" + err)
     ctx.assert_mirror_equals_source(path, *TABLES)
     harness.log("%d transactions, %d kills, mirror equals source" % (n, KILLS))
 
