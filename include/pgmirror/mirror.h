@@ -252,6 +252,34 @@ typedef struct MirrorIndexDef {
 bool mirror_table_indexes(Mirror *m, const char *table, const MirrorIndexDef *defs,
 			  int n) PGM_MUST_CHECK;
 
+/*
+ * The user's own objects (indexes, views and triggers not named pgmirror_*
+ * or sqlite_*), set aside while pgmirror remakes mirror tables and made
+ * again after (mirror_userobj.c). Within one transaction:
+ *
+ *   mirror_user_objects_save(m, tables, n, &u)   before the tables change
+ *   ... drop, rebuild, rename, fill the tables ...
+ *   mirror_user_objects_restore(m, u, &dropped, &ndropped)
+ *   mirror_user_objects_free(u)
+ *
+ * save() reads and drops the user's indexes on tables[0..n-1] (NULL: on
+ * every mirror table) and every view and trigger of the user's, so that
+ * no trigger of the user's fires and no view stands in the way while the
+ * tables change. restore() makes them again in the order they were made;
+ * one that no longer applies (it names a column or table that is gone, a
+ * trigger that would make pgmirror's own changes fail, a unique index the
+ * rows break) is left out, and *dropped gets a line for it, `view "v" (no
+ * such column: b)`, for the caller to warn with (free with strv_free()).
+ * After an error the caller rolls back, which puts everything back.
+ */
+typedef struct MirrorUserObjects MirrorUserObjects;
+
+bool mirror_user_objects_save(Mirror *m, const char *const *tables, int n,
+			      MirrorUserObjects **out) PGM_MUST_CHECK;
+bool mirror_user_objects_restore(Mirror *m, const MirrorUserObjects *u, char ***dropped,
+				 int *ndropped) PGM_MUST_CHECK;
+void mirror_user_objects_free(MirrorUserObjects *u);
+
 /* The mirrored tables and the OIDs of their source relations, sorted by
  * name; free names with strv_free() and oids with free(). */
 bool mirror_list_relations(Mirror *m, char ***names, uint32_t **oids, int *n)
