@@ -477,9 +477,11 @@ static bool rel_sync(Applier *a, RelEntry *r)
 		    !fill_constant(a, r, i, def->cols[i].name, &fills[i], &r->newvals[i]))
 			goto done;
 	}
-	/* the user's triggers must not see the rebuild nor the refill */
+	/* the user's objects follow renamed columns; the user's triggers must
+	 * see neither the rebuild nor the refill */
 	if (plan.exists && !plan.same &&
-	    !mirror_user_objects_save(a->m, &def->name, 1, &user)) {
+	    (!mirror_table_rename_columns(a->m, def, &plan) ||
+	     !mirror_user_objects_save(a->m, &def->name, 1, &user))) {
 		errbuf_set(&a->err, "could not mirror table \"%s\": %s", r->display,
 			  mirror_error(a->m));
 		goto done;

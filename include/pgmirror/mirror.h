@@ -151,6 +151,17 @@ bool mirror_table_plan(Mirror *m, const MirrorTableDef *def, bool refill,
 void mirror_plan_free(MirrorPlan *plan);
 
 /*
+ * Before a rebuild: renames in place (ALTER TABLE RENAME COLUMN) each
+ * column that the plan keeps under a new name, so that the user's
+ * indexes, views and triggers that name it follow it (SQLite rewrites
+ * them), and the plan with it. Where SQLite refuses, the columns keep
+ * their names (true all the same); false only on an error, such as an
+ * interrupted statement. Within a transaction.
+ */
+bool mirror_table_rename_columns(Mirror *m, const MirrorTableDef *def, MirrorPlan *plan)
+	PGM_MUST_CHECK;
+
+/*
  * Makes the SQLite table match def as planned, creating it or rebuilding
  * it with its rows (fill[i] for CONV_FILL columns), and records it in
  * pgmirror_tables/pgmirror_columns; within a transaction. The handle

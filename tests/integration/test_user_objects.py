@@ -114,13 +114,29 @@ def test(ctx):
     got = log_since(ctx, path, n)
     check(got == [("upd", 202, 30)], "after a retype the triggers saw %r" % got)
 
+    # A renamed column: the view on it follows.
+    n = log_end(ctx, path)
+    ctx.sql("ALTER TABLE orders RENAME COLUMN note TO remark; "
+            "UPDATE orders SET remark = 'z' WHERE id = 202")
+    rc, out, err = ctx.once(path, slot, "pub")
+    ctx.assert_mirror_equals_source(path, "orders")
+    check_kept(ctx, path, "orders", ["app_notes"], "after a renamed column")
+    notes = ctx.mirror_query(path, "SELECT * FROM app_notes ORDER BY id")
+    src = [tuple(r) for r in ctx.sql("SELECT id, remark FROM orders ORDER BY id")]
+    check(notes == src, "view app_notes on the renamed column gives %r..., the "
+          "source %r..." % (notes[:3], src[:3]))
+    check("app_" not in err, "a warning about the user's objects:\n%s" % err)
+    got = log_since(ctx, path, n)
+    check(got == [("upd", 202, 30)], "after a renamed column the triggers saw %r"
+          % got)
+
     # A dropped column: the view on it no longer applies.
     n = log_end(ctx, path)
-    ctx.sql("ALTER TABLE orders DROP COLUMN note; DELETE FROM orders WHERE id = 2")
+    ctx.sql("ALTER TABLE orders DROP COLUMN remark; DELETE FROM orders WHERE id = 2")
     rc, out, err = ctx.once(path, slot, "pub")
     ctx.assert_mirror_equals_source(path, "orders")
     check_kept(ctx, path, "orders", [], "after a dropped column")
-    check("app_notes" in err and "no such column: note" in err and "WARNING" in err.upper(),
+    check("app_notes" in err and "no such column: remark" in err and "WARNING" in err.upper(),
           "no warning naming the view dropped with its column:\n%s" % err)
     check("app_big" not in err and "app_ins" not in err,
           "a warning about objects that still apply:\n%s" % err)

@@ -5,7 +5,9 @@
  * tables and their indexes; made again after the rebuild, each that still
  * applies is back, and each that names the dropped column, or a view that
  * is gone, is left out with its reason; a view that only a function of
- * the user's program breaks is kept. A rollback puts everything back.
+ * the user's program breaks is kept. Columns renamed on the source are
+ * renamed in place first, and the user's objects follow them (a swap of
+ * names included). A rollback puts everything back.
  */
 #include "config.h"
 
@@ -222,6 +224,49 @@ static void test_rebuild_drops_column(void **state)
 	assert_int_equal(user_int(f, "SELECT sum(v) FROM vv"), 60);
 }
 
+/* v and w swap names on the source: the user's objects follow the
+ * columns (by attnum), not the names. */
+static void test_columns_swap_names(void **state)
+{
+	Fixture *f = *state;
+	const char *tables[] = {"t"};
+	MirrorUserObjects *u;
+	MirrorPlan plan;
+	MirrorTable *t;
+	char **dropped;
+	int n;
+
+	define(f, 3);
+	f->cols[1].name = "w";
+	f->cols[2].name = "v";
+	assert_true(mirror_begin(f->m));
+	assert_true(mirror_table_plan(f->m, &f->def, false, &plan));
+	assert_false(plan.same);
+	assert_true(mirror_table_rename_columns(f->m, &f->def, &plan));
+	assert_string_equal(plan.src[1], "w");
+	assert_true(mirror_user_objects_save(f->m, tables, 1, &u));
+	assert_true(mirror_table_sync(f->m, &f->def, &plan, NULL, &t));
+	mirror_plan_free(&plan);
+	assert_true(mirror_user_objects_restore(f->m, u, &dropped, &n));
+	mirror_user_objects_free(u);
+	assert_int_equal(n, 0);
+	{
+		Value vals[3] = {{.kind = VAL_INT, .i = 3}, {.kind = VAL_INT, .i = 30},
+				 {.kind = VAL_INT, .i = 300}};
+
+		assert_true(mirror_table_insert(t, vals));
+	}
+	mirror_table_free(t);
+	assert_true(mirror_commit(f->m));
+	assert_names(f, ALL);
+	/* vv shows what was v, now w; the trigger logs it */
+	assert_int_equal(user_int(f, "SELECT sum(w) FROM vv"), 60);
+	assert_int_equal(user_int(f, "SELECT sum(v) FROM vw"), 600);
+	assert_int_equal(user_int(f, "SELECT count(*) FROM log WHERE id = 3 AND v = 30"), 1);
+	assert_int_equal(user_int(f, "SELECT count(*) FROM pragma_index_info('ix_v') "
+				     "WHERE name = 'w'"), 1);
+}
+
 /* Every mirror table's (NULL), then a rollback: all back as it was. */
 static void test_rollback(void **state)
 {
@@ -241,6 +286,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_rebuild_drops_column, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_columns_swap_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rollback, setup, teardown),
 	};
 
