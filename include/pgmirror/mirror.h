@@ -241,7 +241,8 @@ typedef struct MirrorRename {
 bool mirror_tables_rename(Mirror *m, const MirrorRename *rn, int n) PGM_MUST_CHECK;
 
 /* Removes the mirror table of relation oid (if any) and what pgmirror
- * records of it; within a transaction. */
+ * records of it; within a transaction. The user's objects on it or naming
+ * it go too, each with a warning (see mirror_user_objects_save). */
 bool mirror_table_drop(Mirror *m, uint32_t oid) PGM_MUST_CHECK;
 
 /* A source index the mirror copies (see mirror_index.c for the names). */

@@ -3,8 +3,9 @@ that the user adds to a mirror table, a trigger on a table of the user's
 own that reads the mirror table, and that table itself, are kept through an
 added column, a retyped column (refilled from the source), a dropped column,
 a renamed table and a rebuild from a fresh copy after a lost slot. A view on
-the dropped column no longer applies: it is dropped, with a warning naming
-it. The user's triggers see every change pgmirror applies from the stream,
+the dropped column no longer applies, nor one on a table that left the
+publication when another took its name: each is dropped, with a warning
+naming it. The user's triggers see every change pgmirror applies from the stream,
 exactly once, and nothing of a rebuild, a refill or a fresh copy."""
 
 import os
@@ -25,6 +26,7 @@ CREATE TRIGGER app_upd AFTER UPDATE ON orders
   BEGIN INSERT INTO app_log (op, id, qty) VALUES ('upd', new.id, new.qty); END;
 CREATE TRIGGER app_del AFTER DELETE ON orders
   BEGIN INSERT INTO app_log (op, id, qty) VALUES ('del', old.id, old.qty); END;
+CREATE VIEW app_stock AS SELECT id, place FROM stock;
 CREATE TABLE app_ask (id INTEGER);
 CREATE TRIGGER app_ask_ins AFTER INSERT ON app_ask
   BEGIN INSERT INTO app_log (op, id, qty)
@@ -75,14 +77,16 @@ def test(ctx):
     ctx.sql("""
         CREATE TABLE orders (id int PRIMARY KEY, qty int, note text);
         INSERT INTO orders SELECT g, g % 20, 'n' || g FROM generate_series(1, 200) g;
-        CREATE PUBLICATION pub FOR TABLE orders;
+        CREATE TABLE stock (id int PRIMARY KEY, place text);
+        INSERT INTO stock VALUES (1, 'shelf');
+        CREATE PUBLICATION pub FOR TABLE orders, stock;
     """)
     path, slot = ctx.path(), ctx.slot()
     ctx.once(path, slot, "pub")
     con = ctx.mirror_connect(path)
     con.executescript(USER_SQL)
     con.close()
-    check_kept(ctx, path, "orders", ["app_notes"], "at first")
+    check_kept(ctx, path, "orders", ["app_notes", "app_stock"], "at first")
 
     # Changes from the stream fire the user's triggers, once each.
     ctx.sql("INSERT INTO orders VALUES (201, 15, 'x'); "
@@ -98,7 +102,7 @@ def test(ctx):
             "INSERT INTO orders VALUES (202, 12, 'y', 8)")
     rc, out, err = ctx.once(path, slot, "pub")
     ctx.assert_mirror_equals_source(path, "orders")
-    check_kept(ctx, path, "orders", ["app_notes"], "after an added column")
+    check_kept(ctx, path, "orders", ["app_notes", "app_stock"], "after an added column")
     got = log_since(ctx, path, n)
     check(got == [("ins", 202, 12)], "after an added column the triggers saw %r"
           % got)
@@ -110,7 +114,7 @@ def test(ctx):
             "UPDATE orders SET qty = 30 WHERE id = 202")
     rc, out, err = ctx.once(path, slot, "pub")
     ctx.assert_mirror_equals_source(path, "orders")
-    check_kept(ctx, path, "orders", ["app_notes"], "after a retype")
+    check_kept(ctx, path, "orders", ["app_notes", "app_stock"], "after a retype")
     got = log_since(ctx, path, n)
     check(got == [("upd", 202, 30)], "after a retype the triggers saw %r" % got)
 
@@ -120,7 +124,7 @@ def test(ctx):
             "UPDATE orders SET remark = 'z' WHERE id = 202")
     rc, out, err = ctx.once(path, slot, "pub")
     ctx.assert_mirror_equals_source(path, "orders")
-    check_kept(ctx, path, "orders", ["app_notes"], "after a renamed column")
+    check_kept(ctx, path, "orders", ["app_notes", "app_stock"], "after a renamed column")
     notes = ctx.mirror_query(path, "SELECT * FROM app_notes ORDER BY id")
     src = [tuple(r) for r in ctx.sql("SELECT id, remark FROM orders ORDER BY id")]
     check(notes == src, "view app_notes on the renamed column gives %r..., the "
@@ -135,7 +139,7 @@ def test(ctx):
     ctx.sql("ALTER TABLE orders DROP COLUMN remark; DELETE FROM orders WHERE id = 2")
     rc, out, err = ctx.once(path, slot, "pub")
     ctx.assert_mirror_equals_source(path, "orders")
-    check_kept(ctx, path, "orders", [], "after a dropped column")
+    check_kept(ctx, path, "orders", ["app_stock"], "after a dropped column")
     check("app_notes" in err and "no such column: remark" in err and "WARNING" in err.upper(),
           "no warning naming the view dropped with its column:\n%s" % err)
     check("app_big" not in err and "app_ins" not in err,
@@ -150,7 +154,7 @@ def test(ctx):
             "UPDATE purchases SET qty = 31 WHERE id = 202")
     ctx.once(path, slot, "pub")
     ctx.assert_mirror_equals_source(path, "purchases")
-    check_kept(ctx, path, "purchases", [], "after a rename")
+    check_kept(ctx, path, "purchases", ["app_stock"], "after a rename")
     got = log_since(ctx, path, n)
     check(got == [("upd", 202, 31)], "after a rename the triggers saw %r" % got)
 
@@ -162,7 +166,7 @@ def test(ctx):
     rc, out, err = ctx.once(path, slot, "pub")
     check("rebuilding" in err, "no rebuild:\n%s" % err)
     ctx.assert_mirror_equals_source(path, "purchases")
-    check_kept(ctx, path, "purchases", [], "after a fresh copy")
+    check_kept(ctx, path, "purchases", ["app_stock"], "after a fresh copy")
     got = log_since(ctx, path, n)
     check(got == [], "the triggers saw the fresh copy: %d rows, first %r"
           % (len(got), got[:3]))
@@ -178,6 +182,20 @@ def test(ctx):
     got = log_since(ctx, path, n)
     check(got == [("ins", 204, 41), ("ask", 204, 41)],
           "after the fresh copy the triggers saw %r" % got)
+
+    # A table leaves the publication and another one takes its name: the
+    # view on the one that left goes with it (a view naming a table that is
+    # not there would make SQLite refuse the rename).
+    n = log_end(ctx, path)
+    ctx.sql("ALTER PUBLICATION pub DROP TABLE stock; ALTER TABLE stock RENAME TO stock_old; "
+            "ALTER TABLE purchases RENAME TO stock; UPDATE stock SET qty = 42 WHERE id = 204")
+    rc, out, err = ctx.once(path, slot, "pub")
+    ctx.assert_mirror_equals_source(path, "stock")
+    check_kept(ctx, path, "stock", [], "after a table took the name of one that left")
+    check("app_stock" in err and "no such table: main.stock" in err,
+          "no warning naming the view dropped with its table:\n%s" % err)
+    got = log_since(ctx, path, n)
+    check(got == [("upd", 204, 42)], "after the rename the triggers saw %r" % got)
 
 
 harness.main(test)
