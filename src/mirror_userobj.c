@@ -174,9 +174,21 @@ static bool schema_error(const char *why)
 	return strncmp(why, "no such table", 13) == 0 || strncmp(why, "no such column", 14) == 0;
 }
 
+/* The reason view o no longer applies, or NULL. */
+static char *view_error(Mirror *m, const UserObject *o)
+{
+	char *why = compile_error(m, sqlite3_mprintf("SELECT * FROM \"%w\"", o->name));
+
+	if (why != NULL && !schema_error(why)) {
+		free(why);
+		why = NULL;
+	}
+	return why;
+}
+
 /*
  * Makes object o again; *why the reason it no longer applies (then it is
- * not in the file), or NULL.
+ * not in the file), or NULL. A view is checked later (view_error).
  */
 static bool restore_one(Mirror *m, const UserObject *o, char **why)
 {
@@ -201,13 +213,7 @@ static bool restore_one(Mirror *m, const UserObject *o, char **why)
 		ok = false;
 		goto done;
 	}
-	if (strcmp(o->type, "view") == 0) {
-		*why = compile_error(m, sqlite3_mprintf("SELECT * FROM \"%w\"", o->name));
-		if (*why != NULL && !schema_error(*why)) {
-			free(*why);
-			*why = NULL;
-		}
-	} else if (trigger) {
+	if (trigger) {
 		/* a statement that compiled before it and not after fails
 		 * because of it, and would fail pgmirror's changes */
 		probe_triggers(m, o->tbl, after);
@@ -226,24 +232,61 @@ done:
 	return ok;
 }
 
+static void add_dropped(char ***dropped, int *n, const UserObject *o, char *why)
+{
+	*dropped = xreallocarray(*dropped, (size_t)*n + 1, sizeof(char *));
+	(*dropped)[(*n)++] = xasprintf("%s \"%s\" (%s)", o->type, o->name, why);
+	free(why);
+}
+
 bool mirror_user_objects_restore(Mirror *m, const MirrorUserObjects *u, char ***dropped,
 				 int *ndropped)
 {
-	bool ok = true;
+	int n = u != NULL ? u->n : 0;
+	bool *made = xcalloc((size_t)n + 1, sizeof(bool));
+	bool ok = true, again = true;
 
 	*dropped = NULL;
 	*ndropped = 0;
-	for (int i = 0; ok && u != NULL && i < u->n; i++) {
+	/* indexes and views; a view is checked once all are made, since it
+	 * may name one made after it */
+	for (int i = 0; ok && i < n; i++) {
 		char *why;
 
+		if (strcmp(u->o[i].type, "trigger") == 0)
+			continue;
 		ok = restore_one(m, &u->o[i], &why);
-		if (why != NULL) {
-			*dropped = xreallocarray(*dropped, (size_t)*ndropped + 1, sizeof(char *));
-			(*dropped)[(*ndropped)++] = xasprintf("%s \"%s\" (%s)", u->o[i].type,
-							      u->o[i].name, why);
-			free(why);
+		made[i] = why == NULL;
+		if (why != NULL)
+			add_dropped(dropped, ndropped, &u->o[i], why);
+	}
+	/* until none goes: a view on a view that went goes too */
+	while (ok && again) {
+		again = false;
+		for (int i = 0; ok && i < n; i++) {
+			char *why;
+
+			if (!made[i] || strcmp(u->o[i].type, "view") != 0 ||
+			    (why = view_error(m, &u->o[i])) == NULL)
+				continue;
+			made[i] = false;
+			again = true;
+			add_dropped(dropped, ndropped, &u->o[i], why);
+			ok = mirror_exec_owned(m, sqlite3_mprintf("DROP VIEW IF EXISTS \"%w\"",
+								  u->o[i].name));
 		}
 	}
+	/* triggers last, on the tables and views as they are now */
+	for (int i = 0; ok && i < n; i++) {
+		char *why;
+
+		if (strcmp(u->o[i].type, "trigger") != 0)
+			continue;
+		ok = restore_one(m, &u->o[i], &why);
+		if (why != NULL)
+			add_dropped(dropped, ndropped, &u->o[i], why);
+	}
+	free(made);
 	if (!ok) {
 		strv_free(*dropped, *ndropped);
 		*dropped = NULL;

@@ -283,6 +283,9 @@ bool mirror_table_indexes(Mirror *m, const char *table, const MirrorIndexDef *de
  * rows break) is left out, and *dropped gets a line for it, `view "v" (no
  * such column: b)`, for the caller to warn with (free with strv_free()).
  * After an error the caller rolls back, which puts everything back.
+ * Saves may nest (a second one finds the views and triggers gone and
+ * takes only its tables' indexes) when restored in reverse order, after
+ * every table's rows are in.
  */
 typedef struct MirrorUserObjects MirrorUserObjects;
 
