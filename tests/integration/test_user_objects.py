@@ -2,7 +2,8 @@
 that the user adds to a mirror table, a trigger on a table of the user's
 own that reads the mirror table, and that table itself, are kept through an
 added column, a retyped column (refilled from the source), a dropped column,
-a renamed table and a rebuild from a fresh copy after a lost slot. A view on
+a renamed table, a rebuild from a fresh copy after a lost slot and a
+--resync. A view on
 the dropped column no longer applies, nor one on a table that left the
 publication when another took its name: each is dropped, with a warning
 naming it. The user's triggers see every change pgmirror applies from the stream,
@@ -196,6 +197,23 @@ def test(ctx):
           "no warning naming the view dropped with its table:\n%s" % err)
     got = log_since(ctx, path, n)
     check(got == [("upd", 204, 42)], "after the rename the triggers saw %r" % got)
+
+    # --resync copies the table again: the user's objects are kept, and
+    # its triggers see nothing of the copy.
+    n = log_end(ctx, path)
+    ctx.sql("UPDATE stock SET qty = 43 WHERE id = 204")
+    rc, out, err = ctx.once(path, slot, "pub", "--resync=stock")
+    check("synced again" in err, "no resync:\n%s" % err)
+    ctx.assert_mirror_equals_source(path, "stock")
+    check_kept(ctx, path, "stock", [], "after --resync")
+    check("app_" not in err, "a warning about the user's objects:\n%s" % err)
+    got = log_since(ctx, path, n)
+    check(got in ([], [("upd", 204, 43)]), "the triggers saw the resync's copy: %d rows, "
+          "first %r" % (len(got), got[:3]))
+    ctx.sql("INSERT INTO stock VALUES (205, 44, 1)")
+    ctx.once(path, slot, "pub")
+    got = log_since(ctx, path, n)
+    check(got[-1:] == [("ins", 205, 44)], "after --resync the triggers saw %r" % got)
 
 
 harness.main(test)
