@@ -40,6 +40,7 @@ void apply_free(Applier *a)
 		return;
 	apply_cache_free(a);
 	free(a->unknown);
+	mirror_user_objects_free(a->reset_saved);
 	free(a);
 }
 
@@ -131,6 +132,15 @@ static bool apply_commit(Applier *a, const PgoCommit *c)
 	if (a->skipping) {
 		a->skipping = false;
 		return true;
+	}
+	/* the rows of a fresh copy are in: the user's triggers come back now,
+	 * so none of them saw the copy */
+	if (a->reset_saved != NULL) {
+		MirrorUserObjects *u = a->reset_saved;
+
+		a->reset_saved = NULL;
+		if (!apply_restore_user_objects(a, u, "a fresh copy"))
+			return false;
 	}
 	if (!a->txn_changed) {
 		/*
@@ -341,6 +351,26 @@ static void abort_group(Applier *a)
 	a->pending = 0;
 	a->applied = a->durable;
 	a->position_pending = false;
+	mirror_user_objects_free(a->reset_saved); /* back in place */
+	a->reset_saved = NULL;
+}
+
+bool apply_restore_user_objects(Applier *a, MirrorUserObjects *u, const char *what)
+{
+	char **dropped;
+	int n;
+	bool ok = mirror_user_objects_restore(a->m, u, &dropped, &n);
+
+	mirror_user_objects_free(u);
+	if (!ok) {
+		errbuf_set(&a->err, "%s", mirror_error(a->m));
+		return false;
+	}
+	for (int i = 0; i < n; i++)
+		log_warning("dropped the user's %s from the mirror: it no longer applies after %s",
+			    dropped[i], what);
+	strv_free(dropped, n);
+	return true;
 }
 
 bool apply_reset(Applier *a)
@@ -351,6 +381,13 @@ bool apply_reset(Applier *a)
 	}
 	/* The cached tables hold statements on the tables about to go. */
 	apply_rels_clear(a);
+	mirror_user_objects_free(a->reset_saved);
+	a->reset_saved = NULL;
+	if (!mirror_user_objects_save(a->m, NULL, 0, &a->reset_saved)) {
+		errbuf_set(&a->err, "could not set the user's objects aside: %s", mirror_error(a->m));
+		abort_group(a);
+		return false;
+	}
 	if (!mirror_drop_all_tables(a->m)) {
 		errbuf_set(&a->err, "could not drop the mirrored tables: %s", mirror_error(a->m));
 		abort_group(a);

@@ -75,6 +75,8 @@ struct Applier {
 	bool sync_mode;          /* a table sync's copy: see apply_set_sync_mode() */
 	uint32_t *unknown;       /* changed relations the mirror does not have */
 	int nunknown;
+	MirrorUserObjects *reset_saved; /* apply_reset set them aside: made again
+					 * at that transaction's Commit */
 
 	ApplyStats stats;
 	ErrBuf err;          /* the last error */
@@ -82,6 +84,12 @@ struct Applier {
 
 /* apply.c: opens the group's SQLite transaction unless it is open. */
 bool apply_open_group(Applier *a) PGM_MUST_CHECK;
+
+/* apply.c: makes the user's objects u again (mirror_user_objects_restore)
+ * and frees them, with a warning for each that no longer applies after
+ * what (e.g. "mirror table \"t\" changed"). */
+bool apply_restore_user_objects(Applier *a, MirrorUserObjects *u, const char *what)
+	PGM_MUST_CHECK;
 
 /* apply_schema.c */
 /* Frees every cached relation (their mirror tables' statements too). */

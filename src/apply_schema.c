@@ -438,6 +438,7 @@ static bool rel_sync(Applier *a, RelEntry *r)
 	const char **names;
 	int *attnums = NULL;
 	SourceFill *fills = NULL; /* what existing rows of a keyless table get */
+	MirrorUserObjects *user = NULL; /* set aside over a rebuild */
 	char *why;
 	bool ok = false;
 
@@ -476,6 +477,15 @@ static bool rel_sync(Applier *a, RelEntry *r)
 		    !fill_constant(a, r, i, def->cols[i].name, &fills[i], &r->newvals[i]))
 			goto done;
 	}
+	/* the user's objects follow renamed columns; the user's triggers must
+	 * see neither the rebuild nor the refill */
+	if (plan.exists && !plan.same &&
+	    (!mirror_table_rename_columns(a->m, def, &plan) ||
+	     !mirror_user_objects_save(a->m, &def->name, 1, &user))) {
+		errbuf_set(&a->err, "could not mirror table \"%s\": %s", r->display,
+			  mirror_error(a->m));
+		goto done;
+	}
 	if (!mirror_table_sync(a->m, def, &plan, r->newvals, &r->table)) {
 		errbuf_set(&a->err, "could not mirror table \"%s\": %s", r->display,
 			  mirror_error(a->m));
@@ -485,6 +495,15 @@ static bool rel_sync(Applier *a, RelEntry *r)
 		if (plan.conv[i] == CONV_FILL && plan.has_rows && has_key(r) &&
 		    !fill_from_source(a, r, def, i))
 			goto done;
+	if (user != NULL) {
+		char *what = xasprintf("mirror table \"%s\" changed", def->name);
+		bool restored = apply_restore_user_objects(a, user, what);
+
+		user = NULL;
+		free(what);
+		if (!restored)
+			goto done;
+	}
 	/* a Relation message also follows CREATE INDEX and DROP INDEX, made
 	 * perhaps by this very transaction */
 	if (!a->defer_indexes) {
@@ -502,6 +521,7 @@ static bool rel_sync(Applier *a, RelEntry *r)
 			 r->display, def->name);
 	ok = true;
 done:
+	mirror_user_objects_free(user);
 	if (fills != NULL) {
 		for (int i = 0; i < def->ncols; i++)
 			source_fill_clear(&fills[i]);

@@ -3,7 +3,8 @@
  * nobody else sees: the Mirror and MirrorTable structs and the few SQL
  * helpers every part uses. mirror.c owns the file, its state and its
  * lock; mirror_plan.c the table plans and rebuilds; mirror_rows.c the row
- * statements; mirror_index.c pgmirror's indexes on mirror tables. Only these files include sqlite3.h.
+ * statements; mirror_index.c pgmirror's indexes on mirror tables; mirror_userobj.c
+ * the user's objects. Only these files include sqlite3.h.
  */
 #ifndef PGMIRROR_MIRROR_INTERNAL_H
 #define PGMIRROR_MIRROR_INTERNAL_H

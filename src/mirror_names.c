@@ -235,17 +235,34 @@ bool mirror_tables_rename(Mirror *m, const MirrorRename *rn, int n)
 	return ok;
 }
 
+/*
+ * The user's objects are set aside over the drop and made again at once:
+ * those on the table, or naming it, go with it (a warning for each), and
+ * none is left naming a table that is not there, which would make SQLite
+ * refuse every later rename.
+ */
 bool mirror_table_drop(Mirror *m, uint32_t oid)
 {
 	MirrorTableInfo t;
+	MirrorUserObjects *u = NULL;
+	char **dropped = NULL;
+	int ndropped = 0;
 	bool found, ok;
 
 	if (!mirror_table_by_oid(m, oid, &found, &t))
 		return false;
 	ok = !found ||
-	     mirror_exec_owned(m, sqlite3_mprintf(
-		     "DROP TABLE IF EXISTS \"%w\"; DELETE FROM pgmirror_columns WHERE table_name = %Q; "
-		     "DELETE FROM pgmirror_tables WHERE relation_oid = %u", t.name, t.name, oid));
+	     (mirror_user_objects_save(m, (const char *const *)&t.name, 1, &u) &&
+	      mirror_exec_owned(m, sqlite3_mprintf(
+		      "DROP TABLE IF EXISTS \"%w\"; DELETE FROM pgmirror_columns WHERE table_name = "
+		      "%Q; DELETE FROM pgmirror_tables WHERE relation_oid = %u", t.name, t.name,
+		      oid)) &&
+	      mirror_user_objects_restore(m, u, &dropped, &ndropped));
+	for (int i = 0; ok && i < ndropped; i++)
+		log_warning("dropped the user's %s from the mirror: it no longer applies after "
+			    "mirror table \"%s\" was removed", dropped[i], t.name);
+	strv_free(dropped, ndropped);
+	mirror_user_objects_free(u);
 	mirror_table_info_clear(&t);
 	return ok;
 }

@@ -283,6 +283,84 @@ done:
 	return ok;
 }
 
+/* Runs sql (sqlite3_mprintf'd, freed) where no tick may stop it. */
+static void exec_uninterrupted(Mirror *m, char *sql)
+{
+	m->no_interrupt = true;
+	(void)sqlite3_exec(m->db, sql, NULL, NULL, NULL);
+	m->no_interrupt = false;
+	sqlite3_free(sql);
+}
+
+/*
+ * name as an ALTER TABLE RENAME COLUMN writes it: bare when it can be. A
+ * quoted new name makes SQLite quote it in the user's views and triggers
+ * too, and a double-quoted name that names no column is taken there for a
+ * string (SQLite's "DQS" rule): once that column is dropped, the view
+ * would show the name instead of failing and being dropped.
+ */
+static char *column_token(const char *name)
+{
+	bool bare = (name[0] < '0' || name[0] > '9') &&
+		    sqlite3_keyword_check(name, (int)strlen(name)) == 0;
+
+	for (const char *p = name; bare && *p != '\0'; p++)
+		bare = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		       (*p >= '0' && *p <= '9') || *p == '_';
+	return bare && name[0] != '\0' ? sqlite3_mprintf("%s", name) :
+					   sqlite3_mprintf("\"%w\"", name);
+}
+
+bool mirror_table_rename_columns(Mirror *m, const MirrorTableDef *def, MirrorPlan *plan)
+{
+	static const char sp[] = "pgmirror_column_renames";
+	int n = 0;
+	bool ok;
+
+	for (int j = 0; plan->exists && plan->keep_rows && j < def->ncols; j++)
+		if (plan->src[j] != NULL && strcmp(plan->src[j], def->cols[j].name) != 0)
+			n++;
+	if (n == 0)
+		return true;
+	if (!mirror_exec_owned(m, sqlite3_mprintf("SAVEPOINT %s", sp)))
+		return false;
+	/* out of the way first, then each to its name: names may move */
+	ok = true;
+	for (int j = 0; ok && j < def->ncols; j++)
+		if (plan->src[j] != NULL && strcmp(plan->src[j], def->cols[j].name) != 0)
+			ok = mirror_exec_owned(m, sqlite3_mprintf(
+				"ALTER TABLE \"%w\" RENAME COLUMN \"%w\" TO pgmirror_renaming_%d",
+				def->name, plan->src[j], j));
+	for (int j = 0; ok && j < def->ncols; j++) {
+		char *to;
+
+		if (plan->src[j] == NULL || strcmp(plan->src[j], def->cols[j].name) == 0)
+			continue;
+		to = column_token(def->cols[j].name);
+		ok = mirror_exec_owned(m, sqlite3_mprintf(
+			"ALTER TABLE \"%w\" RENAME COLUMN pgmirror_renaming_%d TO %s", def->name, j,
+			to));
+		sqlite3_free(to);
+	}
+	if (!ok) {
+		bool stopped = sqlite3_errcode(m->db) == SQLITE_INTERRUPT;
+
+		/* SQLite refused (a view of the user's that no longer worked,
+		 * a name a dropped column still holds): the columns keep their
+		 * names, and what names the old ones is dropped after the rebuild */
+		exec_uninterrupted(m, sqlite3_mprintf("ROLLBACK TO %s", sp));
+		exec_uninterrupted(m, sqlite3_mprintf("RELEASE %s", sp));
+		return !stopped;
+	}
+	for (int j = 0; j < def->ncols; j++) {
+		if (plan->src[j] != NULL && strcmp(plan->src[j], def->cols[j].name) != 0) {
+			free(plan->src[j]);
+			plan->src[j] = xstrdup(def->cols[j].name);
+		}
+	}
+	return mirror_exec_owned(m, sqlite3_mprintf("RELEASE %s", sp));
+}
+
 /* CREATE TABLE "name" (...) for def. */
 static char *create_table_sql(const MirrorTableDef *def, const char *name)
 {

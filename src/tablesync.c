@@ -70,6 +70,24 @@ static char *table_problem(const SourceTable *t)
 	return why;
 }
 
+/* Makes the user's objects of resynced table name again (see mirror.h),
+ * with a warning for each that no longer applies. */
+static bool restore_user_objects(Run *run, const MirrorUserObjects *u, const char *name)
+{
+	char **dropped;
+	int n;
+
+	if (!mirror_user_objects_restore(run->mirror, u, &dropped, &n)) {
+		log_error("%s", mirror_error(run->mirror));
+		return false;
+	}
+	for (int i = 0; i < n; i++)
+		log_warning("dropped the user's %s from the mirror: it no longer applies after "
+			    "mirror table \"%s\" was synced again", dropped[i], name);
+	strv_free(dropped, n);
+	return true;
+}
+
 /*
  * Syncs the table of relation oid: copied at a snapshot of its own and
  * stored with that snapshot's LSN, replacing mirror table replace (NULL:
@@ -84,6 +102,7 @@ static int sync_table(Run *run, Applier *apply, uint32_t oid, const char *replac
 	const SourceTable *t;
 	Applier *a = NULL;
 	Copier *c = NULL;
+	MirrorUserObjects *user = NULL; /* set aside over a resync */
 	char slot[64], lsn[LSN_TEXT_SIZE], *why;
 	Lsn at = LSN_INVALID;
 	int64_t started = mono_usecs();
@@ -122,13 +141,19 @@ static int sync_table(Run *run, Applier *apply, uint32_t oid, const char *replac
 	c = copy_new(ss, a, sync_stopping);
 	if (!copy_begin_at(c, at))
 		goto copy_failed;
-	if (replace != NULL && !mirror_table_drop(run->mirror, oid)) {
+	/* the user's objects on it are made again once the rows are in: its
+	 * triggers see nothing of the copy */
+	if (replace != NULL &&
+	    (!mirror_user_objects_save(run->mirror, &replace, 1, &user) ||
+	     !mirror_table_drop(run->mirror, oid))) {
 		log_error("could not drop mirror table \"%s\" to sync it again: %s", replace,
 			  mirror_error(run->mirror));
 		goto done;
 	}
 	if (!copy_one_table(c, t) || !copy_commit_at(c, at))
 		goto copy_failed;
+	if (user != NULL && !restore_user_objects(run, user, replace))
+		goto done;
 	if (!mirror_set_sync_lsn(run->mirror, oid, at)) {
 		log_error("%s", mirror_error(run->mirror));
 		goto done;
@@ -162,6 +187,7 @@ copy_failed:
 	}
 done:
 	mirror_rollback(run->mirror); /* a sync that did not finish leaves nothing */
+	mirror_user_objects_free(user);
 	copy_free(c);
 	apply_free(a);
 	source_tables_free(tables, ntables);

@@ -151,6 +151,17 @@ bool mirror_table_plan(Mirror *m, const MirrorTableDef *def, bool refill,
 void mirror_plan_free(MirrorPlan *plan);
 
 /*
+ * Before a rebuild: renames in place (ALTER TABLE RENAME COLUMN) each
+ * column that the plan keeps under a new name, so that the user's
+ * indexes, views and triggers that name it follow it (SQLite rewrites
+ * them), and the plan with it. Where SQLite refuses, the columns keep
+ * their names (true all the same); false only on an error, such as an
+ * interrupted statement. Within a transaction.
+ */
+bool mirror_table_rename_columns(Mirror *m, const MirrorTableDef *def, MirrorPlan *plan)
+	PGM_MUST_CHECK;
+
+/*
  * Makes the SQLite table match def as planned, creating it or rebuilding
  * it with its rows (fill[i] for CONV_FILL columns), and records it in
  * pgmirror_tables/pgmirror_columns; within a transaction. The handle
@@ -230,7 +241,8 @@ typedef struct MirrorRename {
 bool mirror_tables_rename(Mirror *m, const MirrorRename *rn, int n) PGM_MUST_CHECK;
 
 /* Removes the mirror table of relation oid (if any) and what pgmirror
- * records of it; within a transaction. */
+ * records of it; within a transaction. The user's objects on it or naming
+ * it go too, each with a warning (see mirror_user_objects_save). */
 bool mirror_table_drop(Mirror *m, uint32_t oid) PGM_MUST_CHECK;
 
 /* A source index the mirror copies (see mirror_index.c for the names). */
@@ -251,6 +263,37 @@ typedef struct MirrorIndexDef {
  */
 bool mirror_table_indexes(Mirror *m, const char *table, const MirrorIndexDef *defs,
 			  int n) PGM_MUST_CHECK;
+
+/*
+ * The user's own objects (indexes, views and triggers not named pgmirror_*
+ * or sqlite_*), set aside while pgmirror remakes mirror tables and made
+ * again after (mirror_userobj.c). Within one transaction:
+ *
+ *   mirror_user_objects_save(m, tables, n, &u)   before the tables change
+ *   ... drop, rebuild, rename, fill the tables ...
+ *   mirror_user_objects_restore(m, u, &dropped, &ndropped)
+ *   mirror_user_objects_free(u)
+ *
+ * save() reads and drops the user's indexes on tables[0..n-1] (NULL: on
+ * every mirror table) and every view and trigger of the user's, so that
+ * no trigger of the user's fires and no view stands in the way while the
+ * tables change. restore() makes them again in the order they were made;
+ * one that no longer applies (it names a column or table that is gone, a
+ * trigger that would make pgmirror's own changes fail, a unique index the
+ * rows break) is left out, and *dropped gets a line for it, `view "v" (no
+ * such column: b)`, for the caller to warn with (free with strv_free()).
+ * After an error the caller rolls back, which puts everything back.
+ * Saves may nest (a second one finds the views and triggers gone and
+ * takes only its tables' indexes) when restored in reverse order, after
+ * every table's rows are in.
+ */
+typedef struct MirrorUserObjects MirrorUserObjects;
+
+bool mirror_user_objects_save(Mirror *m, const char *const *tables, int n,
+			      MirrorUserObjects **out) PGM_MUST_CHECK;
+bool mirror_user_objects_restore(Mirror *m, const MirrorUserObjects *u, char ***dropped,
+				 int *ndropped) PGM_MUST_CHECK;
+void mirror_user_objects_free(MirrorUserObjects *u);
 
 /* The mirrored tables and the OIDs of their source relations, sorted by
  * name; free names with strv_free() and oids with free(). */

@@ -1,0 +1,296 @@
+/*
+ * mirror_userobj.c: the user's own objects in the mirror file (indexes,
+ * views and triggers whose names do not start with pgmirror_ or sqlite_),
+ * kept through what pgmirror does to its tables: a rebuild for a schema
+ * change, a start from a fresh copy, a resync.
+ *
+ * SQLite ties no view, and no trigger on another table, to the tables it
+ * names, so which of them name a given table is not known without parsing
+ * them; and while one names a table that is not there (dropped, not yet
+ * renamed back), SQLite refuses every ALTER TABLE RENAME (it checks the
+ * whole schema). So every view and trigger of the user's is set aside,
+ * with the user's indexes of the tables concerned, before the work, and
+ * made again once the rows are in: none of the user's triggers fires
+ * while pgmirror copies rows, and each object is made again on the tables
+ * as they are now. One that no longer applies (a column or table it names
+ * is gone) is left out, with a line saying why for the caller's warning.
+ * All of it runs in the caller's transaction: a rollback puts every object
+ * back as it was.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mirror_internal.h"
+
+typedef struct UserObject {
+	char *type;          /* index, view or trigger */
+	char *name;
+	char *tbl;           /* the table (or view) it is on; a view's own name */
+	char *sql;           /* its CREATE statement */
+} UserObject;
+
+struct MirrorUserObjects {
+	int n;
+	UserObject *o;       /* indexes, views, triggers, each in the order made */
+};
+
+#define USER_NAME "name NOT LIKE 'pgmirror\\_%' ESCAPE '\\' " \
+		  "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND sql IS NOT NULL "
+
+static char *col_dup(sqlite3_stmt *q, int col)
+{
+	const unsigned char *t = sqlite3_column_text(q, col);
+
+	return xstrdup(t ? (const char *)t : "");
+}
+
+/* Appends every object q (bound) yields. */
+static bool read_objects(Mirror *m, sqlite3_stmt *q, MirrorUserObjects *u)
+{
+	int rc;
+
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		UserObject *o;
+
+		u->o = xreallocarray(u->o, (size_t)u->n + 1, sizeof(UserObject));
+		o = &u->o[u->n++];
+		o->type = col_dup(q, 0);
+		o->name = col_dup(q, 1);
+		o->tbl = col_dup(q, 2);
+		o->sql = col_dup(q, 3);
+	}
+	sqlite3_finalize(q);
+	if (rc == SQLITE_DONE)
+		return true;
+	errbuf_set(&m->err, "could not read the schema of mirror \"%s\": %s", m->path,
+		  sqlite3_errmsg(m->db));
+	return false;
+}
+
+void mirror_user_objects_free(MirrorUserObjects *u)
+{
+	if (u == NULL)
+		return;
+	for (int i = 0; i < u->n; i++) {
+		free(u->o[i].type);
+		free(u->o[i].name);
+		free(u->o[i].tbl);
+		free(u->o[i].sql);
+	}
+	free(u->o);
+	free(u);
+}
+
+bool mirror_user_objects_save(Mirror *m, const char *const *tables, int ntables,
+			      MirrorUserObjects **out)
+{
+	MirrorUserObjects *u = xcalloc(1, sizeof(*u));
+	sqlite3_stmt *q;
+	bool ok = true;
+
+	*out = NULL;
+	if (tables == NULL) {
+		q = mirror_prepare(m, "SELECT type, name, tbl_name, sql FROM sqlite_schema "
+				   "WHERE type = 'index' AND " USER_NAME "AND tbl_name IN "
+				   "(SELECT table_name FROM pgmirror_tables) ORDER BY rowid", false);
+		ok = q != NULL && read_objects(m, q, u);
+	}
+	for (int i = 0; ok && tables != NULL && i < ntables; i++) {
+		q = mirror_prepare(m, "SELECT type, name, tbl_name, sql FROM sqlite_schema "
+				   "WHERE type = 'index' AND " USER_NAME "AND tbl_name = ?1 "
+				   "COLLATE NOCASE ORDER BY rowid", false);
+		if (q != NULL)
+			sqlite3_bind_text(q, 1, tables[i], -1, SQLITE_TRANSIENT);
+		ok = q != NULL && read_objects(m, q, u);
+	}
+	if (ok) {
+		q = mirror_prepare(m, "SELECT type, name, tbl_name, sql FROM sqlite_schema "
+				   "WHERE type IN ('view', 'trigger') AND " USER_NAME
+				   "ORDER BY type = 'trigger', rowid", false);
+		ok = q != NULL && read_objects(m, q, u);
+	}
+	/* triggers first: dropping a view drops its triggers */
+	for (int i = u->n - 1; ok && i >= 0; i--)
+		ok = mirror_exec_owned(m, sqlite3_mprintf("DROP %s IF EXISTS \"%w\"",
+							  u->o[i].type, u->o[i].name));
+	if (!ok) {
+		mirror_user_objects_free(u);
+		return false;
+	}
+	*out = u;
+	return true;
+}
+
+/* Prepares (never runs) sql; NULL when it compiles, else SQLite's reason. */
+static char *compile_error(Mirror *m, char *sql)
+{
+	sqlite3_stmt *st = NULL;
+	char *why = NULL;
+
+	if (sqlite3_prepare_v2(m->db, sql, -1, &st, NULL) != SQLITE_OK)
+		why = xstrdup(sqlite3_errmsg(m->db));
+	sqlite3_finalize(st);
+	sqlite3_free(sql);
+	return why;
+}
+
+/*
+ * The statements that fire the triggers on tbl (prepared, never run: a
+ * trigger's program is compiled into the statement that fires it, so a
+ * trigger naming a column that is gone makes them fail). Into why[3] the
+ * reason each fails, NULL when it compiles.
+ */
+static void probe_triggers(Mirror *m, const char *tbl, char *why[3])
+{
+	sqlite3_stmt *q = mirror_prepare(m, "SELECT name FROM pragma_table_info(?1)", false);
+	sqlite3_str *set = sqlite3_str_new(NULL);
+	char *assignments;
+
+	if (q != NULL) {
+		sqlite3_bind_text(q, 1, tbl, -1, SQLITE_TRANSIENT);
+		while (sqlite3_step(q) == SQLITE_ROW) {
+			const char *c = (const char *)sqlite3_column_text(q, 0);
+
+			sqlite3_str_appendf(set, "%s\"%w\" = \"%w\"",
+					    sqlite3_str_length(set) ? ", " : "", c, c);
+		}
+		sqlite3_finalize(q);
+	}
+	assignments = sqlite3_str_finish(set);
+	why[0] = compile_error(m, sqlite3_mprintf("INSERT INTO \"%w\" DEFAULT VALUES", tbl));
+	why[1] = assignments == NULL ? xstrdup("no columns") :
+		 compile_error(m, sqlite3_mprintf("UPDATE \"%w\" SET %s", tbl, assignments));
+	why[2] = compile_error(m, sqlite3_mprintf("DELETE FROM \"%w\"", tbl));
+	sqlite3_free(assignments);
+}
+
+/* Does a view fail for a reason of the schema (not, say, a function that
+ * only the user's program defines, which pgmirror's connection lacks)? */
+static bool schema_error(const char *why)
+{
+	return strncmp(why, "no such table", 13) == 0 || strncmp(why, "no such column", 14) == 0;
+}
+
+/* The reason view o no longer applies, or NULL. */
+static char *view_error(Mirror *m, const UserObject *o)
+{
+	char *why = compile_error(m, sqlite3_mprintf("SELECT * FROM \"%w\"", o->name));
+
+	if (why != NULL && !schema_error(why)) {
+		free(why);
+		why = NULL;
+	}
+	return why;
+}
+
+/*
+ * Makes object o again; *why the reason it no longer applies (then it is
+ * not in the file), or NULL. A view is checked later (view_error).
+ */
+static bool restore_one(Mirror *m, const UserObject *o, char **why)
+{
+	char *before[3] = {NULL, NULL, NULL}, *after[3] = {NULL, NULL, NULL};
+	bool trigger = strcmp(o->type, "trigger") == 0;
+	bool ok = true;
+	int rc;
+
+	*why = NULL;
+	if (trigger)
+		probe_triggers(m, o->tbl, before);
+	rc = sqlite3_exec(m->db, o->sql, NULL, NULL, NULL);
+	if (rc == SQLITE_ERROR || rc == SQLITE_CONSTRAINT) {
+		/* what it names is gone; a unique index the rows break */
+		*why = xstrdup(sqlite3_errmsg(m->db));
+		goto done;
+	}
+	if (rc != SQLITE_OK) {
+		/* interrupted, out of space: not the object's fault */
+		errbuf_set(&m->err, "could not make %s \"%s\" again in mirror \"%s\": %s", o->type,
+			  o->name, m->path, sqlite3_errmsg(m->db));
+		ok = false;
+		goto done;
+	}
+	if (trigger) {
+		/* a statement that compiled before it and not after fails
+		 * because of it, and would fail pgmirror's changes */
+		probe_triggers(m, o->tbl, after);
+		for (int i = 0; i < 3 && *why == NULL; i++)
+			if (after[i] != NULL && (before[i] == NULL || strcmp(before[i], after[i]) != 0))
+				*why = xstrdup(after[i]);
+	}
+	if (*why != NULL)
+		ok = mirror_exec_owned(m, sqlite3_mprintf("DROP %s IF EXISTS \"%w\"", o->type,
+							  o->name));
+done:
+	for (int i = 0; i < 3; i++) {
+		free(before[i]);
+		free(after[i]);
+	}
+	return ok;
+}
+
+static void add_dropped(char ***dropped, int *n, const UserObject *o, char *why)
+{
+	*dropped = xreallocarray(*dropped, (size_t)*n + 1, sizeof(char *));
+	(*dropped)[(*n)++] = xasprintf("%s \"%s\" (%s)", o->type, o->name, why);
+	free(why);
+}
+
+bool mirror_user_objects_restore(Mirror *m, const MirrorUserObjects *u, char ***dropped,
+				 int *ndropped)
+{
+	int n = u != NULL ? u->n : 0;
+	bool *made = xcalloc((size_t)n + 1, sizeof(bool));
+	bool ok = true, again = true;
+
+	*dropped = NULL;
+	*ndropped = 0;
+	/* indexes and views; a view is checked once all are made, since it
+	 * may name one made after it */
+	for (int i = 0; ok && i < n; i++) {
+		char *why;
+
+		if (strcmp(u->o[i].type, "trigger") == 0)
+			continue;
+		ok = restore_one(m, &u->o[i], &why);
+		made[i] = why == NULL;
+		if (why != NULL)
+			add_dropped(dropped, ndropped, &u->o[i], why);
+	}
+	/* until none goes: a view on a view that went goes too */
+	while (ok && again) {
+		again = false;
+		for (int i = 0; ok && i < n; i++) {
+			char *why;
+
+			if (!made[i] || strcmp(u->o[i].type, "view") != 0 ||
+			    (why = view_error(m, &u->o[i])) == NULL)
+				continue;
+			made[i] = false;
+			again = true;
+			add_dropped(dropped, ndropped, &u->o[i], why);
+			ok = mirror_exec_owned(m, sqlite3_mprintf("DROP VIEW IF EXISTS \"%w\"",
+								  u->o[i].name));
+		}
+	}
+	/* triggers last, on the tables and views as they are now */
+	for (int i = 0; ok && i < n; i++) {
+		char *why;
+
+		if (strcmp(u->o[i].type, "trigger") != 0)
+			continue;
+		ok = restore_one(m, &u->o[i], &why);
+		if (why != NULL)
+			add_dropped(dropped, ndropped, &u->o[i], why);
+	}
+	free(made);
+	if (!ok) {
+		strv_free(*dropped, *ndropped);
+		*dropped = NULL;
+		*ndropped = 0;
+	}
+	return ok;
+}

@@ -1,0 +1,297 @@
+/*
+ * test_mirror_userobj.c: the user's objects through a table rebuild
+ * (mirror_user_objects_save/restore). Saved, they are out of the file
+ * (nothing of the user's fires or stands in the way) but for the user's
+ * tables and their indexes; made again after the rebuild, each that still
+ * applies is back, and each that names the dropped column, or a view that
+ * is gone, is left out with its reason (a view may name one made after
+ * it: views are checked once all are made); a view that only a function of
+ * the user's program breaks is kept. Columns renamed on the source are
+ * renamed in place first, and the user's objects follow them (a swap of
+ * names included). A rollback puts everything back.
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "pgmirror/mirror.h"
+
+#define OID_INT4 23
+
+typedef struct Fixture {
+	char dir[64];
+	char path[96];
+	Mirror *m;
+	MirrorColumnDef cols[3];
+	MirrorTableDef def;
+} Fixture;
+
+static void column(MirrorColumnDef *c, const char *name, bool key, int attnum)
+{
+	memset(c, 0, sizeof(*c));
+	c->name = name;
+	c->pg_type = "int4";
+	c->type_oid = OID_INT4;
+	c->type_mod = -1;
+	assert_true(values_builtin_type(OID_INT4, -1, &c->type));
+	c->is_key = key;
+	c->attnum = attnum;
+}
+
+/* t (id key, v, w); ncols 2: w dropped. */
+static void define(Fixture *f, int ncols)
+{
+	column(&f->cols[0], "id", true, 1);
+	column(&f->cols[1], "v", false, 2);
+	column(&f->cols[2], "w", false, 3);
+	memset(&f->def, 0, sizeof(f->def));
+	f->def.name = "t";
+	f->def.source_schema = "public";
+	f->def.source_table = "t";
+	f->def.relation_oid = 16384;
+	f->def.replident = 'd';
+	f->def.ncols = ncols;
+	f->def.cols = f->cols;
+}
+
+static void sync_table(Fixture *f, MirrorTable **t)
+{
+	MirrorPlan plan;
+
+	assert_true(mirror_table_plan(f->m, &f->def, false, &plan));
+	assert_true(mirror_table_sync(f->m, &f->def, &plan, NULL, t));
+	mirror_plan_free(&plan);
+}
+
+/* Runs sql on a connection of the user's own. */
+static void user_sql(Fixture *f, const char *sql)
+{
+	sqlite3 *db;
+	char *err = NULL;
+
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK)
+		fail_msg("%s: %s", sql, err);
+	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+}
+
+/* The names of the file's objects but pgmirror's, comma-separated. */
+static char *user_names(Fixture *f)
+{
+	sqlite3 *db;
+	sqlite3_stmt *q;
+	sqlite3_str *s = sqlite3_str_new(NULL);
+	char *out;
+
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT name FROM sqlite_schema WHERE name NOT "
+					    "LIKE 'pgmirror%' AND name NOT LIKE 'sqlite%' "
+					    "ORDER BY name", -1, &q, NULL), SQLITE_OK);
+	while (sqlite3_step(q) == SQLITE_ROW)
+		sqlite3_str_appendf(s, "%s%s", sqlite3_str_length(s) ? "," : "",
+				    (const char *)sqlite3_column_text(q, 0));
+	sqlite3_finalize(q);
+	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+	out = strdup(sqlite3_str_value(s) ? sqlite3_str_value(s) : "");
+	sqlite3_free(sqlite3_str_finish(s));
+	return out;
+}
+
+static void assert_names(Fixture *f, const char *want)
+{
+	char *got = user_names(f);
+
+	assert_string_equal(got, want);
+	free(got);
+}
+
+#define ALL "app_fn,ix_v,ix_w,log,log_v,t,tr_ins,tr_log,tr_w,v_fn,vv,vvv,vvw,vw"
+
+/* t with two rows, and the user's objects. */
+static int setup(void **state)
+{
+	Fixture *f = calloc(1, sizeof(*f));
+	MirrorTable *t;
+	char *err = NULL;
+
+	strcpy(f->dir, "/tmp/pgm_test_userobj.XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->path, sizeof(f->path), "%s/m.db", f->dir);
+	assert_int_equal(mirror_open(f->path, MIRROR_CREATE, &f->m, &err), MIRROR_OPEN_OK);
+	define(f, 3);
+	assert_true(mirror_begin(f->m));
+	sync_table(f, &t);
+	for (int i = 1; i <= 2; i++) {
+		Value vals[3] = {{.kind = VAL_INT, .i = i}, {.kind = VAL_INT, .i = 10 * i},
+				 {.kind = VAL_INT, .i = 100 * i}};
+
+		assert_true(mirror_table_insert(t, vals));
+	}
+	mirror_table_free(t);
+	assert_true(mirror_commit(f->m));
+	user_sql(f, "CREATE TABLE log (id INTEGER, v INTEGER); CREATE INDEX log_v ON log (v);"
+		    "CREATE INDEX ix_v ON t (v); CREATE INDEX ix_w ON t (w);"
+		    /* vvv and vvw name views made after them */
+		    "CREATE VIEW vvv AS SELECT * FROM vv; CREATE VIEW vvw AS SELECT * FROM vw;"
+		    "CREATE VIEW vv AS SELECT id, v FROM t; CREATE VIEW vw AS SELECT w FROM t;"
+		    "CREATE VIEW v_fn AS SELECT app_fn(v) FROM t;"
+		    "CREATE TRIGGER tr_ins AFTER INSERT ON t "
+		    "BEGIN INSERT INTO log VALUES (new.id, new.v); END;"
+		    "CREATE TRIGGER tr_w AFTER UPDATE ON t BEGIN SELECT new.w; END;"
+		    "CREATE TRIGGER tr_log AFTER INSERT ON log "
+		    "BEGIN SELECT w FROM t WHERE id = new.id; END;"
+		    /* a table whose name sorts among them, to show it is kept */
+		    "CREATE TABLE app_fn (x)");
+	assert_names(f, ALL);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	Fixture *f = *state;
+	char cmd[128];
+
+	mirror_close(f->m);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
+	assert_int_equal(system(cmd), 0);
+	free(f);
+	return 0;
+}
+
+static int64_t user_int(Fixture *f, const char *sql)
+{
+	sqlite3 *db;
+	sqlite3_stmt *q;
+	int64_t v;
+
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	v = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+	return v;
+}
+
+/* w is dropped on the source: the table is rebuilt without it. */
+static void test_rebuild_drops_column(void **state)
+{
+	Fixture *f = *state;
+	const char *tables[] = {"T"};
+	MirrorUserObjects *u;
+	MirrorTable *t;
+	char **dropped;
+	int n;
+
+	assert_true(mirror_begin(f->m));
+	assert_true(mirror_user_objects_save(f->m, tables, 1, &u));
+	assert_true(mirror_commit(f->m));
+	/* the user's tables and their indexes stay */
+	assert_names(f, "app_fn,log,log_v,t");
+	assert_true(mirror_begin(f->m));
+	define(f, 2);
+	sync_table(f, &t);
+	assert_true(mirror_user_objects_restore(f->m, u, &dropped, &n));
+	mirror_user_objects_free(u);
+	assert_int_equal(n, 5);
+	assert_string_equal(dropped[0], "index \"ix_w\" (no such column: w)");
+	assert_string_equal(dropped[1], "view \"vvw\" (no such column: w)");
+	assert_string_equal(dropped[2], "view \"vw\" (no such column: w)");
+	assert_string_equal(dropped[3], "trigger \"tr_w\" (no such column: new.w)");
+	assert_string_equal(dropped[4], "trigger \"tr_log\" (no such column: w)");
+	strv_free(dropped, n);
+	/* they are back, and fire */
+	{
+		Value vals[2] = {{.kind = VAL_INT, .i = 3}, {.kind = VAL_INT, .i = 30}};
+
+		assert_true(mirror_table_insert(t, vals));
+	}
+	mirror_table_free(t);
+	assert_true(mirror_commit(f->m));
+	assert_names(f, "app_fn,ix_v,log,log_v,t,tr_ins,v_fn,vv,vvv");
+	assert_int_equal(user_int(f, "SELECT sum(v) FROM vvv"), 60);
+	assert_int_equal(user_int(f, "SELECT count(*) FROM log WHERE id = 3 AND v = 30"), 1);
+	assert_int_equal(user_int(f, "SELECT count(*) FROM log"), 1);
+	assert_int_equal(user_int(f, "SELECT sum(v) FROM vv"), 60);
+}
+
+/* v and w swap names on the source: the user's objects follow the
+ * columns (by attnum), not the names. */
+static void test_columns_swap_names(void **state)
+{
+	Fixture *f = *state;
+	const char *tables[] = {"t"};
+	MirrorUserObjects *u;
+	MirrorPlan plan;
+	MirrorTable *t;
+	char **dropped;
+	int n;
+
+	define(f, 3);
+	f->cols[1].name = "w";
+	f->cols[2].name = "v";
+	assert_true(mirror_begin(f->m));
+	assert_true(mirror_table_plan(f->m, &f->def, false, &plan));
+	assert_false(plan.same);
+	assert_true(mirror_table_rename_columns(f->m, &f->def, &plan));
+	assert_string_equal(plan.src[1], "w");
+	assert_true(mirror_user_objects_save(f->m, tables, 1, &u));
+	assert_true(mirror_table_sync(f->m, &f->def, &plan, NULL, &t));
+	mirror_plan_free(&plan);
+	assert_true(mirror_user_objects_restore(f->m, u, &dropped, &n));
+	mirror_user_objects_free(u);
+	assert_int_equal(n, 0);
+	{
+		Value vals[3] = {{.kind = VAL_INT, .i = 3}, {.kind = VAL_INT, .i = 30},
+				 {.kind = VAL_INT, .i = 300}};
+
+		assert_true(mirror_table_insert(t, vals));
+	}
+	mirror_table_free(t);
+	assert_true(mirror_commit(f->m));
+	assert_names(f, ALL);
+	/* vv shows what was v, now w; the trigger logs it */
+	assert_int_equal(user_int(f, "SELECT sum(w) FROM vv"), 60);
+	assert_int_equal(user_int(f, "SELECT sum(v) FROM vw"), 600);
+	assert_int_equal(user_int(f, "SELECT count(*) FROM log WHERE id = 3 AND v = 30"), 1);
+	assert_int_equal(user_int(f, "SELECT count(*) FROM pragma_index_info('ix_v') "
+				     "WHERE name = 'w'"), 1);
+}
+
+/* Every mirror table's (NULL), then a rollback: all back as it was. */
+static void test_rollback(void **state)
+{
+	Fixture *f = *state;
+	MirrorUserObjects *u;
+
+	assert_true(mirror_begin(f->m));
+	assert_true(mirror_user_objects_save(f->m, NULL, 0, &u));
+	mirror_user_objects_free(u);
+	assert_true(mirror_drop_all_tables(f->m));
+	mirror_rollback(f->m);
+	assert_names(f, ALL);
+	assert_int_equal(user_int(f, "SELECT count(*) FROM vv"), 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_rebuild_drops_column, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_columns_swap_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rollback, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
