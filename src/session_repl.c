@@ -418,6 +418,23 @@ done:
 	return ok;
 }
 
+/*
+ * Whether the stream's error says that WAL the slot needs is gone from the
+ * server ("requested WAL segment ... has already been removed"): the
+ * SQLSTATE is undefined_file when the walsender could not open the file,
+ * but it follows a stale errno when the server finds the segment removed
+ * after reading it, and the message may be translated; the function that
+ * raised it is neither.
+ */
+static bool wal_gone_error(const PGresult *res, const char *state)
+{
+	const char *fn = res ? PQresultErrorField(res, PG_DIAG_SOURCE_FUNCTION) : NULL;
+
+	return (state != NULL && strcmp(state, "58P01") == 0) ||
+	       (fn != NULL && (strcmp(fn, "CheckXLogRemoved") == 0 ||
+			       strcmp(fn, "WalSndSegmentOpen") == 0));
+}
+
 int session_receive(Session *s, const uint8_t **buf, size_t *len, int timeout_ms)
 {
 	bool waited = false;
@@ -444,9 +461,7 @@ int session_receive(Session *s, const uint8_t **buf, size_t *len, int timeout_ms
 
 			/* class 22, data exception: the same change fails every time */
 			s->data_error = state != NULL && strncmp(state, "22", 2) == 0;
-			/* undefined_file: the walsender could not open WAL (or another
-			 * file) the slot needs; it is not coming back */
-			s->wal_gone = state != NULL && strcmp(state, "58P01") == 0;
+			s->wal_gone = wal_gone_error(res, state);
 			s->server_error = res != NULL && PQresultStatus(res) != PGRES_COMMAND_OK;
 			if (PQresultStatus(res) == PGRES_COMMAND_OK) {
 				errbuf_set(&s->err, "the source ended the replication stream");
