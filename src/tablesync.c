@@ -195,14 +195,6 @@ done:
 	return rc;
 }
 
-static bool name_listed(char *const *names, int n, const char *name)
-{
-	for (int i = 0; i < n; i++)
-		if (strcmp(names[i], name) == 0)
-			return true;
-	return false;
-}
-
 /* Drops the mirror tables whose relation is no longer published. */
 static int drop_leaves(Run *run, Applier *apply, const MirrorTableInfo *mt, int nmt,
 		       const SourceTable *pub, int npub)
@@ -283,7 +275,7 @@ int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resyn
 			rc = sync_table(run, apply, pub[i].oid, NULL);
 	}
 	for (int j = 0; j < nmt && rc == EXIT_OK && !replicate_stopping(); j++) {
-		if (!(resync_all || name_listed(resync, nresync, mt[j].name)) ||
+		if (!(resync_all || strv_contains(resync, nresync, mt[j].name)) ||
 		    find_published(pub, npub, mt[j].relation_oid) == NULL)
 			continue;
 		rc = sync_table(run, apply, mt[j].relation_oid, mt[j].name);

@@ -177,6 +177,14 @@ void strv_free(char **v, int n)
 	free(v);
 }
 
+bool strv_contains(char *const *v, int n, const char *s)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(v[i], s) == 0)
+			return true;
+	return false;
+}
+
 int hex_digit_value(int c)
 {
 	if (c >= '0' && c <= '9')

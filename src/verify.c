@@ -203,14 +203,6 @@ done:
 	return ok;
 }
 
-static bool strv_has(char *const *v, int n, const char *name)
-{
-	for (int i = 0; i < n; i++)
-		if (strcmp(v[i], name) == 0)
-			return true;
-	return false;
-}
-
 static int cmp_result(const void *a, const void *b)
 {
 	return strcmp(((const Result *)a)->name, ((const Result *)b)->name);
@@ -258,7 +250,7 @@ int verify_compare(Verifier *v, Run *run)
 			goto done;
 		/* a mirror table of that name made from another relation (one
 		 * dropped and made again on the source): its rows are unexpected */
-		if (name == NULL && strv_has(mnames, nmirror, res[nres].name) &&
+		if (name == NULL && strv_contains(mnames, nmirror, res[nres].name) &&
 		    !mirror_count_rows(run->mirror, res[nres].name, &res[nres].diff.unexpected)) {
 			log_error("%s", mirror_error(run->mirror));
 			goto done;

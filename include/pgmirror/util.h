@@ -51,6 +51,8 @@ void errbuf_vset(ErrBuf *e, const char *fmt, va_list ap) PGM_PRINTF(2, 0);
 int strv_split(const char *text, char sep, char ***out);
 char *strv_join(char *const *v, int n, const char *sep);
 void strv_free(char **v, int n);
+/* Whether one of v[0..n-1] equals s. */
+bool strv_contains(char *const *v, int n, const char *s);
 
 /* The value of a hex digit, or -1 for any other character. */
 int hex_digit_value(int c);

@@ -103,12 +103,16 @@ static void test_strv_split_join(void **state)
 		joined = strv_join(v, n, ",");
 		assert_string_equal(joined, cases[i].text);
 		free(joined);
+		for (int j = 0; j < n; j++)
+			assert_true(strv_contains(v, n, cases[i].items[j]));
+		assert_false(strv_contains(v, n, "x"));
 		strv_free(v, n);
 	}
 	{
 		char *none = strv_join(NULL, 0, ", ");
 
 		assert_string_equal(none, "");
+		assert_false(strv_contains(NULL, 0, ""));
 		free(none);
 	}
 }
