@@ -1,6 +1,8 @@
 """--verify on a table of a million rows: "ok", then, with one row deleted
-from the mirror, "1 missing"; the peak RSS of each run stays small (the
-table is never held in memory: it is compared on disk).  Logs the speed of
+from the mirror, "1 missing"; --resync of that table mends it, and
+--verify says "ok" again; the peak RSS of each run, the --resync's too,
+stays small (the table is never held in memory: it is compared on disk,
+and copied as a stream).  Logs the speed of
 --verify (its own rows/s on stderr, and the whole run) next to a plain
 COPY ... TO STDOUT of the same rows, medians of 3."""
 
@@ -105,6 +107,14 @@ def test(ctx):
           "after a row deleted from the mirror: exit %d\nstdout:\n%s\nstderr:\n%s"
           % (rc, out, err))
     check(rss <= MAX_RSS_KB, "peak RSS %d kB" % rss)
+    rc, out, err, rss, secs = run_measured(ctx, ctx.mirror_args(path, slot, "pub",
+                                                               "--resync=big", "--once"))
+    check(rc == 0, "--resync=big exited %d\nstderr:\n%s" % (rc, err))
+    check(rss <= MAX_RSS_KB, "--resync of %d rows peaked at %d kB of RSS" % (ROWS, rss))
+    harness.log("--resync of %d rows: %.2f s, peak RSS %d kB" % (ROWS, secs, rss))
+    rc, out, err, rss, secs = run_measured(ctx, args)
+    check(rc == 0 and out == "big: ok\n",
+          "--verify after --resync: exit %d\nstdout:\n%s\nstderr:\n%s" % (rc, out, err))
 
     # the same rows in a table without a key: compared as a bag of rows
     ctx.sql("""
@@ -128,6 +138,14 @@ def test(ctx):
     check(rss <= MAX_RSS_KB, "keyless: peak RSS %d kB" % rss)
     harness.log("--verify of %d keyless rows: %d rows/s comparing, whole run %.2f s; "
                 "peak RSS %d kB" % (ROWS + 10, verify_rate(err, "bigf"), secs, rss))
+    argsf = ctx.mirror_args(pathf, slotf, "pubf", "--resync", "--once")
+    rc, out, err, rss, secs = run_measured(ctx, argsf)
+    check(rc == 0 and rss <= MAX_RSS_KB, "keyless --resync: exit %d, peak RSS %d kB\n%s"
+          % (rc, rss, err))
+    rc, out, err, rss, secs = run_measured(ctx, ctx.mirror_args(pathf, slotf, "pubf",
+                                                                "--verify"))
+    check(rc == 0 and out == "bigf: ok\n", "keyless --verify after --resync: exit %d\n"
+          "stdout:\n%s\nstderr:\n%s" % (rc, out, err))
 
 
 harness.main(test)
