@@ -112,8 +112,8 @@ static void mirror_free(Mirror *m)
 static bool is_foreign_database(Mirror *m, bool *foreign, bool *has_state)
 {
 	sqlite3_stmt *st = mirror_prepare(m,
-		"SELECT count(*), count(*) FILTER (WHERE name = 'pgmirror_state') "
-		"FROM sqlite_schema WHERE type = 'table'", false);
+		"SELECT count(*), coalesce(sum(name = 'pgmirror_state'), 0) "
+		"FROM sqlite_master WHERE type = 'table'", false);
 	int rc;
 
 	if (st == NULL)
@@ -220,7 +220,7 @@ static bool use_wal(Mirror *m)
 done:
 	sqlite3_finalize(st);
 	/* the switch maps nothing yet: the next read does */
-	if (ok && sqlite3_exec(m->db, "SELECT count(*) FROM sqlite_schema", NULL, NULL,
+	if (ok && sqlite3_exec(m->db, "SELECT count(*) FROM sqlite_master", NULL, NULL,
 			       NULL) != SQLITE_OK) {
 		set_wal_error(m, NULL);
 		ok = false;
@@ -246,6 +246,15 @@ static void remove_new_file(const char *path)
 	}
 }
 
+/*
+ * The oldest SQLite whose SQL pgmirror's needs: ALTER TABLE RENAME COLUMN,
+ * and renames that carry over into views and triggers (3.25), with
+ * legacy_alter_table (3.26). configure asks for it too, but the library on
+ * a device may be older than the headers pgmirror was built with.
+ */
+#define SQLITE_MIN_VERSION 3026000
+#define SQLITE_MIN_VERSION_TEXT "3.26.0"
+
 MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 			     char **errmsg)
 {
@@ -259,6 +268,12 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 	m->path = xstrdup(path);
 	*out = NULL;
 	*errmsg = NULL;
+	if (sqlite3_libversion_number() < SQLITE_MIN_VERSION) {
+		errbuf_set(&m->err, "could not open mirror \"%s\": the SQLite library is version "
+			  "%s, and pgmirror needs %s or newer; install a newer libsqlite3", path,
+			  sqlite3_libversion(), SQLITE_MIN_VERSION_TEXT);
+		goto error;
+	}
 
 	/* A new mirror holds the source's rows: only its owner may read it
 	 * (SQLite gives -wal and -shm the mode of the database file). An

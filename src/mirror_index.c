@@ -232,7 +232,7 @@ static bool reconcile(Mirror *m, const char *table, WantIndex *w, int n, bool so
 	int ndrop = 0, rc;
 	bool ok = true;
 
-	q = mirror_prepare(m, "SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND "
+	q = mirror_prepare(m, "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND "
 			   "tbl_name = ?1 COLLATE NOCASE", false);
 	if (q == NULL)
 		return false;
@@ -332,7 +332,7 @@ bool mirror_save_indexes(Mirror *m, const char *table, SavedIndexes *s)
 	bool ok = false;
 
 	memset(s, 0, sizeof(*s));
-	q = mirror_prepare(m, "SELECT name FROM sqlite_schema WHERE type = 'index' AND "
+	q = mirror_prepare(m, "SELECT name FROM sqlite_master WHERE type = 'index' AND "
 			   "tbl_name = ?1 COLLATE NOCASE ORDER BY name", false);
 	cols = mirror_prepare(m, "SELECT name, desc FROM pragma_index_xinfo(?1) WHERE key "
 			      "ORDER BY seqno", false);

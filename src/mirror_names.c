@@ -164,7 +164,7 @@ static bool rename_one(Mirror *m, uint32_t oid, const char *from, const char *to
  * NULL when nothing. */
 static bool other_holder(Mirror *m, const char *name, char **type)
 {
-	sqlite3_stmt *q = mirror_prepare(m, "SELECT type FROM sqlite_schema WHERE name = ?1 "
+	sqlite3_stmt *q = mirror_prepare(m, "SELECT type FROM sqlite_master WHERE name = ?1 "
 				      "COLLATE NOCASE AND type <> 'trigger'", false);
 	int rc;
 

@@ -93,13 +93,13 @@ bool mirror_user_objects_save(Mirror *m, const char *const *tables, int ntables,
 
 	*out = NULL;
 	if (tables == NULL) {
-		q = mirror_prepare(m, "SELECT type, name, tbl_name, sql FROM sqlite_schema "
+		q = mirror_prepare(m, "SELECT type, name, tbl_name, sql FROM sqlite_master "
 				   "WHERE type = 'index' AND " USER_NAME "AND tbl_name IN "
 				   "(SELECT table_name FROM pgmirror_tables) ORDER BY rowid", false);
 		ok = q != NULL && read_objects(m, q, u);
 	}
 	for (int i = 0; ok && tables != NULL && i < ntables; i++) {
-		q = mirror_prepare(m, "SELECT type, name, tbl_name, sql FROM sqlite_schema "
+		q = mirror_prepare(m, "SELECT type, name, tbl_name, sql FROM sqlite_master "
 				   "WHERE type = 'index' AND " USER_NAME "AND tbl_name = ?1 "
 				   "COLLATE NOCASE ORDER BY rowid", false);
 		if (q != NULL)
@@ -107,7 +107,7 @@ bool mirror_user_objects_save(Mirror *m, const char *const *tables, int ntables,
 		ok = q != NULL && read_objects(m, q, u);
 	}
 	if (ok) {
-		q = mirror_prepare(m, "SELECT type, name, tbl_name, sql FROM sqlite_schema "
+		q = mirror_prepare(m, "SELECT type, name, tbl_name, sql FROM sqlite_master "
 				   "WHERE type IN ('view', 'trigger') AND " USER_NAME
 				   "ORDER BY type = 'trigger', rowid", false);
 		ok = q != NULL && read_objects(m, q, u);
