@@ -152,6 +152,8 @@ static bool apply_commit(Applier *a, const PgoCommit *c)
 
 /* --- rows --------------------------------------------------------------- */
 
+static void abort_group(Applier *a);
+
 
 /*
  * Converts a tuple into vals. is_new: 'u' means "keep the current value"
@@ -246,6 +248,23 @@ static bool apply_insert(Applier *a, const PgoInsert *ins)
 		return mirror_failed(a, r, "Insert");
 	a->stats.rows++;
 	return true;
+}
+
+bool apply_insert_values(Applier *a, uint32_t relid, const Value *vals)
+{
+	RelEntry *r = apply_rel_for_change(a, relid, "Insert");
+	bool ok = r != NULL;
+
+	if (ok && !a->skipping) {
+		ok = mirror_table_insert(r->table, vals) || mirror_failed(a, r, "Insert");
+		if (ok)
+			a->stats.rows++;
+	}
+	if (!ok)
+		abort_group(a);
+	else if (a->in_txn)
+		a->txn_changed = true;
+	return ok;
 }
 
 /* The key must be complete to find a row; a key column that was not sent

@@ -494,6 +494,13 @@ bool apply_type(Applier *a, const PgoType *t)
 }
 
 /* The relation a change is for; its mirror table is made on first use. */
+const ColumnType *apply_column_types(Applier *a, uint32_t relid)
+{
+	const RelEntry *r = rel_find(a, relid);
+
+	return r != NULL && r->display != NULL && r->table != NULL ? r->types : NULL;
+}
+
 RelEntry *apply_rel_for_change(Applier *a, uint32_t relid, const char *what)
 {
 	RelEntry *r = rel_find(a, relid);

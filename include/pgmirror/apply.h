@@ -20,6 +20,7 @@
 #include "pgmirror/mirror.h"
 #include "pgmirror/pgoutput.h"
 #include "pgmirror/util.h"
+#include "pgmirror/values.h"
 
 typedef struct Applier Applier;
 
@@ -55,6 +56,21 @@ bool apply_reset(Applier *a) PGM_MUST_CHECK;
  * published table, even an empty one.
  */
 bool apply_make_table(Applier *a, uint32_t relid) PGM_MUST_CHECK;
+
+/*
+ * For a copy that converts its rows away from the applier (the initial
+ * copy does so on a reader thread): the types the columns of relation
+ * relid are stored as, once its table is made (apply_make_table()); NULL
+ * when unknown. Read-only, and valid until the next Relation message for
+ * it or apply_reset(), so another thread may read it meanwhile.
+ */
+const ColumnType *apply_column_types(Applier *a, uint32_t relid);
+
+/*
+ * Inserts one row of relation relid whose values values_convert() made
+ * with apply_column_types(), as an Insert message with their text would.
+ */
+bool apply_insert_values(Applier *a, uint32_t relid, const Value *vals) PGM_MUST_CHECK;
 
 /* Between a Begin and its Commit. */
 bool apply_in_transaction(const Applier *a);
