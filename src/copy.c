@@ -19,6 +19,7 @@
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -536,6 +537,7 @@ static bool copy_table(Copier *c, const SourceTable *t)
 	const ColumnType *types;
 	uint64_t rows = 0;
 	pthread_t reader;
+	sigset_t all, old;
 	bool ok;
 	int rc;
 
@@ -554,7 +556,12 @@ static bool copy_table(Copier *c, const SourceTable *t)
 	atomic_store(&reader_cancel, false);
 	reader_stopping = c->stopping;
 	session_set_stop_check(c->s, reader_stop_check);
-	if ((rc = pthread_create(&reader, NULL, reader_main, c)) != 0) {
+	/* signals stay with this thread, whose waits they interrupt */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&reader, NULL, reader_main, c);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
 		session_set_stop_check(c->s, c->stopping);
 		errbuf_set(&c->err, "could not start the thread that reads \"%s.%s\": %s",
 			   t->nspname, t->relname, strerror(rc));
