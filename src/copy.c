@@ -52,6 +52,7 @@ typedef struct Reader {
 	Batch batches[NBATCHES];
 	int head;                /* the oldest filled batch */
 	int nfilled;             /* filled batches from head on */
+	size_t filled_bytes;     /* the bytes of their values */
 	bool done;               /* the reader ended (see failed) */
 	bool failed;             /* ... with an error in err (or stopped) */
 	bool stopped;            /* ... because the stop check said so */
@@ -356,6 +357,9 @@ static int batch_fill(Copier *c, Batch *b)
 		b->data = NULL;
 		b->cap = 0;
 	}
+	/* even a batch of empty strings points into it: never at NULL */
+	if (b->data == NULL)
+		batch_reserve(b, 1);
 	if (b->nvals_cap < nvals) {
 		b->vals = xreallocarray(b->vals, nvals, sizeof(Value));
 		b->offs = xreallocarray(b->offs, nvals, sizeof(size_t));
@@ -384,6 +388,18 @@ static int batch_fill(Copier *c, Batch *b)
 	return b->nrows == BATCH_ROWS || b->len >= BATCH_BYTES ? 1 : 0;
 }
 
+/*
+ * No free batch, or the filled ones hold what NBATCHES full ones would:
+ * rows of huge values then wait in one batch at a time, so the memory
+ * stays about twice the biggest row.
+ */
+static bool reader_must_wait(const Reader *rd)
+{
+	return !atomic_load(&reader_cancel) &&
+	       (rd->nfilled == NBATCHES ||
+		(rd->nfilled > 0 && rd->filled_bytes >= NBATCHES * BATCH_BYTES));
+}
+
 static void *reader_main(void *arg)
 {
 	Copier *c = arg;
@@ -394,10 +410,10 @@ static void *reader_main(void *arg)
 		Batch *b;
 
 		pthread_mutex_lock(&rd->mu);
-		if (rd->nfilled == NBATCHES && !atomic_load(&reader_cancel)) {
+		if (reader_must_wait(rd)) {
 			int64_t t0 = mono_usecs();
 
-			while (rd->nfilled == NBATCHES && !atomic_load(&reader_cancel))
+			while (reader_must_wait(rd))
 				pthread_cond_wait(&rd->freed, &rd->mu);
 			rd->waited_room += mono_usecs() - t0;
 		}
@@ -408,8 +424,10 @@ static void *reader_main(void *arg)
 		/* the batch is the reader's until it is counted as filled */
 		r = batch_fill(c, b);
 		pthread_mutex_lock(&rd->mu);
-		if (r >= 0 && b->nrows > 0)
+		if (r >= 0 && b->nrows > 0) {
 			rd->nfilled++;
+			rd->filled_bytes += b->len;
+		}
 		if (r <= 0) {
 			rd->done = true;
 			rd->failed = r < 0;
@@ -450,6 +468,7 @@ static Batch *batch_next(Reader *rd)
 static void batch_done(Reader *rd)
 {
 	pthread_mutex_lock(&rd->mu);
+	rd->filled_bytes -= rd->batches[rd->head].len;
 	rd->head = (rd->head + 1) % NBATCHES;
 	rd->nfilled--;
 	pthread_cond_signal(&rd->freed);
@@ -471,6 +490,7 @@ static void reader_setup(Copier *c, const SourceTable *t, const ColumnType *type
 	rd->t = t;
 	rd->types = types;
 	rd->head = rd->nfilled = 0;
+	rd->filled_bytes = 0;
 	rd->done = rd->failed = rd->stopped = false;
 	rd->rows = 0;
 	rd->waited_room = rd->waited_rows = 0;
