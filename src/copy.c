@@ -145,41 +145,48 @@ static char *unescape_field(char **rp, const char *end, char *w, char *err,
 	char *r = *rp;
 
 	while (r < end && *r != '\t') {
-		char ch = *r++;
+		char *run = r, ch;
 
-		if (ch == '\\') {
-			if (r == end) {
-				snprintf(err, errsize, "the row ends with a lone backslash");
-				return NULL;
+		/* a run of plain bytes, moved back only once an escape was seen */
+		while (r < end && *r != '\t' && *r != '\\')
+			r++;
+		if (w != run)
+			memmove(w, run, (size_t)(r - run));
+		w += r - run;
+		if (r == end || *r == '\t')
+			break;
+		r++; /* the backslash */
+		if (r == end) {
+			snprintf(err, errsize, "the row ends with a lone backslash");
+			return NULL;
+		}
+		ch = *r++;
+		switch (ch) {
+		case 'b': ch = '\b'; break;
+		case 'f': ch = '\f'; break;
+		case 'n': ch = '\n'; break;
+		case 'r': ch = '\r'; break;
+		case 't': ch = '\t'; break;
+		case 'v': ch = '\v'; break;
+		case 'x':
+			/* one or two hex digits; without any, a plain 'x' */
+			if (r < end && hex_digit_value((unsigned char)*r) >= 0) {
+				int v = hex_digit_value((unsigned char)*r++);
+
+				if (r < end && hex_digit_value((unsigned char)*r) >= 0)
+					v = v * 16 + hex_digit_value((unsigned char)*r++);
+				ch = (char)v;
 			}
-			ch = *r++;
-			switch (ch) {
-			case 'b': ch = '\b'; break;
-			case 'f': ch = '\f'; break;
-			case 'n': ch = '\n'; break;
-			case 'r': ch = '\r'; break;
-			case 't': ch = '\t'; break;
-			case 'v': ch = '\v'; break;
-			case 'x':
-				/* one or two hex digits; without any, a plain 'x' */
-				if (r < end && hex_digit_value((unsigned char)*r) >= 0) {
-					int v = hex_digit_value((unsigned char)*r++);
+			break;
+		default:
+			if (is_octal(ch)) {
+				int v = ch - '0';
 
-					if (r < end && hex_digit_value((unsigned char)*r) >= 0)
-						v = v * 16 + hex_digit_value((unsigned char)*r++);
-					ch = (char)v;
-				}
-				break;
-			default:
-				if (is_octal(ch)) {
-					int v = ch - '0';
-
-					for (int i = 0; i < 2 && r < end && is_octal(*r); i++)
-						v = v * 8 + (*r++ - '0');
-					ch = (char)(v & 0xff);
-				}
-				break; /* any other character stands for itself */
+				for (int i = 0; i < 2 && r < end && is_octal(*r); i++)
+					v = v * 8 + (*r++ - '0');
+				ch = (char)(v & 0xff);
 			}
+			break; /* any other character stands for itself */
 		}
 		*w++ = ch;
 	}

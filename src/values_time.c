@@ -156,6 +156,21 @@ static char *put_digits(char *p, int64_t v, int width)
 	char rev[20];
 	int k = 0;
 
+	if (width == 2 && v < 100) {    /* the usual cases first */
+		p[0] = (char) ('0' + v / 10);
+		p[1] = (char) ('0' + v % 10);
+		return p + 2;
+	}
+	if (width == 4 && v < 10000) {
+		int x = (int) v;
+
+		p[0] = (char) ('0' + x / 1000);
+		p[1] = (char) ('0' + x / 100 % 10);
+		p[2] = (char) ('0' + x / 10 % 10);
+		p[3] = (char) ('0' + x % 10);
+		return p + 4;
+	}
+
 	do {
 		rev[k++] = (char) ('0' + v % 10);
 		v /= 10;
