@@ -30,7 +30,7 @@
 
 #include "pgmirror/copy.h"
 
-#define NBATCHES 4
+#define NBATCHES 8
 #define BATCH_ROWS 512
 #define BATCH_BYTES ((size_t)256 << 10)
 
@@ -478,7 +478,14 @@ static void batch_done(Reader *rd)
 	rd->filled_bytes -= rd->batches[rd->head].len;
 	rd->head = (rd->head + 1) % NBATCHES;
 	rd->nfilled--;
-	pthread_cond_signal(&rd->freed);
+	/*
+	 * A waiting reader is woken once half the batches are free, not for
+	 * each one: it then fills several in a row instead of preempting
+	 * this thread for every batch (whatever the reader waits for, the
+	 * count comes down to here as the writer goes on).
+	 */
+	if (rd->nfilled <= NBATCHES / 2)
+		pthread_cond_signal(&rd->freed);
 	pthread_mutex_unlock(&rd->mu);
 }
 
