@@ -1,7 +1,8 @@
 #!/bin/bash
 # pgmirror throughput benchmark, against pg_recvlogical as the baseline.
 #
-#   bench/bench.sh [-n ROWS] [-r REPEATS] [-b PGMIRROR] [-p PROTO]
+#   bench/bench.sh [-n ROWS] [-r REPEATS] [-b PGMIRROR] [-p PROTO] [-w WORKLOADS]
+#                  [-k ROWS] [-c CHANGES] [-a ROWS]
 #
 # Where it runs: if PGHOST is unset, the script re-executes itself under
 #   pg_virtualenv -t -o wal_level=logical -o max_replication_slots=20 \
@@ -24,6 +25,17 @@
 #           into memory beforehand, into a new file with pgmirror's
 #           settings, CREATE TABLE and prepared INSERT OR REPLACE, in one
 #           transaction: the best pgmirror's writer could do
+#   keyless a table of K rows (-k, default 500000), mirrored by a first run,
+#           then C single-row DELETEs and C single-row UPDATEs (-c, default
+#           20000), each its own transaction; pgmirror's time to apply them
+#           on the REPLICA IDENTITY FULL version of the table (no key; the
+#           source finds its rows through a hash index, which the mirror
+#           does not copy) against the same on the keyed version
+#   addcol  ALTER TABLE ... ADD COLUMN ... DEFAULT on a keyed table of A rows
+#           (-a, default 1000000) that pgmirror mirrors, then one change:
+#           pgmirror's time to follow (rebuild and refill), against its
+#           first run on the same table
+# -w picks workloads (comma-separated; default all of them).
 # For each workload and each repeat (-r, default 3), two fresh slots exist
 # before the workload: pgmirror's own (created by a first pgmirror run on the
 # empty table, since pgmirror refuses slots it did not create) and a pgoutput
@@ -45,17 +57,32 @@ N=100000
 REPEATS=3
 PROTO=1
 BIN=${PGMIRROR:-}
-while getopts "n:r:b:p:h" opt; do
+WORKLOADS=insert,small,upddel,copy,keyless,addcol
+KROWS=500000
+KCHANGES=20000
+AROWS=1000000
+while getopts "n:r:b:p:w:k:c:a:h" opt; do
     case $opt in
         n) N=$OPTARG ;;
         r) REPEATS=$OPTARG ;;
         b) BIN=$OPTARG ;;
         p) PROTO=$OPTARG ;;
+        w) WORKLOADS=$OPTARG ;;
+        k) KROWS=$OPTARG ;;
+        c) KCHANGES=$OPTARG ;;
+        a) AROWS=$OPTARG ;;
         h) sed -n '2,/^set -u/p' "$0" | sed 's/^# \{0,1\}//;/^set -u/d'; exit 0 ;;
-        *) echo "usage: $0 [-n ROWS] [-r REPEATS] [-b PGMIRROR] [-p PROTO]" >&2; exit 2 ;;
+        *) echo "usage: $0 [-n ROWS] [-r REPEATS] [-b PGMIRROR] [-p PROTO] [-w WORKLOADS]" \
+                "[-k ROWS] [-c CHANGES] [-a ROWS]" >&2; exit 2 ;;
     esac
 done
-case $N in ''|*[!0-9]*) echo "bench: -n wants a number" >&2; exit 2 ;; esac
+for v in "$N" "$KROWS" "$KCHANGES" "$AROWS"; do
+    case $v in ''|*[!0-9]*) echo "bench: -n, -k, -c and -a want a number" >&2; exit 2 ;; esac
+done
+if [ $((KROWS % 7919)) = 0 ] || [ $((2 * KCHANGES)) -gt "$KROWS" ]; then
+    echo "bench: -k must not be a multiple of 7919 and at least twice -c" >&2; exit 2
+fi
+wanted() { case ",$WORKLOADS," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 case $REPEATS in ''|*[!0-9]*|0) echo "bench: -r wants a positive number" >&2; exit 2 ;; esac
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -64,7 +91,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 if [ -z "${PGHOST:-}" ]; then
     exec pg_virtualenv -t -o wal_level=logical -o max_replication_slots=20 \
         -o max_wal_senders=20 -o fsync=off \
-        "$0" -n "$N" -r "$REPEATS" -b "$BIN" -p "$PROTO"
+        "$0" -n "$N" -r "$REPEATS" -b "$BIN" -p "$PROTO" -w "$WORKLOADS" \
+        -k "$KROWS" -c "$KCHANGES" -a "$AROWS"
 fi
 
 T=${BENCH_TIMEOUT:-300}
@@ -164,7 +192,10 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "n/a";
     else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.6f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 declare -A ROWS RECV MIRR
+STREAMED=""
 for w in insert small upddel; do
+    wanted "$w" || continue
+    STREAMED="$STREAMED $w"
     : > "$WORK/recv.$w"; : > "$WORK/mirr.$w"
     for r in $(seq "$REPEATS"); do
         setup
@@ -205,13 +236,14 @@ CN=${BENCH_COPY_ROWS:-$N}
 case $CN in ''|*[!0-9]*) echo "bench: BENCH_COPY_ROWS wants a number" >&2; exit 2 ;; esac
 ALONE=$WORK/sqlite_alone
 # shellcheck disable=SC2046
-if ! cc -O2 -o "$ALONE" "$HERE/sqlite_alone.c" $(pkg-config --cflags --libs sqlite3) \
+if wanted copy && ! cc -O2 -o "$ALONE" "$HERE/sqlite_alone.c" $(pkg-config --cflags --libs sqlite3) \
         2>>"$WORK/pgmirror.err"; then
     echo "bench: could not build bench/sqlite_alone.c: its column will be n/a" >&2
     ALONE=
 fi
 : > "$WORK/copy.psql"; : > "$WORK/copy.pgm"; : > "$WORK/copy.alone"
 for r in $(seq "$REPEATS"); do
+    wanted copy || break
     make_table
     q "INSERT INTO bench_t (a, b, d) SELECT g, md5(g::text), g / 100.0
        FROM generate_series(1, $CN) g" || exit 1
@@ -254,13 +286,123 @@ done
 COPY_PSQL=$(median < "$WORK/copy.psql")
 COPY_PGM=$(median < "$WORK/copy.pgm")
 COPY_ALONE=$(median < "$WORK/copy.alone")
+
+first_run() {  # first_run FILE: pgmirror's first run, with its copy, timed into FILE
+    local t0 t1
+    t0=$(now)
+    timeout "$T" "$BIN" -q -d "dbname=$DB" -S "$S1" -P "$PUB" --once "$WORK/mirror.db" \
+        2>>"$WORK/pgmirror.err" || return 1
+    t1=$(now)
+    echo "$t1 - $t0" | bc -l >> "$1"
+}
+
+timed_mirror() {  # timed_mirror FILE ENDPOS: pgmirror up to ENDPOS, timed into FILE
+    local t0 t1
+    t0=$(now)
+    mirror "$2" || return 1
+    t1=$(now)
+    echo "$t1 - $t0" | bc -l >> "$1"
+}
+
+mirror_count() {  # mirror_count SQL: one number from the mirror
+    /usr/bin/python3 -c 'import sqlite3, sys
+print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])' \
+        "$WORK/mirror.db" "$1" 2>/dev/null || echo "?"
+}
+
+# Keyless against keyed: the same table and the same single-row changes,
+# once with a primary key and once with REPLICA IDENTITY FULL and no key
+# (the source finds its rows through a hash index, which pgmirror does not
+# copy: the mirror has only what it makes of a keyless table itself).
+cat > "$WORK/changes.sql" <<'SQL'
+-- rows all over the table (i * 7919 mod rows is one-to-one while rows is
+-- prime to 7919), not only the first ones, which a scan would find early
+CREATE OR REPLACE PROCEDURE bench_k_changes(n int, nrows int) LANGUAGE plpgsql AS $$
+BEGIN
+  FOR i IN 1..n LOOP
+    DELETE FROM bench_k WHERE id = (i::bigint * 7919) % nrows + 1;
+    COMMIT;
+  END LOOP;
+  FOR i IN n + 1..2 * n LOOP
+    UPDATE bench_k SET a = a + 1 WHERE id = (i::bigint * 7919) % nrows + 1;
+    COMMIT;
+  END LOOP;
+END $$;
+SQL
+ktable() {  # ktable keyed|keyless: a fresh bench_k of KROWS rows, published
+    drop_slots
+    q "DROP TABLE IF EXISTS bench_t, bench_k, bench_a; DROP PUBLICATION IF EXISTS $PUB;
+       CREATE TABLE bench_k (id int NOT NULL, a int, b text, c timestamptz DEFAULT now());
+       INSERT INTO bench_k (id, a, b) SELECT g, g % 1000, md5(g::text)
+       FROM generate_series(1, $KROWS) g;" || exit 1
+    if [ "$1" = keyed ]; then
+        q "ALTER TABLE bench_k ADD PRIMARY KEY (id)" || exit 1
+    else
+        q "ALTER TABLE bench_k REPLICA IDENTITY FULL;
+           CREATE INDEX bench_k_id ON bench_k USING hash (id)" || exit 1
+    fi
+    q "CREATE PUBLICATION $PUB FOR TABLE bench_k" && q "VACUUM ANALYZE bench_k" || exit 1
+    PGOPTIONS="-c client_min_messages=warning" psql -X -q -v ON_ERROR_STOP=1 -d "$DB" \
+        -f "$WORK/changes.sql" || exit 1
+    rm -f "$WORK"/mirror.db*
+}
+declare -A KTIME
+for kind in keyed keyless; do : > "$WORK/k.$kind"; done
+for r in $(seq "$REPEATS"); do
+    { wanted keyless && [ "$have_pgmirror" = yes ]; } || break
+    for kind in keyed keyless; do
+        ktable "$kind"
+        first_run "$WORK/first.$kind" || { echo "bench: pgmirror first run failed ($kind)" >&2; continue; }
+        q "CALL bench_k_changes($KCHANGES, $KROWS)" || exit 1
+        end=$(q "SELECT pg_current_wal_insert_lsn()")
+        if timed_mirror "$WORK/k.$kind" "$end"; then
+            src=$(q "SELECT count(*) || ' ' || sum(a) FROM bench_k")
+            got=$(mirror_count "SELECT count(*) || ' ' || sum(a) FROM bench_k")
+            [ "$src" = "$got" ] || echo "bench: WARNING: mirror has $got (rows, sum), source $src ($kind)" >&2
+            echo "  $kind #$r: $((2 * KCHANGES)) changes on $KROWS rows, pgmirror $(tail -n1 "$WORK/k.$kind")s" >&2
+        else
+            echo "bench: pgmirror failed or timed out ($kind, repeat $r)" >&2
+        fi
+    done
+done
+for kind in keyed keyless; do KTIME[$kind]=$(median < "$WORK/k.$kind"); done
+
+# Adding a column with a default to a big keyed table: pgmirror rebuilds
+# the table and reads the column's values from the source by key.
+: > "$WORK/a.first"; : > "$WORK/a.add"
+for r in $(seq "$REPEATS"); do
+    { wanted addcol && [ "$have_pgmirror" = yes ]; } || break
+    drop_slots
+    q "DROP TABLE IF EXISTS bench_t, bench_k, bench_a; DROP PUBLICATION IF EXISTS $PUB;
+       CREATE TABLE bench_a (id int PRIMARY KEY, a int, b text);
+       INSERT INTO bench_a SELECT g, g % 1000, md5(g::text) FROM generate_series(1, $AROWS) g;
+       CREATE PUBLICATION $PUB FOR TABLE bench_a" && q "VACUUM ANALYZE bench_a" || exit 1
+    rm -f "$WORK"/mirror.db*
+    first_run "$WORK/a.first" || { echo "bench: pgmirror first run failed (addcol)" >&2; continue; }
+    q "ALTER TABLE bench_a ADD COLUMN f int DEFAULT 7; UPDATE bench_a SET a = -1 WHERE id = 1" || exit 1
+    end=$(q "SELECT pg_current_wal_insert_lsn()")
+    if timed_mirror "$WORK/a.add" "$end"; then
+        got=$(mirror_count "SELECT count(*) FROM bench_a WHERE f = 7")
+        [ "$got" = "$AROWS" ] || echo "bench: WARNING: mirror has $got rows with f = 7, not $AROWS" >&2
+        echo "  addcol #$r: $AROWS rows, first run $(tail -n1 "$WORK/a.first")s," \
+             "ADD COLUMN $(tail -n1 "$WORK/a.add")s" >&2
+    else
+        echo "bench: pgmirror failed or timed out (addcol, repeat $r)" >&2
+    fi
+done
+A_FIRST=$(median < "$WORK/a.first")
+A_ADD=$(median < "$WORK/a.add")
 drop_slots
 
 rate() { [ "$2" = n/a ] && echo n/a || echo "$1 / $2" | bc -l | xargs printf "%.0f"; }
 echo
 echo "pgmirror benchmark: N=$N, $REPEATS repeats (medians), proto_version=$PROTO, $(psql -X -At -d "$DB" -c 'SHOW server_version')"
+ratio_of() { if [ "$1" = n/a ] || [ "$2" = n/a ]; then echo n/a; else
+    echo "$1 / $2" | bc -l | xargs printf "%.2f"; fi; }
+secs() { [ "$1" = n/a ] && echo n/a || printf %.3f "$1"; }
+if [ -n "$STREAMED" ]; then
 printf "%-8s %9s %12s %14s %12s %14s %8s\n" workload rows "recv s" "recv rows/s" "pgmirror s" "pgm rows/s" "ratio"
-for w in insert small upddel; do
+for w in $STREAMED; do
     rr=$(rate "${ROWS[$w]}" "${RECV[$w]}")
     mr=$(rate "${ROWS[$w]}" "${MIRR[$w]}")
     if [ "${MIRR[$w]}" = n/a ]; then ratio=n/a; else
@@ -270,6 +412,8 @@ for w in insert small upddel; do
 done
 echo "(ratio = pgmirror time / pg_recvlogical time for the same stream)"
 echo
+fi
+if wanted copy; then
 printf "%-8s %9s %12s %14s %12s %14s %8s\n" copy rows "COPY s" "COPY rows/s" "pgmirror s" "pgm rows/s" "ratio"
 if [ "$COPY_PGM" = n/a ]; then ratio=n/a; else
     ratio=$(echo "$COPY_PGM / $COPY_PSQL" | bc -l | xargs printf "%.2f"); fi
@@ -287,6 +431,23 @@ printf "%-8s %9s %12s %14s %12s %14s %8s\n" initial "$CN" \
     "$( [ "$COPY_PGM" = n/a ] && echo n/a || printf %.3f "$COPY_PGM")" \
     "$(rate "$CN" "$COPY_PGM")" "$ratio"
 echo "(rate = pgmirror's first-run rate / SQLite alone's rate for the same rows, bench/sqlite_alone.c)"
+echo
+fi
+if wanted keyless; then
+printf "%-8s %9s %9s %12s %14s %8s\n" changes rows changes "keyed s" "keyless s" "ratio"
+printf "%-8s %9s %9s %12s %14s %8s\n" single "$KROWS" "$((2 * KCHANGES))" "$(secs "${KTIME[keyed]}")" \
+    "$(secs "${KTIME[keyless]}")" "$(ratio_of "${KTIME[keyless]}" "${KTIME[keyed]}")"
+echo "(pgmirror applying $KCHANGES single-row DELETE and $KCHANGES single-row UPDATE transactions;"
+echo " ratio = REPLICA IDENTITY FULL table without a key / the same table with a primary key)"
+echo
+fi
+if wanted addcol; then
+printf "%-8s %9s %14s %14s %8s\n" addcol rows "first run s" "ADD COLUMN s" "ratio"
+printf "%-8s %9s %14s %14s %8s\n" default "$AROWS" "$(secs "$A_FIRST")" "$(secs "$A_ADD")" \
+    "$(ratio_of "$A_ADD" "$A_FIRST")"
+echo "(ADD COLUMN ... DEFAULT on a keyed table: pgmirror's time to follow it, the rebuild and"
+echo " the refill from the source; ratio = that / pgmirror's first run on the same table)"
+fi
 if [ -s "$WORK/pgmirror.err" ]; then
     echo; echo "pgmirror stderr (last lines):"; tail -n 5 "$WORK/pgmirror.err"
 fi

@@ -9,7 +9,7 @@ packages=(
 	libpq-dev libsqlite3-dev libcmocka-dev
 	postgresql postgresql-common postgresql-client sqlite3
 	clang libclang-rt-dev
-	python3 python3-psycopg2 valgrind
+	python3 python3-psycopg2 valgrind time
 )
 
 missing=()

@@ -34,5 +34,8 @@ CREATE TABLE IF NOT EXISTS pgmirror_tables (
     source_schema TEXT NOT NULL,
     source_table  TEXT NOT NULL,
     relation_oid  INTEGER NOT NULL,           -- source pg_class OID
-    replica_identity TEXT NOT NULL            -- d, n, f or i
+    replica_identity TEXT NOT NULL,           -- d, n, f or i
+    sync_lsn      TEXT                        -- X/Y: the rows are a snapshot's at this LSN;
+                                              -- the table's changes apply from transactions
+                                              -- committed at or after it (NULL: all)
 );

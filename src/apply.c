@@ -1,7 +1,8 @@
 /*
  * apply.c: from decoded messages to mirror changes: transaction
  * boundaries, the grouping of source transactions into SQLite ones, the
- * dispatch of messages, and the row changes. The relation cache and the
+ * dispatch of messages, and the row changes (and, for --verify, rows
+ * converted without being applied). The relation cache and the
  * making of mirror tables are in apply_schema.c.
  *
  * One apply_X() per message kind behind a switch, as PostgreSQL's
@@ -38,6 +39,7 @@ void apply_free(Applier *a)
 	if (a == NULL)
 		return;
 	apply_cache_free(a);
+	free(a->unknown);
 	free(a);
 }
 
@@ -66,7 +68,7 @@ bool apply_flush(Applier *a)
 
 	if (a->in_txn || !a->group_open)
 		return true;
-	if (a->position_pending &&
+	if (a->position_pending && !a->sync_mode &&
 	    !mirror_set_position(a->m, a->applied,
 				 a->applied_time ? pgtime_format_utc(a->applied_time, when,
 								     sizeof(when))
@@ -109,6 +111,7 @@ static bool apply_begin(Applier *a, const PgoBegin *b)
 	a->txn_changed = false;
 	a->last_empty = false;
 	a->txn_final_lsn = b->final_lsn;
+	a->txn_xid = b->xid;
 	a->txn_time = b->commit_time;
 	/* Its commit record lies before what the mirror holds: applied already. */
 	a->skipping = b->final_lsn < a->durable;
@@ -229,12 +232,11 @@ static void no_row(Applier *a, const RelEntry *r, const char *what)
 
 static bool apply_insert(Applier *a, const PgoInsert *ins)
 {
-	RelEntry *r = apply_rel_for_change(a, ins->relid, "Insert");
+	bool skip;
+	RelEntry *r = apply_rel_for_change(a, ins->relid, "Insert", &skip);
 
 	if (r == NULL)
-		return false;
-	if (a->skipping)
-		return true;
+		return skip;
 	if (!convert_tuple(a, r, &ins->newtup, 'N', true, "Insert"))
 		return false;
 	for (int i = 0; i < r->ncols; i++) {
@@ -252,10 +254,12 @@ static bool apply_insert(Applier *a, const PgoInsert *ins)
 
 bool apply_insert_values(Applier *a, uint32_t relid, const Value *vals)
 {
-	RelEntry *r = apply_rel_for_change(a, relid, "Insert");
-	bool ok = r != NULL;
+	bool skip, ok;
+	RelEntry *r = apply_rel_for_change(a, relid, "Insert", &skip);
 
-	if (ok && !a->skipping) {
+	if (r == NULL) {
+		ok = skip;
+	} else {
 		ok = mirror_table_insert(r->table, vals) || mirror_failed(a, r, "Insert");
 		if (ok)
 			a->stats.rows++;
@@ -283,14 +287,13 @@ static bool check_key(Applier *a, const RelEntry *r, const char *what)
 
 static bool apply_update(Applier *a, const PgoUpdate *up)
 {
-	RelEntry *r = apply_rel_for_change(a, up->relid, "Update");
+	bool skip;
+	RelEntry *r = apply_rel_for_change(a, up->relid, "Update", &skip);
 	const Value *match;
 	int n;
 
 	if (r == NULL)
-		return false;
-	if (a->skipping)
-		return true;
+		return skip;
 	if (!convert_tuple(a, r, &up->newtup, 'N', true, "Update"))
 		return false;
 	if (up->old_kind != 0) {
@@ -315,13 +318,12 @@ static bool apply_update(Applier *a, const PgoUpdate *up)
 
 static bool apply_delete(Applier *a, const PgoDelete *del)
 {
-	RelEntry *r = apply_rel_for_change(a, del->relid, "Delete");
+	bool skip;
+	RelEntry *r = apply_rel_for_change(a, del->relid, "Delete", &skip);
 	int n;
 
 	if (r == NULL)
-		return false;
-	if (a->skipping)
-		return true;
+		return skip;
 	if (!convert_tuple(a, r, &del->oldtup, del->old_kind, false, "Delete") ||
 	    !check_key(a, r, "Delete"))
 		return false;
@@ -336,12 +338,13 @@ static bool apply_delete(Applier *a, const PgoDelete *del)
 static bool apply_truncate(Applier *a, const PgoTruncate *tr)
 {
 	for (uint32_t i = 0; i < tr->nrelids; i++) {
-		RelEntry *r = apply_rel_for_change(a, tr->relids[i], "Truncate");
+		bool skip;
+		RelEntry *r = apply_rel_for_change(a, tr->relids[i], "Truncate", &skip);
 
+		if (r == NULL && skip)
+			continue;
 		if (r == NULL)
 			return false;
-		if (a->skipping)
-			continue;
 		if (!mirror_table_truncate(r->table))
 			return mirror_failed(a, r, "Truncate");
 	}
@@ -458,11 +461,71 @@ void apply_stats(const Applier *a, ApplyStats *out)
 	*out = a->stats;
 }
 
+void apply_defer_indexes(Applier *a)
+{
+	a->defer_indexes = true;
+}
+
 bool apply_make_table(Applier *a, uint32_t relid)
 {
-	if (apply_rel_for_change(a, relid, "the initial copy") == NULL) {
+	bool skip;
+
+	RelEntry *r;
+
+	apply_mark_creatable(a, relid, true);
+	r = apply_rel_for_change(a, relid, "the initial copy", &skip);
+	apply_mark_creatable(a, relid, false);
+	if (r == NULL) {
+		if (skip)
+			errbuf_set(&a->err, "the initial copy began in a transaction applied before");
 		abort_group(a);
 		return false;
 	}
+	return true;
+}
+
+int apply_unknown_relations(const Applier *a, const uint32_t **oids)
+{
+	*oids = a->unknown;
+	return a->nunknown;
+}
+
+void apply_clear_unknown(Applier *a)
+{
+	a->nunknown = 0;
+}
+
+/* Without a transaction and without a mirror table: --verify only reads. */
+static RelEntry *rel_described(Applier *a, uint32_t relid)
+{
+	RelEntry *r = apply_rel_find(a, relid);
+
+	if (r != NULL)
+		return r;
+	errbuf_set(&a->err, "no Relation message described relation OID %u", relid);
+	return NULL;
+}
+
+bool apply_relation_types(Applier *a, uint32_t relid, const ColumnType **types, int *ncols)
+{
+	RelEntry *r = rel_described(a, relid);
+
+	if (r == NULL)
+		return false;
+	*types = r->types;
+	*ncols = r->ncols;
+	return true;
+}
+
+bool apply_convert_row(Applier *a, uint32_t relid, const PgoTuple *tup, const Value **vals)
+{
+	RelEntry *r;
+
+	if (a->big_bufs)
+		apply_trim_scratch(a); /* the last row's values are used by now */
+	if ((r = rel_described(a, relid)) == NULL ||
+	    !convert_tuple(a, r, tup, 'N', true, "a row"))
+		return false;
+	*vals = r->newvals;
 	return true;
 }

@@ -4,7 +4,8 @@
  * grouping and the dispatch of messages and row changes; apply_schema.c
  * the relation and type caches, Relation and Type messages, and making
  * and changing mirror tables (with the refill of added and retyped
- * columns from the source's catalog).
+ * columns from the source's catalog); apply_rename.c a mirror table's
+ * name, which follows its source table's.
  */
 #ifndef PGMIRROR_APPLY_INTERNAL_H
 #define PGMIRROR_APPLY_INTERNAL_H
@@ -29,6 +30,13 @@ typedef struct RelEntry {
 	bool *keep;             /* new tuple: column not sent ('u') */
 	bool *used;             /* old tuple: column identifies the row */
 	bool big_bufs;          /* a scratch buffer outgrew VALUES_BUF_KEEP */
+	bool sync_known;        /* in_mirror and sync_lsn were read */
+	bool in_mirror;         /* a mirror table stands for this OID */
+	Lsn sync_lsn;           /* its changes apply from here (LSN_INVALID: all) */
+	bool noted;             /* not in the mirror: noted for the table sync */
+	bool may_create;        /* apply_make_table() is making its table */
+	bool gone;              /* gone from the source, its name another's:
+				 * its changes are not applied (apply_rename.c) */
 } RelEntry;
 
 typedef struct TypeEntry {
@@ -53,6 +61,7 @@ struct Applier {
 	bool txn_changed;        /* it had a message other than Origin/Message */
 	bool last_empty;         /* the last Commit ended an empty transaction */
 	Lsn txn_final_lsn;       /* Begin: LSN of the commit record */
+	uint32_t txn_xid;        /* Begin: its transaction ID */
 	int64_t txn_time;
 
 	Lsn durable;             /* committed in the mirror */
@@ -62,6 +71,10 @@ struct Applier {
 	bool group_open;         /* an SQLite transaction is open */
 	bool position_pending;   /* applied > durable needs storing */
 	bool source_lost;        /* the last error was not reaching the source */
+	bool defer_indexes;      /* rel_sync leaves the indexes to the caller */
+	bool sync_mode;          /* a table sync's copy: see apply_set_sync_mode() */
+	uint32_t *unknown;       /* changed relations the mirror does not have */
+	int nunknown;
 
 	ApplyStats stats;
 	ErrBuf err;          /* the last error */
@@ -75,16 +88,36 @@ bool apply_open_group(Applier *a) PGM_MUST_CHECK;
 void apply_rels_clear(Applier *a);
 /* Frees the relation and type caches. */
 void apply_cache_free(Applier *a);
-/* The relation a change is for (what: "Insert", ...); its mirror table is
- * made on first use. NULL with the error set. */
-RelEntry *apply_rel_for_change(Applier *a, uint32_t relid, const char *what);
+/* The relation oid, described by a Relation message; or NULL. */
+RelEntry *apply_rel_find(Applier *a, uint32_t oid);
+/*
+ * The relation a change is for (what: "Insert", ...); its mirror table is
+ * made (or brought in line) on first use. NULL with the error set, or with
+ * *skip true: the change is not applied (the transaction was applied
+ * before; the mirror has no table for the relation, which is noted for the
+ * table sync; or the table's rows are a snapshot that holds the change).
+ */
+RelEntry *apply_rel_for_change(Applier *a, uint32_t relid, const char *what, bool *skip);
 bool apply_relation(Applier *a, const PgoRelation *rel) PGM_MUST_CHECK;
 bool apply_type(Applier *a, const PgoType *t) PGM_MUST_CHECK;
 /* values_convert() of column col of r into buf/out; a buffer a huge value
  * made large is noted for apply_trim_scratch(). */
 bool apply_convert_value(Applier *a, RelEntry *r, int col, const char *text, size_t len,
 			 ValueBuf *buf, Value *out, char *err, size_t errsize) PGM_MUST_CHECK;
+/* Lets the initial copy make relation oid's table (the stream never
+ * does), while on. */
+void apply_mark_creatable(Applier *a, uint32_t oid, bool on);
 /* Shrinks the scratch buffers that grew past VALUES_BUF_KEEP. */
 void apply_trim_scratch(Applier *a);
+/* A catalog question failed: remembers whether for want of the source. */
+void apply_catalog_failed(Applier *a);
+
+/*
+ * apply_rename.c: gives r's mirror table (found by OID) the name the
+ * source table has, before its definition is planned, moving aside tables
+ * whose names it takes; sets r->def's names to the ones it is mirrored
+ * under, or sets r->gone. Within the open group.
+ */
+bool apply_follow_name(Applier *a, RelEntry *r) PGM_MUST_CHECK;
 
 #endif

@@ -5,7 +5,8 @@
  * changes the mirror table to match (rel_sync): the naming rule and its
  * checks (naming.h), the plan (mirror_table_plan), and the values of
  * added or retyped columns, refilled from the source's catalog (catalog.h)
- * or taken from the constant it gave existing rows.
+ * or taken from the constant it gave existing rows; and its indexes
+ * (indexes.h).
  *
  * The relation cache maps a source relation OID to its mirror table and
  * to per-column scratch (converted values, buffers), allocated when the
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include "apply_internal.h"
+#include "pgmirror/indexes.h"
 #include "pgmirror/naming.h"
 
 static void rel_clear(RelEntry *r)
@@ -55,6 +57,19 @@ void apply_rels_clear(Applier *a)
 	a->nrels = 0;
 }
 
+void apply_forget_tables(Applier *a)
+{
+	for (size_t i = 0; i < a->nrels_cap; i++) {
+		if (a->rels[i].oid != 0) {
+			mirror_table_free(a->rels[i].table);
+			a->rels[i].table = NULL;
+			a->rels[i].gone = false;
+			a->rels[i].sync_known = false;
+			a->rels[i].noted = false;
+		}
+	}
+}
+
 void apply_cache_free(Applier *a)
 {
 	apply_rels_clear(a);
@@ -82,6 +97,13 @@ static RelEntry *rel_find(Applier *a, uint32_t oid)
 	RelEntry *r = rel_slot(a->rels, a->nrels_cap, oid);
 
 	return r->oid == oid ? r : NULL;
+}
+
+RelEntry *apply_rel_find(Applier *a, uint32_t oid)
+{
+	RelEntry *r = rel_find(a, oid);
+
+	return r != NULL && r->display != NULL ? r : NULL;
 }
 
 /* The entry for oid, new and empty if it was not there. */
@@ -129,8 +151,7 @@ static TypeEntry *type_get(Applier *a, uint32_t oid)
 	return t;
 }
 
-/* A catalog question failed: remember whether for want of the source. */
-static void catalog_failed(Applier *a)
+void apply_catalog_failed(Applier *a)
 {
 	a->source_lost = a->catalog->lost != NULL && a->catalog->lost(a->catalog->ctx);
 }
@@ -170,7 +191,7 @@ static bool resolve_type(Applier *a, uint32_t oid, int32_t typmod, int depth,
 		return false;
 	}
 	if (!a->catalog->type_info(a->catalog->ctx, oid, &st)) {
-		catalog_failed(a);
+		apply_catalog_failed(a);
 		errbuf_set(&a->err, "could not look up the type with OID %u on the source: %s", oid,
 			  a->catalog->error(a->catalog->ctx));
 		return false;
@@ -264,7 +285,7 @@ static bool fill_constant(Applier *a, RelEntry *r, int col, const char *name, So
 
 	out->kind = VAL_NULL;
 	if (!a->catalog->column_fill(a->catalog->ctx, r->oid, name, &f)) {
-		catalog_failed(a);
+		apply_catalog_failed(a);
 		errbuf_set(&a->err, "could not look up column \"%s\" added to \"%s\": %s", name,
 			  r->display, a->catalog->error(a->catalog->ctx));
 		return false;
@@ -347,10 +368,10 @@ static bool fill_from_source(Applier *a, RelEntry *r, const MirrorTableDef *def,
 		}
 	}
 	a->err.text[0] = '\0';
-	ok = a->catalog->column_values(a->catalog->ctx, def->source_schema, def->source_table,
-				       keynames, f.nkeys, f.name, fill_one_row, &f);
+	ok = a->catalog->column_values(a->catalog->ctx, r->oid, keynames, f.nkeys, f.name,
+				       fill_one_row, &f);
 	if (!ok)
-		catalog_failed(a);
+		apply_catalog_failed(a);
 	if (!ok && a->err.text[0] == '\0')
 		errbuf_set(&a->err, "could not read column \"%s\" of \"%s\" on the source: %s",
 			  f.name, r->display, a->catalog->error(a->catalog->ctx));
@@ -429,11 +450,15 @@ static bool rel_sync(Applier *a, RelEntry *r)
 		free(why);
 		goto done;
 	}
-	if (!apply_open_group(a))
+	if (!apply_open_group(a) || !apply_follow_name(a, r))
 		goto done;
+	if (r->gone) {
+		ok = true;
+		goto done;
+	}
 	attnums = xcalloc((size_t)def->ncols + 1, sizeof(int));
 	if (!a->catalog->column_attnums(a->catalog->ctx, r->oid, names, def->ncols, attnums)) {
-		catalog_failed(a);
+		apply_catalog_failed(a);
 		errbuf_set(&a->err, "could not look up the columns of \"%s\" on the source: %s",
 			  r->display, a->catalog->error(a->catalog->ctx));
 		goto done;
@@ -460,6 +485,18 @@ static bool rel_sync(Applier *a, RelEntry *r)
 		if (plan.conv[i] == CONV_FILL && plan.has_rows && has_key(r) &&
 		    !fill_from_source(a, r, def, i))
 			goto done;
+	/* a Relation message also follows CREATE INDEX and DROP INDEX, made
+	 * perhaps by this very transaction */
+	if (!a->defer_indexes) {
+		char *name = (char *)def->name;
+		bool lost;
+
+		if (!indexes_sync(a->m, a->catalog, &name, &r->oid, 1, a->txn_xid, &a->err,
+				  &lost)) {
+			a->source_lost = lost;
+			goto done;
+		}
+	}
 	if (plan.exists && !plan.same)
 		log_info("table \"%s\" changed on the source; mirror table \"%s\" follows",
 			 r->display, def->name);
@@ -493,18 +530,55 @@ bool apply_type(Applier *a, const PgoType *t)
 	return true;
 }
 
-/* The relation a change is for; its mirror table is made on first use. */
-const ColumnType *apply_column_types(Applier *a, uint32_t relid)
+/* Notes a relation that changed but has no mirror table, once. */
+static void note_unknown(Applier *a, RelEntry *r)
 {
-	const RelEntry *r = rel_find(a, relid);
-
-	return r != NULL && r->display != NULL && r->table != NULL ? r->types : NULL;
+	if (r->noted)
+		return;
+	r->noted = true;
+	a->unknown = xreallocarray(a->unknown, (size_t)a->nunknown + 1, sizeof(uint32_t));
+	a->unknown[a->nunknown++] = r->oid;
+	log_debug("changes to \"%s\" (OID %u), which the mirror does not have, are skipped "
+		  "until it is synced", r->display, r->oid);
 }
 
-RelEntry *apply_rel_for_change(Applier *a, uint32_t relid, const char *what)
+/*
+ * Whether the change, in the open transaction, is left out. The stream
+ * replays history: a relation the mirror has no table for joins through
+ * the table sync, whose snapshot holds every change before its sync LSN;
+ * so do the changes to a synced table from transactions that commit
+ * before that LSN (the snapshot has them). A Relation message seen then is
+ * kept: the first change applied brings the table in line with it.
+ */
+static bool skip_change(Applier *a, RelEntry *r, bool *skip)
+{
+	*skip = false;
+	if (a->sync_mode || r->may_create)
+		return true;
+	if (!r->sync_known) {
+		MirrorTableInfo info;
+
+		if (!mirror_table_by_oid(a->m, r->oid, &r->in_mirror, &info)) {
+			errbuf_set(&a->err, "%s", mirror_error(a->m));
+			return false;
+		}
+		r->sync_lsn = r->in_mirror ? info.sync_lsn : LSN_INVALID;
+		mirror_table_info_clear(&info);
+		r->sync_known = true;
+	}
+	if (!r->in_mirror) {
+		note_unknown(a, r);
+		*skip = true;
+	} else if (r->sync_lsn != LSN_INVALID && a->txn_final_lsn < r->sync_lsn)
+		*skip = true;
+	return true;
+}
+
+RelEntry *apply_rel_for_change(Applier *a, uint32_t relid, const char *what, bool *skip)
 {
 	RelEntry *r = rel_find(a, relid);
 
+	*skip = false;
 	if (r == NULL || r->display == NULL) {
 		errbuf_set(&a->err, "protocol error: %s for relation OID %u, which no Relation "
 			  "message described", what, relid);
@@ -515,7 +589,39 @@ RelEntry *apply_rel_for_change(Applier *a, uint32_t relid, const char *what)
 			  r->display);
 		return NULL;
 	}
+	if (a->skipping || r->gone) {
+		*skip = true;
+		return NULL;
+	}
+	if (!skip_change(a, r, skip) || *skip)
+		return NULL;
 	if (r->table == NULL && !rel_sync(a, r))
 		return NULL;
-	return r;
+	*skip = r->gone; /* its name is another's now (apply_rename.c) */
+	return r->gone ? NULL : r;
+}
+
+void apply_set_sync_mode(Applier *a)
+{
+	a->sync_mode = true;
+}
+
+void apply_forget_table(Applier *a, uint32_t oid)
+{
+	RelEntry *r = rel_find(a, oid);
+
+	if (r == NULL)
+		return;
+	mirror_table_free(r->table);
+	r->table = NULL;
+	r->sync_known = false;
+	r->noted = false;
+}
+
+void apply_mark_creatable(Applier *a, uint32_t oid, bool on)
+{
+	RelEntry *r = rel_find(a, oid);
+
+	if (r != NULL)
+		r->may_create = on;
 }

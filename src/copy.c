@@ -17,6 +17,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -73,33 +74,45 @@ struct Copier {
 	bool (*stopping)(void);  /* a signal asked pgmirror to stop */
 	Reader rd;               /* buffers kept from table to table */
 	int ncols_cap;           /* of rd.fields and rd.scratch */
+	bool schema_only;        /* make the tables, copy no rows */
 	ErrBuf err;              /* the last error */
 };
 
 /*
- * The session's stop check during a copy: the copier's own, or the writer
- * giving up (the check takes no argument, so this is the process's: one
- * copy runs at a time).
+ * The session's stop check during a copy: the writer giving up. The
+ * copier's own stopping (which may answer the server on another
+ * connection, as a table sync's does) runs on the writer's thread alone,
+ * which then gives up. The check takes no argument, so this flag is the
+ * process's: one copy runs at a time.
  */
 static atomic_bool reader_cancel;
-static bool (*reader_stopping)(void);
 
 static bool reader_stop_check(void)
 {
-	return atomic_load(&reader_cancel) || (reader_stopping != NULL && reader_stopping());
+	return atomic_load(&reader_cancel);
 }
 
 Copier *copy_new(Session *s, Applier *a, bool (*stopping)(void))
 {
 	Copier *c = xcalloc(1, sizeof(*c));
+	pthread_condattr_t attr;
 
 	c->s = s;
 	c->a = a;
 	c->stopping = stopping;
 	pthread_mutex_init(&c->rd.mu, NULL);
-	pthread_cond_init(&c->rd.filled, NULL);
+	/* the writer's waits for rows are timed on this clock */
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->rd.filled, &attr);
+	pthread_condattr_destroy(&attr);
 	pthread_cond_init(&c->rd.freed, NULL);
 	return c;
+}
+
+void copy_set_schema_only(Copier *c)
+{
+	c->schema_only = true;
 }
 
 void copy_free(Copier *c)
@@ -252,14 +265,8 @@ static bool feed(Copier *c, const PgoMessage *msg)
 	return true;
 }
 
-/* The Relation message pgoutput would send for t. (Types that are not
- * built in the applier asks of the catalog itself.) */
-static bool describe_table(Copier *c, const SourceTable *t)
+void copy_relation_message(const SourceTable *t, PgoColumn *cols, PgoMessage *msg)
 {
-	PgoMessage msg;
-	PgoColumn *cols = xcalloc(t->ncols > 0 ? (size_t)t->ncols : 1, sizeof(PgoColumn));
-	bool ok;
-
 	for (int i = 0; i < t->ncols; i++) {
 		const SourceColumn *sc = &t->cols[i];
 
@@ -268,14 +275,25 @@ static bool describe_table(Copier *c, const SourceTable *t)
 		cols[i].type_oid = sc->type_oid;
 		cols[i].type_mod = sc->type_mod;
 	}
-	memset(&msg, 0, sizeof(msg));
-	msg.type = PGO_RELATION;
-	msg.u.relation.oid = t->oid;
-	msg.u.relation.nspname = t->nspname;
-	msg.u.relation.relname = t->relname;
-	msg.u.relation.replident = t->replident;
-	msg.u.relation.ncols = (uint16_t)t->ncols;
-	msg.u.relation.cols = cols;
+	memset(msg, 0, sizeof(*msg));
+	msg->type = PGO_RELATION;
+	msg->u.relation.oid = t->oid;
+	msg->u.relation.nspname = t->nspname;
+	msg->u.relation.relname = t->relname;
+	msg->u.relation.replident = t->replident;
+	msg->u.relation.ncols = (uint16_t)t->ncols;
+	msg->u.relation.cols = cols;
+}
+
+/* The Relation message pgoutput would send for t. (Types that are not
+ * built in the applier asks of the catalog itself.) */
+static bool describe_table(Copier *c, const SourceTable *t)
+{
+	PgoMessage msg;
+	PgoColumn *cols = xcalloc(t->ncols > 0 ? (size_t)t->ncols : 1, sizeof(PgoColumn));
+	bool ok;
+
+	copy_relation_message(t, cols, &msg);
 	ok = feed(c, &msg);
 	free(cols);
 	return ok;
@@ -442,29 +460,39 @@ static void *reader_main(void *arg)
 		pthread_cond_signal(&rd->filled);
 		pthread_mutex_unlock(&rd->mu);
 	}
-	if (r > 0) { /* cancelled */
-		pthread_mutex_lock(&rd->mu);
-		rd->done = true;
-		pthread_cond_signal(&rd->filled);
-		pthread_mutex_unlock(&rd->mu);
-	}
-	return NULL;
+	return NULL; /* cancelled: the writer waits for nothing but the join */
 }
 
-/* The next batch the reader filled, NULL when it ended (rd->failed says
- * how); the writer then uses it and hands it back with batch_done(). */
-static Batch *batch_next(Reader *rd)
+/*
+ * The next batch the reader filled, NULL when it ended (rd->failed says
+ * how) or when the copier's stopping said so meanwhile (asked every 100 ms
+ * here, on this thread: *stop, with the error set); the writer then uses
+ * it and hands it back with batch_done().
+ */
+static Batch *batch_next(Copier *c, const SourceTable *t, bool *stop)
 {
+	Reader *rd = &c->rd;
+	int64_t t0 = mono_usecs();
 	Batch *b = NULL;
 
 	pthread_mutex_lock(&rd->mu);
-	if (rd->nfilled == 0 && !rd->done) {
-		int64_t t0 = mono_usecs();
+	while (rd->nfilled == 0 && !rd->done) {
+		struct timespec ts;
 
-		while (rd->nfilled == 0 && !rd->done)
-			pthread_cond_wait(&rd->filled, &rd->mu);
-		rd->waited_rows += mono_usecs() - t0;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += 100 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000 * 1000 * 1000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000 * 1000 * 1000;
+		}
+		if (pthread_cond_timedwait(&rd->filled, &rd->mu, &ts) == ETIMEDOUT) {
+			pthread_mutex_unlock(&rd->mu);
+			if ((*stop = stopped(c, t)))
+				return NULL;
+			pthread_mutex_lock(&rd->mu);
+		}
 	}
+	rd->waited_rows += mono_usecs() - t0;
 	/* after an error the rows before it are not worth inserting */
 	if (rd->nfilled > 0 && !rd->failed)
 		b = &rd->batches[rd->head];
@@ -524,10 +552,10 @@ static bool write_rows(Copier *c, const SourceTable *t, pthread_t reader, uint64
 	int64_t started = mono_usecs(), last_report = started;
 	Reader *rd = &c->rd;
 	uint64_t rows = 0;
-	bool ok = true;
+	bool ok = true, stop = false;
 	Batch *b;
 
-	while (ok && (b = batch_next(rd)) != NULL) {
+	while (ok && (b = batch_next(c, t, &stop)) != NULL) {
 		for (int i = 0; i < b->nrows && ok; i++) {
 			ok = apply_insert_values(c->a, t->oid, b->vals + (size_t)i * (size_t)t->ncols);
 			if (!ok)
@@ -556,7 +584,9 @@ static bool write_rows(Copier *c, const SourceTable *t, pthread_t reader, uint64
 	pthread_cond_signal(&rd->freed);
 	pthread_mutex_unlock(&rd->mu);
 	pthread_join(reader, NULL);
-	if (ok && rd->failed) {
+	if (stop)
+		ok = false;
+	else if (ok && rd->failed) {
 		ok = false;
 		if (!rd->stopped || !stopped(c, t))
 			errbuf_set(&c->err, "%s", rd->err.text);
@@ -572,14 +602,21 @@ static bool copy_table(Copier *c, const SourceTable *t)
 	uint64_t rows = 0;
 	pthread_t reader;
 	sigset_t all, old;
+	int ncols, rc;
 	bool ok;
-	int rc;
 
 	if (!describe_table(c, t))
 		return false;
 	if (!apply_make_table(c->a, t->oid) ||
-	    (types = apply_column_types(c->a, t->oid)) == NULL) {
+	    !apply_relation_types(c->a, t->oid, &types, &ncols)) {
 		errbuf_set(&c->err, "%s", apply_error(c->a));
+		return false;
+	}
+	if (c->schema_only)
+		return true;
+	if (ncols != t->ncols) {
+		errbuf_set(&c->err, "the copy of \"%s.%s\" has %d columns, its table %d", t->nspname,
+			   t->relname, t->ncols, ncols);
 		return false;
 	}
 	if (!session_copy_begin(c->s, t)) {
@@ -588,7 +625,6 @@ static bool copy_table(Copier *c, const SourceTable *t)
 	}
 	reader_setup(c, t, types);
 	atomic_store(&reader_cancel, false);
-	reader_stopping = c->stopping;
 	session_set_stop_check(c->s, reader_stop_check);
 	/* signals stay with this thread, whose waits they interrupt */
 	sigfillset(&all);
@@ -616,14 +652,36 @@ static bool copy_table(Copier *c, const SourceTable *t)
 	return true;
 }
 
-bool copy_tables(Copier *c, const SourceTable *tables, int n, Lsn consistent_point)
+bool copy_begin_at(Copier *c, Lsn lsn)
 {
 	PgoMessage msg;
 
 	memset(&msg, 0, sizeof(msg));
 	msg.type = PGO_BEGIN;
-	msg.u.begin.final_lsn = consistent_point;
-	if (!feed(c, &msg))
+	msg.u.begin.final_lsn = lsn;
+	return feed(c, &msg);
+}
+
+bool copy_one_table(Copier *c, const SourceTable *t)
+{
+	return !stopped(c, t) && copy_table(c, t);
+}
+
+bool copy_commit_at(Copier *c, Lsn lsn)
+{
+	PgoMessage msg;
+
+	/* No source commit time: the copy is of a snapshot, not of a commit. */
+	memset(&msg, 0, sizeof(msg));
+	msg.type = PGO_COMMIT;
+	msg.u.commit.commit_lsn = lsn;
+	msg.u.commit.end_lsn = lsn;
+	return feed(c, &msg);
+}
+
+bool copy_tables(Copier *c, const SourceTable *tables, int n, Lsn consistent_point)
+{
+	if (!copy_begin_at(c, consistent_point))
 		return false;
 	if (!apply_reset(c->a)) {
 		errbuf_set(&c->err, "%s", apply_error(c->a));
@@ -631,12 +689,7 @@ bool copy_tables(Copier *c, const SourceTable *tables, int n, Lsn consistent_poi
 	}
 	/* many small tables take a while too: look before each one */
 	for (int i = 0; i < n; i++)
-		if (stopped(c, &tables[i]) || !copy_table(c, &tables[i]))
+		if (!copy_one_table(c, &tables[i]))
 			return false;
-	/* No source commit time: the copy is of a snapshot, not of a commit. */
-	memset(&msg, 0, sizeof(msg));
-	msg.type = PGO_COMMIT;
-	msg.u.commit.commit_lsn = consistent_point;
-	msg.u.commit.end_lsn = consistent_point;
-	return feed(c, &msg);
+	return copy_commit_at(c, consistent_point);
 }

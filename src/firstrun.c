@@ -73,6 +73,103 @@ static bool slot_is_ours(const Run *run, const SlotInfo *si, bool rebuild)
 }
 
 /*
+ * Whether a first run that did not finish can go on where it stopped: its
+ * slot is there, usable, and provably its own, and every table the mirror
+ * has was copied by it (sync LSN at or after the slot's consistent point).
+ * A rebuild that did not finish leaves the old tables (no sync LSN, or an
+ * older one): it starts over, in one transaction as before.
+ */
+static bool can_resume(Run *run, const SlotInfo *si, int *nkept)
+{
+	MirrorTableInfo *mt = NULL;
+	int nmt = 0;
+	bool ok;
+
+	*nkept = 0;
+	if (!run->state.present || run->state.initial_copy_done || !si->exists ||
+	    !si->usable || si->active || !slot_is_ours(run, si, false))
+		return false;
+	if (!mirror_table_infos(run->mirror, &mt, &nmt)) {
+		log_warning("%s", mirror_error(run->mirror));
+		return false;
+	}
+	ok = true;
+	for (int i = 0; i < nmt; i++)
+		ok = ok && mt[i].sync_lsn != LSN_INVALID && mt[i].sync_lsn >= run->state.confirmed_lsn;
+	mirror_table_infos_free(mt, nmt);
+	*nkept = nmt;
+	return ok;
+}
+
+/* Marks the first run finished, keeping its position (the slot's start). */
+static bool finish_first_run(Run *run, MirrorState *st)
+{
+	if (!mirror_begin(run->mirror) || !mirror_write_state(run->mirror, st) ||
+	    !mirror_commit(run->mirror)) {
+		log_error("%s", mirror_error(run->mirror));
+		mirror_rollback(run->mirror);
+		return false;
+	}
+	mirror_state_clear(&run->state);
+	if (!mirror_read_state(run->mirror, &run->state)) {
+		log_error("%s", mirror_error(run->mirror));
+		return false;
+	}
+	return true;
+}
+
+/*
+ * A first run that did not finish goes on: the tables it copied stay (each
+ * consistent with the stream from the slot's start by its sync LSN), and
+ * the others are synced through snapshots of their own (tablesync.c), as
+ * tables that join are; then the first run is finished and streams from
+ * the slot's start.
+ */
+static int resume_first_run(Run *run, int nkept)
+{
+	MirrorState st = run->state;
+	int rc;
+
+	log_warning("the first run of mirror \"%s\" did not finish; keeping the %d tables it "
+		    "copied and copying the others", run->opt->mirror_path, nkept);
+	rc = tablesync_reconcile(run, run->session, NULL, NULL, 0, false, NULL, NULL);
+	if (rc != EXIT_OK || replicate_stopping()) {
+		if (rc == EXIT_OK)
+			log_info("stopped by a signal; the next run copies the tables still missing");
+		return rc;
+	}
+	st.initial_copy_done = true;
+	return finish_first_run(run, &st) ? EXIT_OK : EXIT_ERROR;
+}
+
+/*
+ * A first run's copy: each table in its own SQLite transaction, stored with
+ * the slot's consistent point as its sync LSN, so that a run that does not
+ * finish keeps the tables it copied (resume_first_run()).
+ */
+static bool copy_each_table(Run *run, Copier *copier, Applier *apply, const SourceTable *tables,
+			    int ntables, Lsn start, bool *copy_failed)
+{
+	*copy_failed = false;
+	for (int i = 0; i < ntables; i++) {
+		if (!copy_begin_at(copier, start) || !copy_one_table(copier, &tables[i]) ||
+		    !copy_commit_at(copier, start)) {
+			*copy_failed = true;
+			return false;
+		}
+		if (!mirror_set_sync_lsn(run->mirror, tables[i].oid, start)) {
+			log_error("%s", mirror_error(run->mirror));
+			return false;
+		}
+		if (!apply_flush(apply)) {
+			log_error("%s", apply_error(apply));
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
  * Makes the mirror's slot and fills the mirror from its snapshot: on a
  * first run, on a first run that did not finish (restart), and when the
  * mirror's slot is gone (rebuild).
@@ -114,7 +211,8 @@ int firstrun_run(Run *run, bool rebuild)
 	Copier *copier = NULL;
 	Lsn start = LSN_INVALID;
 	char lsn[LSN_TEXT_SIZE];
-	int rc = EXIT_ERROR;
+	int rc = EXIT_ERROR, nkept = 0;
+	bool each = fresh && copy, copy_failed = true;
 
 	if (!session_slot_info(run->session, slot, &si)) {
 		log_error("%s", session_error(run->session));
@@ -123,6 +221,10 @@ int firstrun_run(Run *run, bool rebuild)
 	if (si.exists && si.active) {
 		log_error("replication slot \"%s\" is in use by another connection", slot);
 		rc = EXIT_IN_USE;
+		goto done;
+	}
+	if (restart && !rebuild && can_resume(run, &si, &nkept)) {
+		rc = resume_first_run(run, nkept);
 		goto done;
 	}
 	if (si.exists && !slot_is_ours(run, &si, rebuild)) {
@@ -193,17 +295,26 @@ int firstrun_run(Run *run, bool rebuild)
 		rc = EXIT_OK;
 		goto done;
 	}
-	/* The tables as the snapshot has them; checked again. */
-	if (copy && !read_tables(run, pubs_text, &tables, &ntables))
+	/* The tables as the snapshot has them; checked again. Without a
+	 * copy they are made empty: they belong to the mirror from the start,
+	 * and only tables that join later are synced with their rows. */
+	if (!read_tables(run, pubs_text, &tables, &ntables))
 		goto done;
 
 	apply = apply_new(run->mirror, LSN_INVALID, run->catalog);
+	apply_defer_indexes(apply); /* made after the copy (replicate.c) */
 	copier = copy_new(run->session, apply, replicate_stopping);
-	if (!copy_tables(copier, tables, ntables, start)) {
-		if (replicate_stopping()) {
-			log_info("%s; the next run starts the copy over", copy_error(copier));
+	if (!copy)
+		copy_set_schema_only(copier);
+	if (each ? !copy_each_table(run, copier, apply, tables, ntables, start, &copy_failed)
+		 : !copy_tables(copier, tables, ntables, start)) {
+		/* (a failure to store a table was logged) */
+		if (copy_failed && replicate_stopping()) {
+			log_info("%s; the next run %s", copy_error(copier),
+				 each ? "keeps the tables copied and copies the others"
+				      : "starts the copy over");
 			rc = EXIT_OK;
-		} else
+		} else if (copy_failed)
 			log_error("%s", copy_error(copier));
 		goto done;
 	}
@@ -213,6 +324,10 @@ int firstrun_run(Run *run, bool rebuild)
 	}
 	st.last_commit_time = NULL; /* a snapshot has no commit time */
 	st.initial_copy_done = true;
+	if (each) {
+		rc = finish_first_run(run, &st) ? EXIT_OK : EXIT_ERROR;
+		goto done;
+	}
 	if (!mirror_write_state(run->mirror, &st)) {
 		log_error("%s", mirror_error(run->mirror));
 		goto done;

@@ -72,6 +72,14 @@ static bool lookup_attnums(void *ctx, uint32_t relid, const char *const *names, 
 	return LOOKUP(l, session_column_attnums(l->session, relid, names, n, attnums));
 }
 
+static bool lookup_indexes(void *ctx, const uint32_t *relids, int n, uint32_t xid,
+			   SourceIndex **out, int *nout)
+{
+	Lookup *l = ctx;
+
+	return LOOKUP(l, session_indexes(l->session, relids, n, xid, out, nout));
+}
+
 /* The applier's row callback, as seen by the look-up: a row it refuses
  * stops the look-up (it is not the source that went away). */
 typedef struct LookupRows {
@@ -91,15 +99,21 @@ static bool lookup_row(void *arg, const char *const *vals, const int *lens)
 	return true;
 }
 
-static bool lookup_values(void *ctx, const char *schema, const char *table,
-			  const char *const *keys, int nkeys, const char *column,
-			  CatalogRowFn row, void *arg)
+static bool lookup_values(void *ctx, uint32_t relid, const char *const *keys, int nkeys,
+			  const char *column, CatalogRowFn row, void *arg)
 {
 	Lookup *l = ctx;
 	LookupRows rows = {l, row, arg};
 
-	return LOOKUP(l, session_column_values(l->session, schema, table, keys, nkeys, column,
+	return LOOKUP(l, session_column_values(l->session, relid, keys, nkeys, column,
 					       lookup_row, &rows, lookup_tick, l));
+}
+
+static bool lookup_relation_name(void *ctx, uint32_t relid, char **nspname, char **relname)
+{
+	Lookup *l = ctx;
+
+	return LOOKUP(l, session_relation_name(l->session, relid, nspname, relname));
 }
 
 static const char *lookup_error(void *ctx)
@@ -123,7 +137,8 @@ Lookup *lookup_new(const char *conninfo)
 	l->conninfo = conninfo;
 	l->catalog = (Catalog){.ctx = l, .type_info = lookup_type, .column_fill = lookup_fill,
 			       .column_attnums = lookup_attnums, .column_values = lookup_values,
-			       .error = lookup_error, .lost = lookup_lost};
+			       .indexes = lookup_indexes, .error = lookup_error, .lost = lookup_lost,
+			       .relation_name = lookup_relation_name};
 	return l;
 }
 

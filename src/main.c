@@ -30,7 +30,11 @@ static void usage(FILE *out)
 		"                               is applied (for cron)\n"
 		"  -E, --endpos=LSN             stop once everything up to LSN (X/Y) is applied\n"
 		"      --no-initial-copy        on a first run, do not copy existing rows\n"
+		"      --resync[=TABLE,...]     copy these mirror tables (all when none is named)\n"
+		"                               again from the source, then go on\n"
 		"      --drop-slot              drop the replication slot and exit\n"
+		"      --verify                 bring the mirror to a fresh point of the source,\n"
+		"                               compare every table with it, and exit\n"
 		"      --status                 print the mirror's state and exit (no connection)\n"
 		"  -s, --status-interval=SECS   feedback to the server every SECS (default 10)\n"
 		"  -v, --verbose                more messages\n"
@@ -38,7 +42,8 @@ static void usage(FILE *out)
 		"  -V, --version                print the version and exit\n"
 		"  -h, --help                   print this help and exit\n"
 		"\n"
-		"Exit status: 0 success, 1 error, 2 usage error, 3 mirror or slot in use.\n");
+		"Exit status: 0 success, 1 error, 2 usage error, 3 mirror or slot in use,\n"
+		"4 --verify found a difference.\n");
 }
 
 static void handle_stop(int sig)
@@ -101,9 +106,25 @@ static void add_publications(ReplicateOptions *opt, const char *arg)
 	strv_free(names, n);
 }
 
+/* Adds the comma-separated mirror table names of --resync=arg. */
+static void add_resync_tables(ReplicateOptions *opt, const char *arg)
+{
+	char **names;
+	int n = strv_split(arg, ',', &names);
+
+	for (int j = 0; j < n; j++) {
+		if (*names[j] == '\0')
+			usage_error("invalid table list \"%s\" for --resync: empty name", arg);
+		opt->resync_tables = xreallocarray(opt->resync_tables, (size_t)opt->nresync + 1,
+						   sizeof(char *));
+		opt->resync_tables[opt->nresync++] = xstrdup(names[j]);
+	}
+	strv_free(names, n);
+}
+
 int main(int argc, char **argv)
 {
-	enum { OPT_ONCE = 256, OPT_NO_COPY, OPT_DROP_SLOT, OPT_STATUS };
+	enum { OPT_ONCE = 256, OPT_NO_COPY, OPT_DROP_SLOT, OPT_STATUS, OPT_VERIFY, OPT_RESYNC };
 	static const struct option longopts[] = {
 		{"dbname", required_argument, NULL, 'd'},
 		{"slot", required_argument, NULL, 'S'},
@@ -111,8 +132,10 @@ int main(int argc, char **argv)
 		{"once", no_argument, NULL, OPT_ONCE},
 		{"endpos", required_argument, NULL, 'E'},
 		{"no-initial-copy", no_argument, NULL, OPT_NO_COPY},
+		{"resync", optional_argument, NULL, OPT_RESYNC},
 		{"drop-slot", no_argument, NULL, OPT_DROP_SLOT},
 		{"status", no_argument, NULL, OPT_STATUS},
+		{"verify", no_argument, NULL, OPT_VERIFY},
 		{"status-interval", required_argument, NULL, 's'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"quiet", no_argument, NULL, 'q'},
@@ -151,11 +174,19 @@ int main(int argc, char **argv)
 		case OPT_NO_COPY:
 			opt.no_initial_copy = true;
 			break;
+		case OPT_RESYNC:
+			opt.resync = true;
+			if (optarg != NULL)
+				add_resync_tables(&opt, optarg);
+			break;
 		case OPT_DROP_SLOT:
 			drop_slot = true;
 			break;
 		case OPT_STATUS:
 			status = true;
+			break;
+		case OPT_VERIFY:
+			opt.verify = true;
 			break;
 		case 's': {
 			char *end;
@@ -191,10 +222,14 @@ int main(int argc, char **argv)
 	opt.mirror_path = argv[optind];
 	if (opt.mirror_path[0] == '\0')
 		usage_error("%s", "the mirror file name is empty");
-	if ((int)drop_slot + (int)status + (int)(opt.once || opt.endpos != LSN_INVALID) > 1)
-		usage_error("%s", "--drop-slot, --status and --once/--endpos do not go together");
+	if ((int)drop_slot + (int)status + (int)opt.verify +
+	    (int)(opt.once || opt.endpos != LSN_INVALID) > 1)
+		usage_error("%s", "--drop-slot, --status, --verify and --once/--endpos do not go "
+			    "together");
 	if (opt.once && opt.endpos != LSN_INVALID)
 		usage_error("%s", "--once and --endpos do not go together");
+	if (opt.resync && (drop_slot || status || opt.verify))
+		usage_error("%s", "--resync does not go with --drop-slot, --status or --verify");
 	log_set_level(level);
 	if (opt.npubs > 1)
 		qsort(opt.pubs, (size_t)opt.npubs, sizeof(char *), cmp_str);
@@ -212,6 +247,9 @@ int main(int argc, char **argv)
 		rc = replicate_drop_slot(&opt);
 	else
 		rc = replicate_run(&opt);
+	for (int i = 0; i < opt.nresync; i++)
+		free(opt.resync_tables[i]);
+	free(opt.resync_tables);
 	for (int i = 0; i < opt.npubs; i++)
 		free(opt.pubs[i]);
 	free(opt.pubs);

@@ -318,10 +318,12 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 	}
 	if (!use_wal(m) ||
 	    !mirror_exec(m, "PRAGMA synchronous = FULL; "
-		      "PRAGMA foreign_keys = OFF; PRAGMA trusted_schema = OFF"))
+		      "PRAGMA foreign_keys = OFF; PRAGMA trusted_schema = OFF; "
+		      /* a renamed table's views and triggers follow it */
+		      "PRAGMA legacy_alter_table = OFF"))
 		goto error;
 	if (!mirror_exec(m, "BEGIN IMMEDIATE") || !mirror_exec(m, mirror_schema_sql) ||
-	    !mirror_exec(m, "COMMIT")) {
+	    !mirror_upgrade(m) || !mirror_exec(m, "COMMIT")) {
 		(void)sqlite3_exec(m->db, "ROLLBACK", NULL, NULL, NULL);
 		goto error;
 	}

@@ -3,7 +3,7 @@
  * nobody else sees: the Mirror and MirrorTable structs and the few SQL
  * helpers every part uses. mirror.c owns the file, its state and its
  * lock; mirror_plan.c the table plans and rebuilds; mirror_rows.c the row
- * statements. Only these files include sqlite3.h.
+ * statements; mirror_index.c pgmirror's indexes on mirror tables. Only these files include sqlite3.h.
  */
 #ifndef PGMIRROR_MIRROR_INTERNAL_H
 #define PGMIRROR_MIRROR_INTERNAL_H
@@ -36,6 +36,8 @@ struct MirrorTable {
 	sqlite3_stmt *ins;       /* prepared on first use, reused */
 	sqlite3_stmt *upd;
 	sqlite3_stmt *del;
+	sqlite3_stmt *upd_all;   /* FULL, every column sent: indexable matches */
+	sqlite3_stmt *del_all;
 	sqlite3_stmt *sel;       /* FULL without a row id name: the matching rows */
 	sqlite3_stmt *trunc;
 	sqlite3_stmt *setcol;    /* mirror_table_set_column, for column setcol_index */
@@ -56,9 +58,35 @@ bool mirror_step_done(Mirror *m, sqlite3_stmt *st, const char *what) PGM_MUST_CH
 bool mirror_scalar(Mirror *m, const char *sql_fmt, const char *table, int64_t *out)
 	PGM_MUST_CHECK;
 
+/* mirror_sync.c: brings an older mirror's own tables up to this
+ * format; inside the open's transaction. */
+bool mirror_upgrade(Mirror *m) PGM_MUST_CHECK;
+
 /* mirror_rows.c: binds v (borrowed until the step) as parameter idx. */
 void mirror_bind_value(sqlite3_stmt *st, int idx, const Value *v);
 /* mirror_rows.c: the handle of table def, whose SQLite table is made. */
 MirrorTable *mirror_table_new(Mirror *m, const MirrorTableDef *def);
+
+/* mirror_index.c: the source indexes of a table, saved over a rebuild. */
+typedef struct SavedIndex {
+	char *name;
+	int ncols;
+	char **cols;
+	bool *desc;
+} SavedIndex;
+
+typedef struct SavedIndexes {
+	int n;
+	SavedIndex *idx;
+} SavedIndexes;
+
+/* Saves the pgmirror_index_* indexes of table (before it is dropped). */
+bool mirror_save_indexes(Mirror *m, const char *table, SavedIndexes *s) PGM_MUST_CHECK;
+/* Makes them again on the rebuilt table def, with their columns' new
+ * names (plan), but those on a column that is gone; and the match index
+ * of a REPLICA IDENTITY FULL table. After record_definition(). */
+bool mirror_restore_indexes(Mirror *m, const MirrorTableDef *def, const MirrorPlan *plan,
+			    const SavedIndexes *s) PGM_MUST_CHECK;
+void mirror_saved_indexes_free(SavedIndexes *s);
 
 #endif

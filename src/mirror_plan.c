@@ -35,49 +35,69 @@ static void old_columns_free(OldColumn *cols, int n)
 	free(cols);
 }
 
-/* Reads what the mirror records of table name; *exists false if nothing. */
+/*
+ * Reads what the mirror records of def's source relation, found by its
+ * OID; *exists false if nothing. Only when the mirror has no table of that
+ * OID does the name count: a table of another OID under def->name is
+ * another source table (*same_oid false), or a clash.
+ */
 static bool read_definition(Mirror *m, const MirrorTableDef *def, bool *exists,
 			    bool *same_table, bool *same_oid, OldColumn **cols, int *ncols)
 {
 	sqlite3_stmt *q;
+	MirrorTableInfo info;
 	int rc;
-	bool ok = false;
+	bool ok = false, found;
 
 	*exists = false;
 	*same_table = true;
 	*same_oid = true;
 	*cols = NULL;
 	*ncols = 0;
-	/* SQLite does not tell names apart by (ASCII) case: neither may we */
-	q = mirror_prepare(m, "SELECT replica_identity, source_schema, source_table, relation_oid "
-		    "FROM pgmirror_tables WHERE table_name = ?1 COLLATE NOCASE", false);
+	if (!mirror_table_by_oid(m, def->relation_oid, &found, &info))
+		return false;
+	if (found && strcmp(info.name, def->name) != 0) {
+		/* the applier renames first (mirror_tables_rename) */
+		errbuf_set(&m->err, "mirror table \"%s\" of source relation OID %u is not named "
+			  "\"%s\" yet", info.name, def->relation_oid, def->name);
+		mirror_table_info_clear(&info);
+		return false;
+	}
+	if (!found) {
+		char *why;
+
+		mirror_table_info_clear(&info);
+		if (!mirror_table_by_name(m, def->name, &found, &info))
+			return false;
+		why = found ? naming_clash(info.source_schema, info.source_table,
+					   def->source_schema, def->source_table) : NULL;
+		if (why != NULL) {
+			/* the name is taken by another source table */
+			errbuf_set(&m->err, "%s", why);
+			free(why);
+			mirror_table_info_clear(&info);
+			return false;
+		}
+		*same_oid = !found;
+	}
+	mirror_table_info_clear(&info);
+	if (!found)
+		return true;
+	*exists = true;
+	q = mirror_prepare(m, "SELECT replica_identity FROM pgmirror_tables WHERE table_name = ?1 "
+		    "COLLATE NOCASE", false);
 	if (q == NULL)
 		return false;
 	sqlite3_bind_text(q, 1, def->name, -1, SQLITE_STATIC);
 	rc = sqlite3_step(q);
 	if (rc == SQLITE_ROW) {
 		const char *ri = (const char *)sqlite3_column_text(q, 0);
-		const char *sch = (const char *)sqlite3_column_text(q, 1);
-		const char *tab = (const char *)sqlite3_column_text(q, 2);
-		char *why;
 
-		*exists = true;
-		/* the name is taken by another source table (NOT NULL columns) */
-		why = naming_clash(sch ? sch : "", tab ? tab : "", def->source_schema,
-				   def->source_table);
-		if (why != NULL) {
-			errbuf_set(&m->err, "%s", why);
-			free(why);
-			goto done;
-		}
 		*same_table = ri != NULL && ri[0] == def->replident;
-		*same_oid = (uint32_t)sqlite3_column_int64(q, 3) == def->relation_oid;
-	} else if (rc != SQLITE_DONE)
+	} else
 		goto sqlerr;
 	sqlite3_finalize(q);
 	q = NULL;
-	if (!*exists)
-		return true;
 
 	q = mirror_prepare(m, "SELECT column_name, type_oid, type_modifier, value_type, is_key, "
 		    "source_attnum FROM pgmirror_columns WHERE table_name = ?1 ORDER BY position",
@@ -296,9 +316,11 @@ static bool record_definition(Mirror *m, const MirrorTableDef *def)
 	if (!mirror_exec_owned(m, sqlite3_mprintf(
 		    "DELETE FROM pgmirror_columns WHERE table_name = %Q;"
 		    "INSERT OR REPLACE INTO pgmirror_tables (table_name, source_schema, "
-		    "source_table, relation_oid, replica_identity) VALUES (%Q, %Q, %Q, %u, '%c')",
+		    "source_table, relation_oid, replica_identity, sync_lsn) VALUES (%Q, %Q, %Q, "
+		    "%u, '%c', (SELECT sync_lsn FROM pgmirror_tables WHERE table_name = %Q AND "
+		    "relation_oid = %u))",
 		    def->name, def->name, def->source_schema, def->source_table,
-		    def->relation_oid, def->replident)))
+		    def->relation_oid, def->replident, def->name, def->relation_oid)))
 		return false;
 	ins = mirror_prepare(m, "INSERT INTO pgmirror_columns (table_name, column_name, position, "
 		      "pg_type, type_modifier, is_key, type_oid, value_type, source_attnum) "
@@ -386,7 +408,15 @@ bool mirror_table_sync(Mirror *m, const MirrorTableDef *def, const MirrorPlan *p
 		    !record_definition(m, def))
 			return false;
 	} else if (!plan->same) {
-		if (!rebuild_table(m, def, plan, fill) || !record_definition(m, def))
+		SavedIndexes saved;
+		bool ok;
+
+		if (!mirror_save_indexes(m, def->name, &saved))
+			return false;
+		ok = rebuild_table(m, def, plan, fill) && record_definition(m, def) &&
+		     mirror_restore_indexes(m, def, plan, &saved);
+		mirror_saved_indexes_free(&saved);
+		if (!ok)
 			return false;
 	}
 

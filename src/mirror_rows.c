@@ -65,6 +65,8 @@ void mirror_table_free(MirrorTable *t)
 	sqlite3_finalize(t->ins);
 	sqlite3_finalize(t->upd);
 	sqlite3_finalize(t->del);
+	sqlite3_finalize(t->upd_all);
+	sqlite3_finalize(t->del_all);
 	sqlite3_finalize(t->sel);
 	sqlite3_finalize(t->trunc);
 	sqlite3_finalize(t->setcol);
@@ -104,9 +106,12 @@ void mirror_bind_value(sqlite3_stmt *st, int idx, const Value *v)
  * whose every sent column is equal, so that exactly one of several
  * identical rows changes (without a name for the row id, every such row:
  * see change_full_unnamed). first is the parameter number of column 0's
- * value; under FULL, the "not sent" flags follow the values.
+ * value; under FULL, the "not sent" flags follow the values, unless
+ * all_sent: then every column is compared, plainly, so that SQLite finds
+ * the row through an index (the table's match index, mirror_index.c)
+ * instead of scanning the table.
  */
-static void append_match(sqlite3_str *s, const MirrorTable *t, int first)
+static void append_match_as(sqlite3_str *s, const MirrorTable *t, int first, bool all_sent)
 {
 	bool any = false, one = t->full && t->rowid != NULL;
 
@@ -118,7 +123,7 @@ static void append_match(sqlite3_str *s, const MirrorTable *t, int first)
 	for (int i = 0; i < t->ncols; i++) {
 		if (!t->is_key[i])
 			continue;
-		if (t->full)
+		if (t->full && !all_sent)
 			sqlite3_str_appendf(s, "%s(%s IS ?%d OR ?%d)", any ? " AND " : "",
 					    t->qcols[i], first + i, first + t->ncols + i);
 		else
@@ -132,16 +137,38 @@ static void append_match(sqlite3_str *s, const MirrorTable *t, int first)
 		sqlite3_str_appendall(s, " LIMIT 1)");
 }
 
-static void bind_match(const MirrorTable *t, sqlite3_stmt *st, int first,
-		       const Value *match, const bool *used)
+static void append_match(sqlite3_str *s, const MirrorTable *t, int first)
+{
+	append_match_as(s, t, first, false);
+}
+
+/* Under FULL: every column was sent (none unchanged-TOASTed). */
+static bool all_sent(const MirrorTable *t, const bool *used)
+{
+	if (!t->full)
+		return false;
+	for (int i = 0; i < t->ncols; i++)
+		if (!used[i])
+			return false;
+	return true;
+}
+
+static void bind_match_as(const MirrorTable *t, sqlite3_stmt *st, int first,
+			  const Value *match, const bool *used, bool all)
 {
 	for (int i = 0; i < t->ncols; i++) {
 		if (!t->is_key[i])
 			continue;
 		mirror_bind_value(st, first + i, &match[i]);
-		if (t->full)
+		if (t->full && !all)
 			sqlite3_bind_int(st, first + t->ncols + i, !used[i]);
 	}
+}
+
+static void bind_match(const MirrorTable *t, sqlite3_stmt *st, int first,
+		       const Value *match, const bool *used)
+{
+	bind_match_as(t, st, first, match, used, false);
 }
 
 static sqlite3_stmt *table_stmt(MirrorTable *t, sqlite3_stmt **slot,
@@ -172,7 +199,7 @@ static char *build_insert(const MirrorTable *t)
 
 /* SET col = CASE WHEN ?keep THEN col ELSE ?value END, for every column:
  * one statement serves rows with and without unchanged TOASTed columns. */
-static char *build_update(const MirrorTable *t)
+static char *build_update_as(const MirrorTable *t, bool all)
 {
 	sqlite3_str *s = sqlite3_str_new(NULL);
 
@@ -181,17 +208,37 @@ static char *build_update(const MirrorTable *t)
 		sqlite3_str_appendf(s, "%s%s = CASE WHEN ?%d THEN %s ELSE ?%d END",
 				    i ? ", " : "", t->qcols[i], t->ncols + i + 1,
 				    t->qcols[i], i + 1);
-	append_match(s, t, 2 * t->ncols + 1);
+	append_match_as(s, t, 2 * t->ncols + 1, all);
+	return sqlite3_str_finish(s);
+}
+
+static char *build_update(const MirrorTable *t)
+{
+	return build_update_as(t, false);
+}
+
+static char *build_update_all(const MirrorTable *t)
+{
+	return build_update_as(t, true);
+}
+
+static char *build_delete_as(const MirrorTable *t, bool all)
+{
+	sqlite3_str *s = sqlite3_str_new(NULL);
+
+	sqlite3_str_appendf(s, "DELETE FROM \"%w\"", t->name);
+	append_match_as(s, t, 1, all);
 	return sqlite3_str_finish(s);
 }
 
 static char *build_delete(const MirrorTable *t)
 {
-	sqlite3_str *s = sqlite3_str_new(NULL);
+	return build_delete_as(t, false);
+}
 
-	sqlite3_str_appendf(s, "DELETE FROM \"%w\"", t->name);
-	append_match(s, t, 1);
-	return sqlite3_str_finish(s);
+static char *build_delete_all(const MirrorTable *t)
+{
+	return build_delete_as(t, true);
 }
 
 static char *build_select(const MirrorTable *t)
@@ -289,17 +336,20 @@ bool mirror_table_update(MirrorTable *t, const Value *match, const bool *match_u
 			 const Value *vals, const bool *keep, int *nchanged)
 {
 	sqlite3_stmt *st;
+	bool all;
 
 	if (t->full && t->rowid == NULL)
 		return change_full_unnamed(t, match, match_used, vals, keep, nchanged);
-	st = table_stmt(t, &t->upd, build_update);
+	all = all_sent(t, match_used);
+	st = all ? table_stmt(t, &t->upd_all, build_update_all)
+		 : table_stmt(t, &t->upd, build_update);
 	if (st == NULL)
 		return false;
 	for (int i = 0; i < t->ncols; i++) {
 		mirror_bind_value(st, i + 1, &vals[i]);
 		sqlite3_bind_int(st, t->ncols + i + 1, keep[i]);
 	}
-	bind_match(t, st, 2 * t->ncols + 1, match, match_used);
+	bind_match_as(t, st, 2 * t->ncols + 1, match, match_used, all);
 	if (!mirror_step_done(t->m, st, "update a row"))
 		return false;
 	*nchanged = sqlite3_changes(t->m->db);
@@ -310,13 +360,16 @@ bool mirror_table_delete(MirrorTable *t, const Value *match, const bool *match_u
 			 int *nchanged)
 {
 	sqlite3_stmt *st;
+	bool all;
 
 	if (t->full && t->rowid == NULL)
 		return change_full_unnamed(t, match, match_used, NULL, NULL, nchanged);
-	st = table_stmt(t, &t->del, build_delete);
+	all = all_sent(t, match_used);
+	st = all ? table_stmt(t, &t->del_all, build_delete_all)
+		 : table_stmt(t, &t->del, build_delete);
 	if (st == NULL)
 		return false;
-	bind_match(t, st, 1, match, match_used);
+	bind_match_as(t, st, 1, match, match_used, all);
 	if (!mirror_step_done(t->m, st, "delete a row"))
 		return false;
 	*nchanged = sqlite3_changes(t->m->db);

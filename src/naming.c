@@ -18,8 +18,7 @@ char *naming_table(const char *nspname, const char *relname)
 	return xasprintf("%s_%s", nspname, relname);
 }
 
-char *naming_table_problem(const char *nspname, const char *relname,
-			   const char *const *cols, int ncols)
+char *naming_name_problem(const char *nspname, const char *relname)
 {
 	char *name = naming_table(nspname, relname), *why = NULL;
 
@@ -32,7 +31,16 @@ char *naming_table_problem(const char *nspname, const char *relname,
 		why = xasprintf("source table \"%s\".\"%s\" would be mirrored as \"%s\", a name "
 				"reserved for SQLite's own tables; rename it or leave it out of the "
 				"publication", nspname, relname, name);
-	else if (ncols == 0)
+	free(name);
+	return why;
+}
+
+char *naming_table_problem(const char *nspname, const char *relname,
+			   const char *const *cols, int ncols)
+{
+	char *why = naming_name_problem(nspname, relname);
+
+	if (why == NULL && ncols == 0)
 		why = xasprintf("source table \"%s\".\"%s\" has no published columns and cannot "
 				"be mirrored; publish at least one column", nspname, relname);
 	for (int i = 0; why == NULL && i < ncols; i++)
@@ -43,7 +51,6 @@ char *naming_table_problem(const char *nspname, const char *relname,
 						"case in names); rename one of them, or leave one out "
 						"with a column list in the publication", nspname,
 						relname, cols[j], cols[i]);
-	free(name);
 	return why;
 }
 

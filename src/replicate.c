@@ -1,9 +1,11 @@
 /*
  * replicate.c: pgmirror's main job and its checks. Opens the mirror,
  * checks it against the options and the source (system, publications,
- * slot), runs the first run (firstrun.c) when the mirror needs one, then
+ * slot), runs the first run (firstrun.c) when the mirror needs one, makes
+ * the mirror's indexes match the source's (indexes.h), then
  * streams (stream.c), connecting again with backoff when a service loses
- * the source; and --drop-slot. Owns the SIGTERM flag.
+ * the source; --verify's catch-up to its snapshot (verify.c compares);
+ * and --drop-slot. Owns the SIGTERM flag.
  */
 #include "config.h"
 
@@ -15,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pgmirror/indexes.h"
 #include "replicate_internal.h"
 
 #define BACKOFF_MAX_SECS 60
@@ -77,6 +80,32 @@ static int check_mirror_identity(Run *run)
 		return EXIT_ERROR;
 	}
 	return EXIT_OK;
+}
+
+/* Each table --resync names must be a mirror table; exit code. */
+static int check_resync_names(Run *run)
+{
+	MirrorTableInfo *mt = NULL;
+	int nmt = 0, rc = EXIT_OK;
+
+	if (run->mirror != NULL && !mirror_table_infos(run->mirror, &mt, &nmt)) {
+		log_error("%s", mirror_error(run->mirror));
+		return EXIT_ERROR;
+	}
+	for (int i = 0; i < run->opt->nresync && rc == EXIT_OK; i++) {
+		bool found = false;
+
+		for (int j = 0; j < nmt && !found; j++)
+			found = strcmp(mt[j].name, run->opt->resync_tables[i]) == 0;
+		if (!found) {
+			log_error("--resync: mirror \"%s\" has no table \"%s\"; name tables as the "
+				  "mirror has them (pgmirror --status lists them)",
+				  run->opt->mirror_path, run->opt->resync_tables[i]);
+			rc = EXIT_USAGE;
+		}
+	}
+	mirror_table_infos_free(mt, nmt);
+	return rc;
 }
 
 /* Connects and checks the source; exit code. */
@@ -184,6 +213,58 @@ static void backoff_sleep(int secs)
 		usleep(100000);
 }
 
+/* The mirror's tick while the indexes are made: stop when asked to. */
+static bool start_tick(void *ctx)
+{
+	(void)ctx;
+	return !replicate_stopping();
+}
+
+/*
+ * The source's indexes, made to match on every mirrored table, in one
+ * SQLite transaction: at each start (indexes made or dropped while
+ * pgmirror was not running, on tables the stream may say nothing of), and
+ * so after the initial copy, which leaves them to this step. A signal
+ * rolls it back; the next start does it again.
+ */
+static int sync_indexes(Run *run)
+{
+	char **names = NULL;
+	uint32_t *oids = NULL;
+	int n = 0, rc = EXIT_ERROR;
+	ErrBuf err = {{0}};
+	bool lost = false;
+
+	if (run->mirror == NULL)
+		return EXIT_OK;
+	if (!mirror_list_relations(run->mirror, &names, &oids, &n)) {
+		log_error("%s", mirror_error(run->mirror));
+		return EXIT_ERROR;
+	}
+	mirror_set_tick(run->mirror, start_tick, NULL);
+	if (n == 0) {
+		rc = EXIT_OK;
+	} else if (!mirror_begin(run->mirror)) {
+		log_error("%s", mirror_error(run->mirror));
+	} else if (!indexes_sync(run->mirror, run->catalog, names, oids, n, 0, &err, &lost)) {
+		mirror_rollback(run->mirror);
+		run->conn_failed = lost;
+		if (replicate_stopping()) {
+			log_info("stopped by a signal while making the mirror's indexes; the next "
+				 "run makes them");
+			rc = EXIT_OK;
+		} else
+			log_error("%s", err.text);
+	} else if (!mirror_commit(run->mirror)) {
+		log_error("%s", mirror_error(run->mirror));
+	} else
+		rc = EXIT_OK;
+	mirror_set_tick(run->mirror, NULL, NULL);
+	strv_free(names, n);
+	free(oids);
+	return rc;
+}
+
 /*
  * Connects and checks the source, the publications and the slot, and runs
  * the first run when the mirror needs one; an exit code. A step that
@@ -206,8 +287,20 @@ static int prepare(Run *run)
 		rc = check_slot(run, &rebuild);
 	if (rc == EXIT_OK && (rebuild || !run->state.present || !run->state.initial_copy_done))
 		rc = firstrun_run(run, rebuild);
+	else if (rc == EXIT_OK) {
+		/* tables that joined or left since, and --resync (once) */
+		bool resync = run->opt->resync && !run->resync_done;
+
+		rc = tablesync_reconcile(run, run->session, NULL, run->opt->resync_tables,
+					 resync ? run->opt->nresync : 0,
+					 resync && run->opt->nresync == 0, NULL, NULL);
+		if (rc == EXIT_OK && !replicate_stopping())
+			run->resync_done = true;
+	}
 	if (rc == EXIT_OK && rebuild)
 		run->slot_unreadable = false;
+	if (rc == EXIT_OK && !replicate_stopping())
+		rc = sync_indexes(run);
 	if (rc != EXIT_OK && !session_connected(run->session))
 		run->conn_failed = true;
 	return rc;
@@ -240,7 +333,8 @@ int replicate_run(const ReplicateOptions *opt)
 	Run run = {.opt = opt};
 	int rc;
 	int backoff = 1;
-	bool continuous = !opt->once && opt->endpos == LSN_INVALID;
+	bool continuous = !opt->once && opt->endpos == LSN_INVALID && !opt->verify;
+	Verifier *verifier = NULL; /* --verify: the snapshot to compare with */
 	bool reconnecting = false; /* a stream was lost: wait for the source */
 	bool rebuilt_unreadable = false; /* a slot whose WAL was gone was made again */
 
@@ -249,10 +343,18 @@ int replicate_run(const ReplicateOptions *opt)
 	run.catalog = lookup_catalog(run.lookup);
 	run.session = session_new();
 	session_set_stop_check(run.session, replicate_stopping);
+	if (opt->verify && !file_exists(opt->mirror_path)) {
+		log_error("mirror \"%s\" does not exist; --verify compares an existing mirror "
+			  "(check the path)", opt->mirror_path);
+		rc = EXIT_ERROR;
+		goto done;
+	}
 	if (file_exists(opt->mirror_path) &&
 	    (rc = replicate_open_mirror(&run, MIRROR_WRITE)) != EXIT_OK)
 		goto done;
 	if ((rc = check_mirror_identity(&run)) != EXIT_OK)
+		goto done;
+	if (opt->resync && (rc = check_resync_names(&run)) != EXIT_OK)
 		goto done;
 	if (!run.state.present && opt->npubs == 0) {
 		log_error("the first run of a mirror needs --publication (-P)");
@@ -264,6 +366,8 @@ int replicate_run(const ReplicateOptions *opt)
 		StreamEnd end;
 		int64_t started;
 
+		verify_free(verifier); /* after a slot made again: a new point */
+		verifier = NULL;
 		rc = prepare(&run);
 		if (rc != EXIT_OK && reconnecting && (run.conn_failed || rc == EXIT_IN_USE)) {
 			/* a restarting server, or its old walsender not gone yet */
@@ -277,8 +381,19 @@ int replicate_run(const ReplicateOptions *opt)
 			}
 			continue;
 		}
-		if (rc != EXIT_OK || stop_requested)
+		if (rc != EXIT_OK || (stop_requested && !opt->verify))
 			goto done; /* a signal during the checks or the copy: exit 0 */
+		/* --verify: the mirror is brought to the snapshot's point, that is,
+		 * every transaction that commits before it, and none after */
+		if (opt->verify && stop_requested) {
+			log_error("stopped by a signal; nothing was compared");
+			rc = EXIT_ERROR;
+			goto done;
+		}
+		if (opt->verify && (verifier = verify_begin(&run, &rc)) == NULL)
+			goto done;
+		if (opt->verify)
+			run.endpos = verify_point(verifier) - 1;
 		if (run.endpos == LSN_INVALID)
 			run.endpos = opt->endpos != LSN_INVALID ? opt->endpos
 				     : opt->once ? run.sys.xlogpos : LSN_INVALID;
@@ -287,8 +402,13 @@ int replicate_run(const ReplicateOptions *opt)
 		end = stream_round(&run, &rc);
 		if (rc != EXIT_OK)
 			goto done;
+		if (end == STREAM_DONE && opt->verify && stop_requested) {
+			log_error("stopped by a signal; nothing was compared");
+			rc = EXIT_ERROR;
+			break;
+		}
 		if (end == STREAM_DONE) {
-			rc = EXIT_OK;
+			rc = opt->verify ? verify_compare(verifier, &run) : EXIT_OK;
 			break;
 		}
 		if (end == STREAM_SLOT_GONE && !rebuilt_unreadable) {
@@ -337,6 +457,7 @@ int replicate_run(const ReplicateOptions *opt)
 		backoff = backoff_next(backoff, BACKOFF_MAX_SECS);
 	}
 done:
+	verify_free(verifier);
 	lookup_free(run.lookup);
 	session_free(run.session);
 	system_info_clear(&run.sys);

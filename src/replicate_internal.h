@@ -29,6 +29,7 @@ typedef struct Run {
 	bool slot_unreadable;   /* the slot's WAL is gone (STREAM_SLOT_GONE): a
 				 * slot the server still calls usable, rebuilt
 				 * like an invalidated one */
+	bool resync_done;       /* --resync ran (once, not at each reconnect) */
 } Run;
 
 /* SIGTERM (replicate_request_stop()) was seen: finish up. */
@@ -44,6 +45,27 @@ int replicate_open_mirror(Run *run, MirrorMode mode);
  */
 int firstrun_run(Run *run, bool rebuild);
 
+/*
+ * At start, gives every mirror table of a published table (tables: the
+ * publications' tables as they are now) the name its source table has
+ * now, in one SQLite transaction; returns an exit code. See renames.c.
+ * Called while an applier lives (no group open), it must be followed by
+ * apply_forget_tables(): the applier's statements name the old tables.
+ */
+int renames_at_start(Run *run, const SourceTable *tables, int ntables);
+
+/*
+ * Makes the mirror's tables those the publications publish now (see
+ * tablesync.c): drops the tables that left (a warning each), syncs those
+ * that joined (after the renames, renames_at_start()), then syncs again
+ * the mirror tables named in resync (all of them with resync_all). s: a connection to read the publications on
+ * (NULL: one of its own). apply: the stream's applier, or NULL; it is told
+ * of every table changed, and must have no group open. tick (NULL: none)
+ * is called while a sync waits or copies. Returns an exit code.
+ */
+int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resync,
+			int nresync, bool resync_all, TickFn tick, void *tick_ctx);
+
 /* What a streaming round ended with. */
 typedef enum StreamEnd {
 	STREAM_DONE,      /* end position reached, or asked to stop */
@@ -56,5 +78,19 @@ typedef enum StreamEnd {
 
 /* Streams from the mirror's slot into apply until one of the ends above. */
 StreamEnd stream_run(Run *run, Applier *apply);
+
+/*
+ * --verify (verify.c). verify_begin() opens a second replication
+ * connection with a snapshot and its consistent point (a temporary slot);
+ * NULL, with *rc the exit code, when it cannot. Once the mirror is brought
+ * to verify_point() (every transaction committed before it applied, none
+ * after), verify_compare() compares every table and prints one line per
+ * table; it returns EXIT_OK, EXIT_DIFFERS or EXIT_ERROR.
+ */
+typedef struct Verifier Verifier;
+Verifier *verify_begin(Run *run, int *rc);
+Lsn verify_point(const Verifier *v);
+int verify_compare(Verifier *v, Run *run);
+void verify_free(Verifier *v);
 
 #endif

@@ -2,7 +2,8 @@
  * session_catalog.c: what pgmirror asks of the source's catalog: the
  * published tables and their columns, a replication slot, missing
  * publications, and the applier's look-ups (a type, the columns a table
- * has now, what an added column holds, a column's current values).
+ * has now, what an added column holds, a column's current values, the
+ * indexes the mirror copies).
  *
  * The queries live in sql/source-*.sql, compiled in. On a walsender
  * connection only the simple query protocol is available, so their values
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "session_internal.h"
 
@@ -106,6 +108,134 @@ bool session_column_attnums(Session *s, uint32_t relid, const char *const *names
 				attnums[i] = atoi(PQgetvalue(res, r, 1));
 	}
 	PQclear(res);
+	return true;
+}
+
+bool session_relation_name(Session *s, uint32_t relid, char **nspname, char **relname)
+{
+	PGresult *res;
+	char relidtext[16];
+	const char *params[1] = {relidtext};
+	bool ok = true;
+
+	*nspname = *relname = NULL;
+	snprintf(relidtext, sizeof(relidtext), "%u", relid);
+	if (!session_run(s, session_sql_relation_name, 1, params, PGRES_TUPLES_OK, &res,
+			 "look up the name of a table on the source"))
+		return false;
+	if (PQnfields(res) != 2 || PQntuples(res) > 1) {
+		errbuf_set(&s->err, "unexpected answer to the look-up of the relation with OID %u",
+			  relid);
+		ok = false;
+	} else if (PQntuples(res) == 1) {
+		*nspname = xstrdup(PQgetvalue(res, 0, 0));
+		*relname = xstrdup(PQgetvalue(res, 0, 1));
+	}
+	PQclear(res);
+	return ok;
+}
+
+void source_indexes_free(SourceIndex *idx, int n)
+{
+	for (int i = 0; i < n; i++) {
+		for (int c = 0; c < idx[i].ncols; c++)
+			free(idx[i].cols[c]);
+		free(idx[i].cols);
+		free(idx[i].desc);
+		free(idx[i].name);
+	}
+	free(idx);
+}
+
+/*
+ * A transaction's commit record is in the WAL, so decoded and sent, a
+ * moment before the committing backend leaves the list of running
+ * transactions: until then, what it changed in the catalog is not visible
+ * to a new snapshot. Waits until it is (or gives up after about half a
+ * second: the next start reads the indexes again).
+ */
+#define XID_WAIT_TRIES 100
+#define XID_WAIT_USECS 5000
+
+static bool wait_visible(Session *s, uint32_t xid)
+{
+	char xidtext[16];
+	const char *params[1] = {xidtext};
+
+	snprintf(xidtext, sizeof(xidtext), "%u", xid);
+	for (int i = 0; i < XID_WAIT_TRIES; i++) {
+		PGresult *res;
+		bool running;
+
+		if (!session_run(s, session_sql_xid_visible, 1, params, PGRES_TUPLES_OK, &res,
+				 "look up a transaction on the source"))
+			return false;
+		running = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+		PQclear(res);
+		if (!running)
+			break;
+		usleep(XID_WAIT_USECS);
+	}
+	return true;
+}
+
+bool session_indexes(Session *s, const uint32_t *relids, int n, uint32_t xid,
+		     SourceIndex **out, int *nout)
+{
+	PGresult *res = NULL;
+	char **oids = xcalloc((size_t)n + 1, sizeof(char *));
+	char *list, *lit, *sql;
+	const char *args[2];
+	SourceIndex *idx = NULL;
+	int nidx = 0;
+
+	*out = NULL;
+	*nout = 0;
+	if (xid != 0 && !wait_visible(s, xid)) {
+		free(oids);
+		return false;
+	}
+	for (int i = 0; i < n; i++)
+		oids[i] = xasprintf("%u", relids[i]);
+	list = strv_join(oids, n, ",");
+	strv_free(oids, n);
+	lit = xasprintf("'{%s}'", list); /* digits and commas only */
+	free(list);
+	args[0] = lit;
+	args[1] = session_server_version(s) >= 110000 ? "i.indnkeyatts" : "i.indnatts";
+	sql = session_sql_bind(session_sql_indexes, args, 2);
+	free(lit);
+	if (!session_run(s, sql, 0, NULL, PGRES_TUPLES_OK, &res,
+			 "look up the indexes of the mirrored tables on the source")) {
+		free(sql);
+		return false;
+	}
+	free(sql);
+	if (PQnfields(res) != 5) {
+		errbuf_set(&s->err, "unexpected answer to the look-up of the source's indexes");
+		PQclear(res);
+		return false;
+	}
+	for (int row = 0; row < PQntuples(res); row++) {
+		uint32_t oid = (uint32_t)strtoul(PQgetvalue(res, row, 1), NULL, 10);
+		SourceIndex *x = nidx > 0 ? &idx[nidx - 1] : NULL;
+
+		if (x == NULL || x->oid != oid) {
+			idx = xreallocarray(idx, (size_t)nidx + 1, sizeof(SourceIndex));
+			x = &idx[nidx++];
+			memset(x, 0, sizeof(*x));
+			x->relid = (uint32_t)strtoul(PQgetvalue(res, row, 0), NULL, 10);
+			x->oid = oid;
+			x->name = xstrdup(PQgetvalue(res, row, 2));
+		}
+		x->cols = xreallocarray(x->cols, (size_t)x->ncols + 1, sizeof(char *));
+		x->desc = xreallocarray(x->desc, (size_t)x->ncols + 1, sizeof(bool));
+		x->cols[x->ncols] = xstrdup(PQgetvalue(res, row, 3));
+		x->desc[x->ncols++] = strcmp(PQgetvalue(res, row, 4), "t") == 0;
+	}
+	PQclear(res);
+	*out = idx;
+	*nout = nidx;
 	return true;
 }
 
@@ -227,20 +357,28 @@ static void abandon_query(Session *s)
 	session_disconnect(s);
 }
 
-bool session_column_values(Session *s, const char *schema, const char *table,
-			   const char *const *keys, int nkeys, const char *column,
-			   CatalogRowFn row, void *arg, TickFn tick, void *tick_ctx)
+bool session_column_values(Session *s, uint32_t relid, const char *const *keys, int nkeys,
+			   const char *column, CatalogRowFn row, void *arg, TickFn tick,
+			   void *tick_ctx)
 {
 	const char **names = xcalloc((size_t)nkeys + 1, sizeof(char *));
 	const char **vals = xcalloc((size_t)nkeys + 1, sizeof(char *));
 	int *lens = xcalloc((size_t)nkeys + 1, sizeof(int));
-	char *list, *sql = NULL;
+	char *list = NULL, *sql = NULL, *schema = NULL, *table = NULL;
 	PGresult *res = NULL;
 	bool ok = false, stop = false;
 
 	for (int i = 0; i < nkeys; i++)
 		names[i] = keys[i];
 	names[nkeys] = column;
+	/* by its name now: the stream may be replaying history from before
+	 * a rename */
+	if (!session_relation_name(s, relid, &schema, &table))
+		goto done;
+	if (schema == NULL) {
+		errbuf_set(&s->err, "the source has no relation with OID %u any more", relid);
+		goto done;
+	}
 	if ((list = session_quote_list(s, names, nkeys + 1, true, ", ")) == NULL)
 		goto done;
 	{
@@ -302,6 +440,8 @@ done:
 	free(lens);
 	free(list);
 	free(sql);
+	free(schema);
+	free(table);
 	return ok;
 }
 

@@ -37,6 +37,9 @@
  * received; after one this large, a service reconnects when idle to give
  * that memory back. */
 #define BIG_MESSAGE_BYTES ((size_t)32 << 20)
+/* A service compares the publications' tables with the mirror this often
+ * (tables that joined or left without a change the stream would show). */
+#define RECONCILE_USECS INT64_C(60000000)
 
 typedef struct Stream {
 	Run *run;
@@ -54,6 +57,7 @@ typedef struct Stream {
 	int64_t last_tick;      /* when a long step last answered the server */
 	bool lost;              /* a long step could not answer the server */
 	bool big_message;       /* a message of BIG_MESSAGE_BYTES or more came */
+	int64_t last_reconcile; /* when the tables were last compared */
 	StreamEnd end;          /* how the round ends, once a step says stop */
 } Stream;
 
@@ -320,6 +324,34 @@ static bool step_periodic(Stream *s, int64_t now, int64_t interval)
 	return true;
 }
 
+/*
+ * Between groups: a change came for a relation the mirror does not have,
+ * or (a service) a minute went by: make the mirror's tables those the
+ * publications publish now (tablesync.c). The main connection stays open
+ * and answered meanwhile (stream_tick).
+ */
+static bool step_reconcile(Stream *s, int64_t now)
+{
+	const uint32_t *oids;
+	bool due = s->run->endpos == LSN_INVALID && now - s->last_reconcile >= RECONCILE_USECS;
+	int rc;
+
+	if (apply_in_transaction(s->apply) ||
+	    (apply_unknown_relations(s->apply, &oids) == 0 && !due))
+		return true;
+	if (!stream_flush(s)) {
+		s->end = replicate_stopping() ? STREAM_DONE : STREAM_FAILED;
+		return false;
+	}
+	rc = tablesync_reconcile(s->run, NULL, s->apply, NULL, 0, false, stream_tick, s);
+	s->last_reconcile = mono_usecs();
+	if (rc == EXIT_OK)
+		return true;
+	s->end = replicate_stopping() ? STREAM_DONE
+		 : s->lost || s->run->conn_failed ? STREAM_LOST : STREAM_FAILED;
+	return false;
+}
+
 /* START_REPLICATION from the durable position; false with s->end set. */
 static bool stream_start(Stream *s, int proto)
 {
@@ -353,6 +385,7 @@ StreamEnd stream_run(Run *run, Applier *apply)
 	mirror_set_tick(run->mirror, stream_tick, &s);
 	s.last_status = mono_usecs();
 	s.last_progress = s.last_status;
+	s.last_reconcile = s.last_status; /* prepare() has just compared them */
 	log_debug("streaming from slot \"%s\" at %s with protocol version %d", run->state.slot,
 		  lsn_format(apply_durable_lsn(apply), lsn), proto);
 
@@ -379,6 +412,8 @@ StreamEnd stream_run(Run *run, Applier *apply)
 		if (!(r == 0 ? step_idle(&s, now) : step_message(&s, buf, len)))
 			goto done;
 		if (!step_periodic(&s, now, interval))
+			goto done;
+		if (!step_reconcile(&s, now))
 			goto done;
 	}
 	/* Stopping: keep whole transactions, drop a partial one. */

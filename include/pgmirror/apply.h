@@ -58,19 +58,63 @@ bool apply_reset(Applier *a) PGM_MUST_CHECK;
 bool apply_make_table(Applier *a, uint32_t relid) PGM_MUST_CHECK;
 
 /*
- * For a copy that converts its rows away from the applier (the initial
- * copy does so on a reader thread): the types the columns of relation
- * relid are stored as, once its table is made (apply_make_table()); NULL
- * when unknown. Read-only, and valid until the next Relation message for
- * it or apply_reset(), so another thread may read it meanwhile.
+ * A table sync's applier: its Begin and Commit (at the sync's LSN) make
+ * one SQLite transaction that holds the table's copy but never moves the
+ * mirror's own position, and every relation it is given a table for is
+ * made, whatever the mirror holds.
  */
-const ColumnType *apply_column_types(Applier *a, uint32_t relid);
+void apply_set_sync_mode(Applier *a);
+
+/*
+ * Relations that changes were for, but that the mirror has no table for
+ * (their changes were skipped): each a candidate for a table sync, noted
+ * once until apply_forget_table(). apply_clear_unknown() empties the list.
+ */
+int apply_unknown_relations(const Applier *a, const uint32_t **oids);
+void apply_clear_unknown(Applier *a);
+
+/*
+ * The mirror table of relation oid was made, replaced or dropped outside
+ * this applier (a table sync, a table that left): forget its statements
+ * and its sync LSN; the next change reads them again. Outside a group.
+ */
+void apply_forget_table(Applier *a, uint32_t oid);
+
+/*
+ * Frees every mirror table handle (and its prepared statements, which name
+ * the table), keeping what the Relation messages described: each table's
+ * next change finds its table again, by OID. For a caller that renamed or
+ * removed mirror tables itself while this applier lives (renames at start,
+ * run between groups).
+ */
+void apply_forget_tables(Applier *a);
+
+/*
+ * For --verify: the values an Insert of tup into relation relid (described
+ * by a Relation message) would store, converted exactly as apply_message()
+ * converts them, without touching the mirror. *vals (one per column) is
+ * valid until the next call. apply_relation_types(): how each of its
+ * *ncols columns is stored.
+ */
+bool apply_convert_row(Applier *a, uint32_t relid, const PgoTuple *tup, const Value **vals)
+	PGM_MUST_CHECK;
+bool apply_relation_types(Applier *a, uint32_t relid, const ColumnType **types, int *ncols)
+	PGM_MUST_CHECK;
 
 /*
  * Inserts one row of relation relid whose values values_convert() made
- * with apply_column_types(), as an Insert message with their text would.
+ * with apply_relation_types(), as an Insert message with their text would
+ * (the initial copy converts its rows on a reader thread: the types stay
+ * as they are until the next Relation message or apply_reset()).
  */
 bool apply_insert_values(Applier *a, uint32_t relid, const Value *vals) PGM_MUST_CHECK;
+
+/*
+ * The tables this applier makes get no indexes from it (the initial copy:
+ * its caller makes them once the rows are in, with indexes_sync(), which
+ * is faster than keeping them up to date row by row).
+ */
+void apply_defer_indexes(Applier *a);
 
 /* Between a Begin and its Commit. */
 bool apply_in_transaction(const Applier *a);

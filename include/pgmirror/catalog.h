@@ -1,7 +1,7 @@
 /*
  * catalog.h: what the applier may ask of the source's catalog while it
  * streams (a column's type when it is not built in; what existing rows
- * hold in an added column). The replication loop answers over a plain
+ * hold in an added column; what a renamed table is called now). The replication loop answers over a plain
  * connection; the applier sees only these callbacks.
  */
 #ifndef PGMIRROR_CATALOG_H
@@ -28,8 +28,19 @@ typedef struct SourceFill {
 	bool has_default;    /* the column has a default expression */
 } SourceFill;
 
+/* A source index the mirror copies (sql/source-indexes.sql). */
+typedef struct SourceIndex {
+	uint32_t relid;      /* the table's OID */
+	uint32_t oid;        /* the index's OID */
+	char *name;          /* the index's name */
+	int ncols;           /* key columns, in index order */
+	char **cols;
+	bool *desc;          /* per column: DESC */
+} SourceIndex;
+
 void source_type_clear(SourceType *t);
 void source_fill_clear(SourceFill *f);
+void source_indexes_free(SourceIndex *idx, int n);
 
 /*
  * Receives one row of column_values(): vals[i] (lens[i] bytes, NULL for
@@ -46,16 +57,26 @@ typedef struct Catalog {
 	 * relation has no column of (any more). */
 	bool (*column_attnums)(void *ctx, uint32_t relid, const char *const *names, int n,
 			       int *attnums);
-	/* The source's current values of column, with the keys of their rows,
-	 * row by row, in text form. */
-	bool (*column_values)(void *ctx, const char *schema, const char *table,
-			      const char *const *keys, int nkeys, const char *column,
-			      CatalogRowFn row, void *arg);
+	/* The source's current values of column of relid (found by its OID,
+	 * whatever it is called now), with the keys of their rows, row by row,
+	 * in text form. */
+	bool (*column_values)(void *ctx, uint32_t relid, const char *const *keys, int nkeys,
+			      const char *column, CatalogRowFn row, void *arg);
 	const char *(*error)(void *ctx);
 	/* The last call failed because the source could not be reached (a
 	 * connection refused or broken, a server shutting down): the caller
 	 * may try again once it is back. NULL: never. */
 	bool (*lost)(void *ctx);
+	/* The schema and name relid has now (malloc'd), or NULLs when the
+	 * source has no such relation (dropped since). NULL: never asked, the
+	 * stream's names are taken as they come. */
+	bool (*relation_name)(void *ctx, uint32_t relid, char **nspname, char **relname);
+	/* The indexes of the relations relids[0..n-1] that the mirror copies,
+	 * ordered by relation (*out malloc'd: source_indexes_free()), as the
+	 * source has them once transaction xid (0: none) is visible there.
+	 * NULL: the mirror's indexes are left as they are. */
+	bool (*indexes)(void *ctx, const uint32_t *relids, int n, uint32_t xid,
+			SourceIndex **out, int *nout);
 } Catalog;
 
 #endif

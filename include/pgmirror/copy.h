@@ -8,9 +8,10 @@
  *
  * While a table is copied, a thread of the copier's alone uses the Session
  * (it reads and converts the rows) and the caller's thread alone uses the
- * applier and SQLite (it inserts them); the session's stop check is then
- * the copier's stopping or the writer giving up, and it is the copier's
- * stopping again once the table is done. One copy runs at a time.
+ * applier and SQLite (it inserts them). stopping is asked on the caller's
+ * thread only: after each row, and every 100 ms while rows are awaited; the
+ * session's stop check is meanwhile the copier's own (the caller gave up),
+ * and stopping again once the table is done. One copy runs at a time.
  */
 #ifndef PGMIRROR_COPY_H
 #define PGMIRROR_COPY_H
@@ -31,6 +32,8 @@ typedef struct Copier Copier;
  * back. */
 Copier *copy_new(Session *s, Applier *a, bool (*stopping)(void));
 void copy_free(Copier *c);
+/* Makes the tables but copies no rows (--no-initial-copy). */
+void copy_set_schema_only(Copier *c);
 /* The last error; owned by the copier. */
 const char *copy_error(const Copier *c);
 
@@ -45,6 +48,20 @@ const char *copy_error(const Copier *c);
  */
 bool copy_tables(Copier *c, const SourceTable *tables, int n, Lsn consistent_point)
 	PGM_MUST_CHECK;
+
+/* The Relation message pgoutput would send for t, into *msg, with its
+ * columns in cols (t->ncols of them); both borrow t's strings. */
+void copy_relation_message(const SourceTable *t, PgoColumn *cols, PgoMessage *msg);
+
+/*
+ * The steps of copy_tables() for a table sync: a synthetic source
+ * transaction at lsn (its Begin opens the applier's SQLite transaction),
+ * one table copied into it (made afresh from t), and its Commit; the
+ * caller then stores what belongs with it and flushes the applier.
+ */
+bool copy_begin_at(Copier *c, Lsn lsn) PGM_MUST_CHECK;
+bool copy_one_table(Copier *c, const SourceTable *t) PGM_MUST_CHECK;
+bool copy_commit_at(Copier *c, Lsn lsn) PGM_MUST_CHECK;
 
 /*
  * Parses one row of COPY's text format in place: tab-separated fields, \N

@@ -22,7 +22,7 @@ typedef struct MirrorTable MirrorTable;
  * pgmirror_state.format_version. Raise it when an older pgmirror could no
  * longer use a mirror correctly; mirror_open() refuses a newer one.
  */
-#define MIRROR_FORMAT_VERSION 1
+#define MIRROR_FORMAT_VERSION 2 /* 2: pgmirror_tables.sync_lsn */
 
 /* Results of mirror_open(). */
 typedef enum MirrorOpenResult {
@@ -181,6 +181,84 @@ bool mirror_table_truncate(MirrorTable *t) PGM_MUST_CHECK;
  * per column; only the key columns are read) to v. */
 bool mirror_table_set_column(MirrorTable *t, int col, const Value *match, const Value *v)
 	PGM_MUST_CHECK;
+
+/*
+ * A mirror table is known by its source relation's OID; its name follows
+ * the source table's (naming.h). What pgmirror_tables records of one:
+ */
+typedef struct MirrorTableInfo {
+	char *name;                /* SQLite table name */
+	char *source_schema;       /* the source's names it was last given */
+	char *source_table;
+	uint32_t relation_oid;
+	Lsn sync_lsn;              /* its rows are a snapshot's at this LSN; its
+				    * changes apply from transactions that commit
+				    * at or after it (LSN_INVALID: all) */
+} MirrorTableInfo;
+
+void mirror_table_info_clear(MirrorTableInfo *t);
+void mirror_table_infos_free(MirrorTableInfo *t, int n);
+
+/* Every mirror table (sorted by name). */
+bool mirror_table_infos(Mirror *m, MirrorTableInfo **out, int *n) PGM_MUST_CHECK;
+/* The mirror table of source relation oid; *found false when none. */
+bool mirror_table_by_oid(Mirror *m, uint32_t oid, bool *found, MirrorTableInfo *out)
+	PGM_MUST_CHECK;
+/* The mirror table named name, ignoring (ASCII) case as SQLite does. */
+bool mirror_table_by_name(Mirror *m, const char *name, bool *found, MirrorTableInfo *out)
+	PGM_MUST_CHECK;
+
+/* A new name for the mirror table of a source relation. */
+typedef struct MirrorRename {
+	uint32_t relation_oid;
+	const char *name;          /* the new SQLite name */
+	const char *source_schema; /* the source's names it comes from */
+	const char *source_table;
+} MirrorRename;
+
+/*
+ * Renames the mirror tables of the relations in rn[] to their new names,
+ * within a transaction, keeping their rows, their indexes and triggers,
+ * and the user's views and triggers that name them (SQLite rewrites
+ * those), and records the names in pgmirror_tables and pgmirror_columns.
+ * Names may move around among the tables of rn[] (a swap): all move out
+ * of the way first. A new name that a mirror table outside rn[] holds, or
+ * a table, view or index of the user's, is an error; then the
+ * caller rolls back. Handles of the renamed tables (mirror_table_sync)
+ * must be freed: their statements name the old table.
+ */
+bool mirror_tables_rename(Mirror *m, const MirrorRename *rn, int n) PGM_MUST_CHECK;
+
+/* Removes the mirror table of relation oid (if any) and what pgmirror
+ * records of it; within a transaction. */
+bool mirror_table_drop(Mirror *m, uint32_t oid) PGM_MUST_CHECK;
+
+/* A source index the mirror copies (see mirror_index.c for the names). */
+typedef struct MirrorIndexDef {
+	uint32_t oid;              /* the source index's OID */
+	const char *name;          /* and its name */
+	int ncols;
+	const char *const *cols;   /* key columns, in index order */
+	const bool *desc;          /* per column: DESC */
+} MirrorIndexDef;
+
+/*
+ * Makes pgmirror's indexes on mirror table `table` match: a non-unique
+ * index for each of defs[0..n-1] whose columns the table has (others are
+ * left out), the match index of a REPLICA IDENTITY FULL table; pgmirror's
+ * indexes that are not (or no longer) wanted are dropped. The user's own
+ * indexes are not touched. Within a transaction.
+ */
+bool mirror_table_indexes(Mirror *m, const char *table, const MirrorIndexDef *defs,
+			  int n) PGM_MUST_CHECK;
+
+/* The mirrored tables and the OIDs of their source relations, sorted by
+ * name; free names with strv_free() and oids with free(). */
+bool mirror_list_relations(Mirror *m, char ***names, uint32_t **oids, int *n)
+	PGM_MUST_CHECK;
+
+/* Sets the sync LSN of the table of relation oid; within a transaction. */
+bool mirror_set_sync_lsn(Mirror *m, uint32_t oid, Lsn lsn) PGM_MUST_CHECK;
 
 /* The mirrored tables' names, sorted; free with free() each and the array. */
 bool mirror_list_tables(Mirror *m, char ***names, int *n) PGM_MUST_CHECK;

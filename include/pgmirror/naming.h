@@ -12,6 +12,10 @@
  * public, nspname_relname otherwise. */
 char *naming_table(const char *nspname, const char *relname);
 
+/* Why source table nspname.relname cannot be mirrored under its name
+ * (malloc'd text: the name is reserved for pgmirror or SQLite), or NULL. */
+char *naming_name_problem(const char *nspname, const char *relname);
+
 /*
  * Why source table nspname.relname, with these column names, cannot be
  * mirrored (malloc'd text), or NULL when it can: a name reserved for

@@ -15,6 +15,7 @@
 #define EXIT_ERROR 1
 #define EXIT_USAGE 2
 #define EXIT_IN_USE 3
+#define EXIT_DIFFERS 4     /* --verify found a difference */
 
 typedef struct ReplicateOptions {
 	const char *conninfo;      /* -d; NULL: PG* environment */
@@ -25,6 +26,10 @@ typedef struct ReplicateOptions {
 	bool once;                 /* --once */
 	Lsn endpos;                /* -E; LSN_INVALID when not given */
 	bool no_initial_copy;
+	bool resync;               /* --resync */
+	char **resync_tables;      /* its names; none: every table */
+	int nresync;
+	bool verify;               /* --verify */
 	int status_interval;       /* -s, seconds */
 	const char *mirror_path;
 } ReplicateOptions;

@@ -183,20 +183,36 @@ bool session_type_info(Session *s, uint32_t oid, SourceType *out) PGM_MUST_CHECK
 bool session_column_attnums(Session *s, uint32_t relid, const char *const *names, int n,
 			    int *attnums) PGM_MUST_CHECK;
 
+/*
+ * The indexes of relids[0..n-1] the mirror copies (see Catalog.indexes).
+ * With xid, first waits (up to about half a second) until that transaction
+ * is visible on the source: the stream may bring a transaction a moment
+ * before other sessions see it committed.
+ */
+bool session_indexes(Session *s, const uint32_t *relids, int n, uint32_t xid,
+		     SourceIndex **out, int *nout) PGM_MUST_CHECK;
+
 /* What existing rows hold in column of relid (looked up now). */
 bool session_column_fill(Session *s, uint32_t relid, const char *column,
 			 SourceFill *out) PGM_MUST_CHECK;
 
+/* The schema and name relid has now (malloc'd); NULLs when there is no
+ * such relation. */
+bool session_relation_name(Session *s, uint32_t relid, char **nspname, char **relname)
+	PGM_MUST_CHECK;
+
 /*
- * The current values of column in schema.table with the given key columns,
+ * The current values of column of relid (whatever its name is now, so
+ * that a backlog replayed after a rename still finds it) with the given
+ * key columns,
  * streamed row by row to row() (see CatalogRowFn). tick (unless NULL) is
  * called after each row and at least every 100 ms while no row comes;
  * when it or row() returns false, or the rows cannot be read one by one,
  * the connection is closed (ending the query) and false returned: the
  * caller connects again for its next look-up.
  */
-bool session_column_values(Session *s, const char *schema, const char *table,
-			   const char *const *keys, int nkeys, const char *column,
+bool session_column_values(Session *s, uint32_t relid, const char *const *keys, int nkeys,
+			   const char *column,
 			   CatalogRowFn row, void *arg, TickFn tick,
 			   void *tick_ctx) PGM_MUST_CHECK;
 

@@ -22,7 +22,10 @@ def meta(ctx, path):
     for q in ("SELECT name, sql FROM sqlite_master WHERE type = 'table' "
               "AND name NOT LIKE 'pgmirror\\_%' ESCAPE '\\' ORDER BY 1",
               "SELECT * FROM pgmirror_columns ORDER BY table_name, position",
-              "SELECT * FROM pgmirror_tables ORDER BY table_name"):
+              # (sync_lsn: the copy's consistent point, NULL for tables
+              # made empty by --no-initial-copy)
+              "SELECT table_name, source_schema, source_table, relation_oid, "
+              "replica_identity FROM pgmirror_tables ORDER BY table_name"):
         out[q] = ctx.mirror_query(path, q)
     return out
 

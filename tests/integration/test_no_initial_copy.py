@@ -1,5 +1,6 @@
-"""--no-initial-copy: the first run copies none of the existing rows (no
-table is made for them), and later changes are followed."""
+"""--no-initial-copy: the first run copies none of the existing rows (its
+tables are made empty), and later changes are followed; a table that joins
+later is still copied."""
 
 import os
 import sys
@@ -17,8 +18,10 @@ def test(ctx):
     """)
     path, slot = ctx.path(), ctx.slot()
     rc, out, err = ctx.once(path, slot, "pub", "--no-initial-copy")
-    check(ctx.mirror_tables(path) == [], "--no-initial-copy made tables %r"
+    check(ctx.mirror_tables(path) == ["t"], "--no-initial-copy made tables %r"
           % ctx.mirror_tables(path))
+    check(ctx.mirror_query(path, "SELECT count(*) FROM t")[0][0] == 0,
+          "--no-initial-copy copied rows")
     check("copied" not in err, "--no-initial-copy copied:\n%s" % err)
     check(ctx.mirror_state(path)["initial_copy_done"] == 1,
           "initial_copy_done is not 1 after a first run without copy")
@@ -28,6 +31,12 @@ def test(ctx):
     rows = ctx.mirror_query(path, "SELECT id, v FROM t ORDER BY id")
     check(rows == [(101, "new"), (102, "newer")],
           "mirror should hold only the rows inserted after the first run: %r" % rows)
+
+    # a table that joins later gets its rows: the option is the first run's
+    ctx.sql("CREATE TABLE j (id int PRIMARY KEY); INSERT INTO j SELECT generate_series(1, 20); "
+            "ALTER PUBLICATION pub ADD TABLE j")
+    ctx.once(path, slot, "pub", "--no-initial-copy")
+    ctx.assert_mirror_equals_source(path, "j")
 
 
 harness.main(test)

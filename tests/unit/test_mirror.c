@@ -4,6 +4,10 @@
  * stop, the rebuild fails ("interrupted") and a rollback leaves the table
  * as it was; a commit runs to its end whatever it says. Also: a mirror of
  * a newer format is refused; a name another source table holds is too.
+ * Renames (mirror_tables_rename): a swap keeps each table's rows, its
+ * metadata, and the user's index, view and trigger on it; a name the
+ * user's own table has is refused. pgmirror's indexes
+ * (mirror_table_indexes) and what rebuilds do to them.
  */
 #include "config.h"
 
@@ -241,6 +245,53 @@ static void test_format_version(void **state)
 	assert_int_equal(mirror_open(f->path, MIRROR_WRITE, &f->m, &err), MIRROR_OPEN_OK);
 }
 
+/* A mirror of format 1 (no pgmirror_tables.sync_lsn) opened for writing
+ * gets the column, NULL for its tables (every change applies), and format
+ * 2, which an older pgmirror refuses. */
+static void test_format_upgrade(void **state)
+{
+	Fixture *f = *state;
+	MirrorState st = {0};
+	MirrorTableInfo *mt = NULL;
+	int nmt = 0;
+	sqlite3 *db;
+	sqlite3_stmt *q;
+	char *err = NULL;
+
+	st.slot = "s";
+	st.publications = "p";
+	st.system_identifier = "1";
+	st.database = "d";
+	assert_true(mirror_begin(f->m));
+	assert_true(mirror_write_state(f->m, &st));
+	assert_true(mirror_commit(f->m));
+	mirror_close(f->m);
+	f->m = NULL;
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "UPDATE pgmirror_state SET format_version = 1; "
+				      "DROP TABLE pgmirror_tables; "
+				      "CREATE TABLE pgmirror_tables (table_name TEXT PRIMARY KEY, "
+				      "source_schema TEXT NOT NULL, source_table TEXT NOT NULL, "
+				      "relation_oid INTEGER NOT NULL, replica_identity TEXT NOT NULL); "
+				      "INSERT INTO pgmirror_tables VALUES ('t', 'public', 't', "
+				      "16384, 'd')", NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+
+	assert_int_equal(mirror_open(f->path, MIRROR_WRITE, &f->m, &err), MIRROR_OPEN_OK);
+	assert_true(mirror_table_infos(f->m, &mt, &nmt));
+	assert_int_equal(nmt, 1);
+	assert_int_equal(mt[0].relation_oid, 16384);
+	assert_true(mt[0].sync_lsn == LSN_INVALID);
+	mirror_table_infos_free(mt, nmt);
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT format_version FROM pgmirror_state", -1,
+					    &q, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int(q, 0), 2);
+	sqlite3_finalize(q);
+	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+}
+
 /* Another source table under the same name, in another case. */
 static void test_name_taken(void **state)
 {
@@ -258,6 +309,236 @@ static void test_name_taken(void **state)
 			    "out of the publication or rename it");
 }
 
+/* Runs sql on the mirror file outside pgmirror (the user's own objects). */
+static void user_sql(Fixture *f, const char *sql)
+{
+	sqlite3 *db;
+	char *err = NULL;
+
+	mirror_close(f->m);
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK)
+		fail_msg("%s: %s", sql, err);
+	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+	assert_int_equal(mirror_open(f->path, MIRROR_WRITE, &f->m, &err), MIRROR_OPEN_OK);
+}
+
+/* The one integer sql yields on the mirror file. */
+static int64_t user_int(Fixture *f, const char *sql)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	int64_t v;
+
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+	return v;
+}
+
+static void assert_named(Fixture *f, uint32_t oid, const char *name, const char *table)
+{
+	MirrorTableInfo info;
+	bool found;
+
+	assert_true(mirror_table_by_oid(f->m, oid, &found, &info));
+	assert_true(found);
+	assert_string_equal(info.name, name);
+	assert_string_equal(info.source_table, table);
+	mirror_table_info_clear(&info);
+}
+
+/* t (NROWS rows) and u (3 rows) swap names, as on the source. */
+static void test_rename_swap(void **state)
+{
+	Fixture *f = *state;
+	MirrorPlan plan;
+	MirrorTable *t;
+	MirrorRename rn[2] = {{16384, "u", "public", "u"}, {16390, "t", "public", "t"}};
+
+	define(f, OID_INT4);
+	f->def.name = f->def.source_table = "u";
+	f->def.relation_oid = 16390;
+	assert_true(mirror_begin(f->m));
+	assert_true(mirror_table_plan(f->m, &f->def, false, &plan));
+	assert_true(mirror_table_sync(f->m, &f->def, &plan, NULL, &t));
+	mirror_plan_free(&plan);
+	for (int i = 0; i < 3; i++) {
+		Value vals[2] = {{.kind = VAL_INT, .i = i}, {.kind = VAL_INT, .i = i}};
+
+		assert_true(mirror_table_insert(t, vals));
+	}
+	mirror_table_free(t);
+	assert_true(mirror_commit(f->m));
+	user_sql(f, "CREATE INDEX ix_t ON t (v); CREATE VIEW vt AS SELECT * FROM t; "
+		    "CREATE TABLE audit (id INTEGER); CREATE TRIGGER tr_u AFTER INSERT ON u "
+		    "BEGIN INSERT INTO audit VALUES (new.id); END");
+
+	assert_true(mirror_begin(f->m));
+	assert_true(mirror_tables_rename(f->m, rn, 2));
+	assert_true(mirror_commit(f->m));
+	assert_named(f, 16384, "u", "u");
+	assert_named(f, 16390, "t", "t");
+	assert_int_equal(user_int(f, "SELECT count(*) FROM u"), NROWS);
+	assert_int_equal(user_int(f, "SELECT count(*) FROM t"), 3);
+	assert_int_equal(user_int(f, "SELECT count(*) FROM vt"), NROWS);
+	assert_int_equal(user_int(f, "SELECT count(*) FROM sqlite_schema WHERE name = 'ix_t' "
+				     "AND tbl_name = 'u'"), 1);
+	assert_int_equal(user_int(f, "SELECT count(*) FROM sqlite_schema WHERE name = 'tr_u' "
+				     "AND tbl_name = 't'"), 1);
+	assert_int_equal(user_int(f, "SELECT count(*) FROM pgmirror_columns WHERE table_name = 'u'"),
+			 2);
+	assert_int_equal(user_int(f, "SELECT count(*) FROM sqlite_schema WHERE name LIKE "
+				     "'pgmirror_renaming%'"), 0);
+	/* a table is found by its OID, not by a name it had */
+	define(f, OID_INT4);
+	assert_true(mirror_begin(f->m));
+	assert_false(mirror_table_plan(f->m, &f->def, false, &plan));
+	assert_string_equal(mirror_error(f->m), "mirror table \"u\" of source relation OID 16384 "
+			    "is not named \"t\" yet");
+	mirror_rollback(f->m);
+	/* the user's trigger fires on its table's inserts */
+	f->def.name = f->def.source_table = "t";
+	f->def.relation_oid = 16390;
+	assert_true(mirror_begin(f->m));
+	assert_true(mirror_table_plan(f->m, &f->def, false, &plan));
+	assert_true(plan.same);
+	assert_true(mirror_table_sync(f->m, &f->def, &plan, NULL, &t));
+	mirror_plan_free(&plan);
+	{
+		Value vals[2] = {{.kind = VAL_INT, .i = 7}, {.kind = VAL_INT, .i = 7}};
+
+		assert_true(mirror_table_insert(t, vals));
+	}
+	mirror_table_free(t);
+	assert_true(mirror_commit(f->m));
+	assert_int_equal(user_int(f, "SELECT count(*) FROM audit WHERE id = 7"), 1);
+}
+
+/* A new name that a table of the user's own has; one its trigger has. */
+static void test_rename_onto_user_table(void **state)
+{
+	Fixture *f = *state;
+	MirrorRename rn = {16384, "X", "public", "X"};
+
+	user_sql(f, "CREATE TABLE x (a); CREATE TRIGGER y AFTER INSERT ON x BEGIN SELECT 1; END");
+	assert_true(mirror_begin(f->m));
+	assert_false(mirror_tables_rename(f->m, &rn, 1));
+	assert_string_equal(mirror_error(f->m),
+			    "cannot rename mirror table \"t\" to \"X\", the new name of its source "
+			    "table: the mirror file has a table of that name, which is not pgmirror's; "
+			    "rename or drop it");
+	mirror_rollback(f->m);
+	assert_named(f, 16384, "t", "t");
+	assert_int_equal(user_int(f, "SELECT count(*) FROM t"), NROWS);
+	/* a trigger's name is not a table's */
+	rn.name = rn.source_table = "y";
+	assert_true(mirror_begin(f->m));
+	assert_true(mirror_tables_rename(f->m, &rn, 1));
+	assert_true(mirror_commit(f->m));
+	assert_named(f, 16384, "y", "y");
+	assert_int_equal(user_int(f, "SELECT count(*) FROM y"), NROWS);
+}
+
+/* The names of t's indexes, and the CREATE of each, one a line. */
+static char *indexes_of_t(Fixture *f)
+{
+	sqlite3 *db;
+	sqlite3_stmt *q;
+	sqlite3_str *s = sqlite3_str_new(NULL);
+	char *out;
+
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT sql FROM sqlite_schema WHERE type = "
+					    "'index' AND tbl_name = 't' AND sql IS NOT NULL "
+					    "ORDER BY name", -1, &q, NULL), SQLITE_OK);
+	while (sqlite3_step(q) == SQLITE_ROW)
+		sqlite3_str_appendf(s, "%s\n", (const char *)sqlite3_column_text(q, 0));
+	sqlite3_finalize(q);
+	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+	out = strdup(sqlite3_str_value(s) ? sqlite3_str_value(s) : "");
+	sqlite3_free(sqlite3_str_finish(s));
+	return out;
+}
+
+static void table_sync(Fixture *f)
+{
+	MirrorPlan plan;
+	MirrorTable *t = NULL;
+
+	assert_true(mirror_table_plan(f->m, &f->def, false, &plan));
+	assert_true(mirror_table_sync(f->m, &f->def, &plan, NULL, &t));
+	mirror_plan_free(&plan);
+	mirror_table_free(t);
+}
+
+/* Source indexes on the table's columns are made (one on a column the
+ * table lacks is not), kept by a rebuild, and go with a dropped column;
+ * under REPLICA IDENTITY FULL the match index comes too. */
+static void test_indexes(void **state)
+{
+	Fixture *f = *state;
+	const char *c1[] = {"v"}, *c2[] = {"nope"}, *c3[] = {"v", "id"};
+	const bool d1[] = {false}, d3[] = {true, false};
+	MirrorIndexDef defs[] = {{100, "t_v", 1, c1, d1}, {101, "t_nope", 1, c2, d1},
+				 {102, "t v\"id", 2, c3, d3}};
+	char *got;
+
+	assert_true(mirror_begin(f->m));
+	assert_true(mirror_table_indexes(f->m, "t", defs, 3));
+	assert_true(mirror_commit(f->m));
+	got = indexes_of_t(f);
+	assert_string_equal(got, "CREATE INDEX \"pgmirror_index_100_t_v\" ON \"t\" (\"v\")\n"
+			    "CREATE INDEX \"pgmirror_index_102_t v\"\"id\" ON \"t\" (\"v\" DESC, "
+			    "\"id\")\n");
+	free(got);
+
+	/* a rebuild (v retyped) keeps them */
+	assert_true(mirror_begin(f->m));
+	assert_true(rebuild(f));
+	assert_true(mirror_commit(f->m));
+	got = indexes_of_t(f);
+	assert_string_equal(got, "CREATE INDEX \"pgmirror_index_100_t_v\" ON \"t\" (\"v\")\n"
+			    "CREATE INDEX \"pgmirror_index_102_t v\"\"id\" ON \"t\" (\"v\" DESC, "
+			    "\"id\")\n");
+	free(got);
+
+	/* REPLICA IDENTITY FULL: the match index, on both (short) columns */
+	define(f, OID_INT8);
+	f->def.replident = 'f';
+	assert_true(mirror_begin(f->m));
+	table_sync(f);
+	assert_true(mirror_commit(f->m));
+	got = indexes_of_t(f);
+	assert_string_equal(got, "CREATE INDEX \"pgmirror_index_100_t_v\" ON \"t\" (\"v\")\n"
+			    "CREATE INDEX \"pgmirror_index_102_t v\"\"id\" ON \"t\" (\"v\" DESC, "
+			    "\"id\")\n"
+			    "CREATE INDEX \"pgmirror_match_16384\" ON \"t\" (\"id\", \"v\")\n");
+	free(got);
+
+	/* v dropped: its indexes go */
+	define(f, OID_INT8);
+	f->def.replident = 'f';
+	f->def.ncols = 1;
+	assert_true(mirror_begin(f->m));
+	table_sync(f);
+	assert_true(mirror_commit(f->m));
+	got = indexes_of_t(f);
+	assert_string_equal(got, "CREATE INDEX \"pgmirror_match_16384\" ON \"t\" (\"id\")\n");
+	free(got);
+
+	/* and asked again with none: only the match index stays */
+	assert_true(mirror_begin(f->m));
+	assert_true(mirror_table_indexes(f->m, "t", NULL, 0));
+	assert_true(mirror_commit(f->m));
+	got = indexes_of_t(f);
+	assert_string_equal(got, "CREATE INDEX \"pgmirror_match_16384\" ON \"t\" (\"id\")\n");
+	free(got);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -265,7 +546,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rebuild_stopped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_commit_not_interrupted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_format_version, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_format_upgrade, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_name_taken, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rename_swap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rename_onto_user_table, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_indexes, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -62,6 +62,7 @@ static void test_sql_placeholders(void **state)
 		{session_sql_type, 1},
 		{session_sql_column_fill, 2},
 		{session_sql_column_attnums, 1},
+		{session_sql_relation_name, 1},
 	};
 	const char *marks[] = {"<1>", "<2>", "<3>", "<4>", "<5>", "<6>", "<7>", "<8>", "<9>"};
 

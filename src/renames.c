@@ -1,0 +1,134 @@
+/*
+ * renames.c: at start, every mirror table takes the name its source table
+ * has now. A table renamed (or moved to another schema) while pgmirror
+ * was down may get no further change, so no Relation message would ever
+ * reveal the rename: the publications' tables as they are now (with their
+ * OIDs) say it instead. The stream then keeps those names (apply_rename.c
+ * asks the source when a Relation message names a table otherwise).
+ *
+ * The whole new mapping is known here, so names may move around among
+ * the renamed tables (a swap: mirror_tables_rename() goes through
+ * temporary names). A new name held by a mirror table whose source table
+ * is no longer published (it left, or was dropped) frees it: that table
+ * is removed, as it would be right after; one held by a published table
+ * that keeps the name is a real clash, refused. All in one SQLite
+ * transaction, or nothing.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "pgmirror/naming.h"
+#include "replicate_internal.h"
+
+static const SourceTable *published(const SourceTable *tables, int n, uint32_t oid)
+{
+	for (int i = 0; i < n; i++)
+		if (tables[i].oid == oid)
+			return &tables[i];
+	return NULL;
+}
+
+static int rename_index(const MirrorRename *rn, int n, uint32_t oid)
+{
+	for (int i = 0; i < n; i++)
+		if (rn[i].relation_oid == oid)
+			return i;
+	return -1;
+}
+
+int renames_at_start(Run *run, const SourceTable *tables, int ntables)
+{
+	MirrorTableInfo *known = NULL;
+	MirrorRename *rn = NULL;
+	uint32_t *drop = NULL;
+	int nknown = 0, nrn = 0, ndrop = 0, rc = EXIT_ERROR;
+	char *why = NULL;
+
+	if (!mirror_table_infos(run->mirror, &known, &nknown)) {
+		log_error("%s", mirror_error(run->mirror));
+		return EXIT_ERROR;
+	}
+	rn = xcalloc((size_t)nknown + 1, sizeof(MirrorRename));
+	drop = xcalloc((size_t)nknown + 1, sizeof(uint32_t));
+	for (int i = 0; why == NULL && i < nknown; i++) {
+		const SourceTable *t = published(tables, ntables, known[i].relation_oid);
+		char *name;
+
+		if (t == NULL)
+			continue; /* left the publications: not a rename */
+		name = naming_table(t->nspname, t->relname);
+		if (strcmp(name, known[i].name) == 0) {
+			free(name);
+			continue;
+		}
+		why = naming_name_problem(t->nspname, t->relname);
+		rn[nrn++] = (MirrorRename){t->oid, name, t->nspname, t->relname};
+	}
+	/* the holders of the new names */
+	for (int i = 0; why == NULL && i < nrn; i++) {
+		for (int j = 0; why == NULL && j < nknown; j++) {
+			const MirrorTableInfo *h = &known[j];
+			const SourceTable *ht;
+
+			if (h->relation_oid == rn[i].relation_oid ||
+			    strcasecmp(h->name, rn[i].name) != 0 ||
+			    rename_index(rn, nrn, h->relation_oid) >= 0)
+				continue; /* not a holder, or it moves too */
+			ht = published(tables, ntables, h->relation_oid);
+			if (ht != NULL) {
+				why = naming_clash(ht->nspname, ht->relname, rn[i].source_schema,
+						   rn[i].source_table);
+				continue;
+			}
+			log_warning("mirror table \"%s\" is removed: its source table \"%s\".\"%s\" is "
+				    "no longer published, and source table \"%s\".\"%s\" takes its "
+				    "name", h->name, h->source_schema, h->source_table,
+				    rn[i].source_schema, rn[i].source_table);
+			drop[ndrop++] = h->relation_oid;
+		}
+		for (int j = 0; why == NULL && j < i; j++)
+			if (strcasecmp(rn[i].name, rn[j].name) == 0)
+				why = naming_clash(rn[j].source_schema, rn[j].source_table,
+						   rn[i].source_schema, rn[i].source_table);
+	}
+	if (why != NULL) {
+		log_error("%s", why);
+		goto done;
+	}
+	if (nrn == 0) {
+		rc = EXIT_OK;
+		goto done;
+	}
+	if (!mirror_begin(run->mirror))
+		goto mirror_error;
+	for (int i = 0; i < ndrop; i++)
+		if (!mirror_table_drop(run->mirror, drop[i]))
+			goto mirror_error;
+	if (!mirror_tables_rename(run->mirror, rn, nrn) || !mirror_commit(run->mirror))
+		goto mirror_error;
+	for (int i = 0; i < nrn; i++) {
+		int k;
+
+		for (k = 0; k < nknown && known[k].relation_oid != rn[i].relation_oid; k++)
+			;
+		log_info("mirror table \"%s\" is renamed \"%s\": its source table is \"%s\".\"%s\" "
+			 "now", k < nknown ? known[k].name : "", rn[i].name, rn[i].source_schema,
+			 rn[i].source_table);
+	}
+	rc = EXIT_OK;
+	goto done;
+mirror_error:
+	log_error("%s", mirror_error(run->mirror));
+	mirror_rollback(run->mirror);
+done:
+	for (int i = 0; i < nrn; i++)
+		free((char *)rn[i].name);
+	free(rn);
+	free(drop);
+	free(why);
+	mirror_table_infos_free(known, nknown);
+	return rc;
+}

@@ -1,0 +1,133 @@
+"""--verify on a table of a million rows: "ok", then, with one row deleted
+from the mirror, "1 missing"; the peak RSS of each run stays small (the
+table is never held in memory: it is compared on disk).  Logs the speed of
+--verify (its own rows/s on stderr, and the whole run) next to a plain
+COPY ... TO STDOUT of the same rows, medians of 3."""
+
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import check, fail  # noqa: E402
+
+ROWS = 1000000
+# pgmirror itself with libpq and SQLite is a few MB; the table as text is
+# about 60 MB, as SQLite rows more
+MAX_RSS_KB = 40 * 1024
+TIME = "/usr/bin/time"
+
+
+def run_measured(ctx, args):
+    """(rc, stdout, stderr, peak RSS in kB, seconds) of one pgmirror run.
+    The peak is GNU time's (package time): the rusage of a child that
+    Python forks itself would count Python's own memory too."""
+    out_path = os.path.join(ctx.tmpdir, "v.out")
+    err_path = os.path.join(ctx.tmpdir, "v.err")
+    rss_path = os.path.join(ctx.tmpdir, "v.rss")
+    check(os.access(TIME, os.X_OK), "%s is needed to measure the peak RSS "
+          "(Debian package time; scripts/install-deps.sh installs it)" % TIME)
+    start = time.monotonic()
+    with open(out_path, "wb") as fo, open(err_path, "wb") as fe:
+        rc = subprocess.call([TIME, "-f", "%M", "-o", rss_path, ctx.binary] + args,
+                             stdout=fo, stderr=fe, cwd=ctx.tmpdir, timeout=600)
+    secs = time.monotonic() - start
+    with open(out_path) as f:
+        out = f.read()
+    with open(err_path) as f:
+        err = f.read()
+    with open(rss_path) as f:
+        lines = f.read().split()
+    # GNU time notes "Command exited with non-zero status N" first
+    return rc, out, err, int(lines[-1]), secs
+
+
+def verify_rate(err, table="big"):
+    m = re.search(r"compared (\d+) rows of \"public.%s\" in [0-9.]+ s " % table +
+                  r"\((\d+) rows/s\)", err)
+    check(m is not None, "no speed line on stderr: %s" % err)
+    return int(m.group(2))
+
+
+def copy_secs(ctx):
+    """A plain COPY of the same rows to a sink, as a client reads it."""
+    class Sink:
+        def write(self, b):
+            return len(b)
+    cur = ctx.conn.cursor()
+    start = time.monotonic()
+    cur.copy_expert("COPY (SELECT id, a, b, c FROM ONLY public.big) TO STDOUT",
+                    Sink())
+    return time.monotonic() - start
+
+
+def test(ctx):
+    ctx.sql("""
+        CREATE TABLE big (id int PRIMARY KEY, a text, b float8, c timestamptz);
+        INSERT INTO big SELECT g, md5(g::text), g / 7.0,
+            timestamptz '2024-01-01 00:00:00+00' + g * interval '1.5 s'
+        FROM generate_series(1, %d) g;
+        CREATE PUBLICATION pub FOR TABLE big;
+    """ % ROWS)
+    path, slot = ctx.path(), ctx.slot()
+    ctx.once(path, slot, "pub", timeout=600)
+    args = ctx.mirror_args(path, slot, "pub", "--verify")
+
+    runs = []
+    for _ in range(3):
+        rc, out, err, rss, secs = run_measured(ctx, args)
+        if rc != 0 or out != "big: ok\n":
+            fail("--verify exited %d\nstdout:\n%s\nstderr:\n%s" % (rc, out, err))
+        check(rss <= MAX_RSS_KB, "--verify of %d rows peaked at %d kB of RSS "
+              "(at most %d expected)" % (ROWS, rss, MAX_RSS_KB))
+        runs.append((verify_rate(err), secs, rss))
+    copies = [copy_secs(ctx) for _ in range(3)]
+    med_rate = statistics.median(r[0] for r in runs)
+    med_secs = statistics.median(r[1] for r in runs)
+    med_copy = statistics.median(copies)
+    harness.log("--verify of %d rows: %d rows/s comparing (median of 3), whole run "
+                "%.2f s = %.0f rows/s; peak RSS %s kB" % (
+                    ROWS, med_rate, med_secs, ROWS / med_secs,
+                    ", ".join(str(r[2]) for r in runs)))
+    harness.log("plain COPY TO STDOUT of the same rows: %.2f s = %.0f rows/s "
+                "(median of 3)" % (med_copy, ROWS / med_copy))
+
+    con = ctx.mirror_connect(path)
+    con.execute("DELETE FROM big WHERE id = 500000")
+    con.commit()
+    con.close()
+    rc, out, err, rss, secs = run_measured(ctx, args)
+    check(rc == 4 and out == "big: differs (1 missing, 0 unexpected, 0 changed)\n",
+          "after a row deleted from the mirror: exit %d\nstdout:\n%s\nstderr:\n%s"
+          % (rc, out, err))
+    check(rss <= MAX_RSS_KB, "peak RSS %d kB" % rss)
+
+    # the same rows in a table without a key: compared as a bag of rows
+    ctx.sql("""
+        CREATE TABLE bigf AS SELECT * FROM big;
+        ALTER TABLE bigf REPLICA IDENTITY FULL;
+        INSERT INTO bigf SELECT * FROM big WHERE id <= 10;
+        CREATE PUBLICATION pubf FOR TABLE bigf;
+    """)
+    pathf, slotf = ctx.path("f.db"), ctx.slot("f")
+    ctx.once(pathf, slotf, "pubf", timeout=600)
+    con = ctx.mirror_connect(pathf)
+    con.execute("DELETE FROM bigf WHERE rowid = (SELECT max(rowid) FROM bigf "
+                "WHERE id = 3)")
+    con.commit()
+    con.close()
+    rc, out, err, rss, secs = run_measured(ctx, ctx.mirror_args(pathf, slotf, "pubf",
+                                                                "--verify"))
+    check(rc == 4 and out == "bigf: differs (1 missing, 0 unexpected, 0 changed)\n",
+          "keyless, one of two equal rows deleted from the mirror: exit %d\n"
+          "stdout:\n%s\nstderr:\n%s" % (rc, out, err))
+    check(rss <= MAX_RSS_KB, "keyless: peak RSS %d kB" % rss)
+    harness.log("--verify of %d keyless rows: %d rows/s comparing, whole run %.2f s; "
+                "peak RSS %d kB" % (ROWS + 10, verify_rate(err, "bigf"), secs, rss))
+
+
+harness.main(test)

@@ -1,0 +1,339 @@
+/*
+ * test_mirror_verify.c: --verify's comparison (mirror_verify.c) on a real
+ * SQLite mirror: exact counts of missing, unexpected and changed rows for a
+ * table with a key; a value that SQLite's IS calls equal but that is
+ * stored in another storage class counts as changed; a keyless table is a
+ * bag of rows (one of two equal rows gone is 1 missing, NULLs are equal);
+ * a table of 600 columns compares (no expression too deep for SQLite);
+ * nothing is left in the mirror file.
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "pgmirror/mirror.h"
+#include "pgmirror/mirror_verify.h"
+
+#define OID_INT4 23
+#define OID_TEXT 25
+#define OID_BYTEA 17
+
+typedef struct Fixture {
+	char dir[64];
+	char path[96];
+	Mirror *m;
+	MirrorColumnDef cols[3];
+	MirrorTableDef def;
+	ColumnType types[3];
+	const char *names[3];
+	bool is_key[3];
+} Fixture;
+
+static const char *type_name(uint32_t oid)
+{
+	return oid == OID_INT4 ? "int4" : oid == OID_TEXT ? "text" : "bytea";
+}
+
+/* Table t (id int4, s text, b bytea), keyed on id unless replident 'f'. */
+static void make_table(Fixture *f, char replident)
+{
+	static const uint32_t oids[3] = {OID_INT4, OID_TEXT, OID_BYTEA};
+	static const char *const names[3] = {"id", "s", "b"};
+	MirrorPlan plan;
+	MirrorTable *t;
+
+	for (int i = 0; i < 3; i++) {
+		MirrorColumnDef *c = &f->cols[i];
+
+		memset(c, 0, sizeof(*c));
+		c->name = names[i];
+		c->pg_type = type_name(oids[i]);
+		c->type_oid = oids[i];
+		c->type_mod = -1;
+		assert_true(values_builtin_type(oids[i], -1, &c->type));
+		c->is_key = replident == 'f' || i == 0;
+		c->attnum = i + 1;
+		f->types[i] = c->type;
+		f->names[i] = names[i];
+		f->is_key[i] = replident != 'f' && i == 0;
+	}
+	memset(&f->def, 0, sizeof(f->def));
+	f->def.name = "t";
+	f->def.source_schema = "public";
+	f->def.source_table = "t";
+	f->def.relation_oid = 16384;
+	f->def.replident = replident;
+	f->def.ncols = 3;
+	f->def.cols = f->cols;
+	assert_true(mirror_begin(f->m));
+	assert_true(mirror_table_plan(f->m, &f->def, false, &plan));
+	assert_true(mirror_table_sync(f->m, &f->def, &plan, NULL, &t));
+	mirror_plan_free(&plan);
+	mirror_table_free(t);
+	assert_true(mirror_commit(f->m));
+}
+
+static int setup(void **state)
+{
+	Fixture *f = calloc(1, sizeof(*f));
+	char *err = NULL;
+
+	strcpy(f->dir, "/tmp/pgm_test_verify.XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->path, sizeof(f->path), "%s/m.db", f->dir);
+	assert_int_equal(mirror_open(f->path, MIRROR_CREATE, &f->m, &err), MIRROR_OPEN_OK);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	Fixture *f = *state;
+	char cmd[128];
+
+	mirror_close(f->m);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
+	assert_int_equal(system(cmd), 0);
+	free(f);
+	return 0;
+}
+
+/* A row (id, s, b): s NULL when NULL; b as text bytes, or the real br
+ * when b is NULL and br is not 0. */
+typedef struct Row {
+	int id;
+	const char *s;
+	const char *b;
+	double br;
+	int64_t bi;        /* b as an integer when b is NULL, br 0 and bi not 0 */
+} Row;
+
+static void to_values(const Row *r, Value v[3])
+{
+	memset(v, 0, 3 * sizeof(Value));
+	v[0].kind = VAL_INT;
+	v[0].i = r->id;
+	if (r->s != NULL) {
+		v[1].kind = VAL_TEXT;
+		v[1].p = r->s;
+		v[1].len = strlen(r->s);
+	}
+	if (r->b != NULL) {
+		v[2].kind = VAL_BLOB;
+		v[2].p = r->b;
+		v[2].len = strlen(r->b);
+	} else if (r->br != 0) {
+		v[2].kind = VAL_REAL;
+		v[2].r = r->br;
+	} else if (r->bi != 0) {
+		v[2].kind = VAL_INT;
+		v[2].i = r->bi;
+	}
+}
+
+static void fill_mirror(Fixture *f, const Row *rows, int n)
+{
+	MirrorPlan plan;
+	MirrorTable *t;
+
+	assert_true(mirror_begin(f->m));
+	assert_true(mirror_table_plan(f->m, &f->def, false, &plan));
+	assert_true(mirror_table_sync(f->m, &f->def, &plan, NULL, &t));
+	mirror_plan_free(&plan);
+	for (int i = 0; i < n; i++) {
+		Value v[3];
+
+		to_values(&rows[i], v);
+		assert_true(mirror_table_insert(t, v));
+	}
+	mirror_table_free(t);
+	assert_true(mirror_commit(f->m));
+}
+
+static MirrorDiff compare(Fixture *f, const Row *rows, int n)
+{
+	MirrorCompare *c = NULL;
+	MirrorDiff d;
+
+	assert_true(mirror_compare_begin(f->m, "t", f->names, f->types, f->is_key, 3, &c));
+	for (int i = 0; i < n; i++) {
+		Value v[3];
+
+		to_values(&rows[i], v);
+		assert_true(mirror_compare_add(c, v));
+	}
+	assert_true(mirror_compare_end(c, &d));
+	mirror_compare_free(c);
+	return d;
+}
+
+static void assert_diff(MirrorDiff d, int64_t missing, int64_t unexpected, int64_t changed)
+{
+	assert_int_equal(d.missing, missing);
+	assert_int_equal(d.unexpected, unexpected);
+	assert_int_equal(d.changed, changed);
+}
+
+static void test_keyed(void **state)
+{
+	Fixture *f = *state;
+	const Row mirror[] = {
+		{1, "a", "x", 0, 0}, {2, "b", NULL, 0, 0}, {3, "c", "z", 0, 0},
+		{4, NULL, NULL, 0, 1}, {5, "e", "e", 0, 0}, {100, "stray", NULL, 0, 0},
+	};
+	const Row source[] = {
+		{1, "a", "x", 0, 0}, {2, "b", NULL, 0, 0}, {3, "C", "z", 0, 0},
+		/* 1 and 1.0 are equal to IS, not in storage class (a BLOB column
+		 * keeps both as they are) */
+		{4, NULL, NULL, 1.0, 0},
+		{5, "e", "e", 0, 0}, {6, "new", NULL, 0, 0}, {7, "new", NULL, 0, 0},
+	};
+
+	make_table(f, 'd');
+	fill_mirror(f, mirror, 6);
+	assert_diff(compare(f, mirror, 6), 0, 0, 0);
+	assert_diff(compare(f, source, 7), 2, 1, 2);
+	assert_diff(compare(f, source, 0), 0, 6, 0);
+}
+
+static void test_keyless(void **state)
+{
+	Fixture *f = *state;
+	const Row mirror[] = {
+		{1, "x", NULL, 0, 0}, {2, NULL, NULL, 0, 0}, {2, NULL, NULL, 0, 0},
+		{3, "y", "b", 0, 0}, {3, "y", "b", 0, 0}, {3, "y", "b", 0, 0},
+	};
+	const Row source[] = {
+		{1, "x", NULL, 0, 0}, {1, "x", NULL, 0, 0}, {2, NULL, NULL, 0, 0},
+		{2, NULL, NULL, 0, 0}, {3, "y", "b", 0, 0}, {3, "Y", "b", 0, 0},
+	};
+
+	make_table(f, 'f');
+	fill_mirror(f, mirror, 6);
+	assert_diff(compare(f, mirror, 6), 0, 0, 0);
+	/* (1,x) once more in the source; (3,y,b) twice too many in the
+	 * mirror; (3,Y,b) only in the source */
+	assert_diff(compare(f, source, 6), 2, 2, 0);
+}
+
+/* A keyed table of WIDE columns: the comparison of every value must not
+ * make an expression deeper than SQLite takes (1000). */
+#define WIDE 600
+static void test_wide(void **state)
+{
+	Fixture *f = *state;
+	MirrorColumnDef *cols = calloc(WIDE, sizeof(MirrorColumnDef));
+	ColumnType *types = calloc(WIDE, sizeof(ColumnType));
+	const char **names = calloc(WIDE, sizeof(char *));
+	bool *is_key = calloc(WIDE, sizeof(bool));
+	Value *vals = calloc(WIDE, sizeof(Value));
+	char (*buf)[8] = calloc(WIDE, 8);
+	MirrorTableDef def = {.name = "w", .source_schema = "public", .source_table = "w",
+			      .relation_oid = 16385, .replident = 'd', .ncols = WIDE, .cols = cols};
+	MirrorCompare *c = NULL;
+	MirrorPlan plan;
+	MirrorTable *t;
+	MirrorDiff d;
+
+	for (int i = 0; i < WIDE; i++) {
+		snprintf(buf[i], 8, "c%d", i);
+		names[i] = cols[i].name = buf[i];
+		cols[i].pg_type = "int4";
+		cols[i].type_oid = OID_INT4;
+		cols[i].type_mod = -1;
+		assert_true(values_builtin_type(OID_INT4, -1, &cols[i].type));
+		types[i] = cols[i].type;
+		is_key[i] = cols[i].is_key = i == 0;
+		cols[i].attnum = i + 1;
+		vals[i].kind = VAL_INT;
+		vals[i].i = i;
+	}
+	assert_true(mirror_begin(f->m));
+	assert_true(mirror_table_plan(f->m, &def, false, &plan));
+	assert_true(mirror_table_sync(f->m, &def, &plan, NULL, &t));
+	mirror_plan_free(&plan);
+	assert_true(mirror_table_insert(t, vals));
+	mirror_table_free(t);
+	assert_true(mirror_commit(f->m));
+
+	assert_true(mirror_compare_begin(f->m, "w", names, types, is_key, WIDE, &c));
+	vals[WIDE - 1].i = -1;
+	assert_true(mirror_compare_add(c, vals));
+	assert_true(mirror_compare_end(c, &d));
+	mirror_compare_free(c);
+	assert_diff(d, 0, 0, 1);
+	free(cols);
+	free(types);
+	free(names);
+	free(is_key);
+	free(vals);
+	free(buf);
+}
+
+/* The schema of the mirror file, as another connection sees it. */
+static char *schema_text(const Fixture *f)
+{
+	sqlite3 *db;
+	sqlite3_stmt *q;
+	char *out = calloc(1, 1);
+	size_t len = 0;
+
+	assert_int_equal(sqlite3_open_v2(f->path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT type || ' ' || name FROM sqlite_master "
+					    "ORDER BY 1", -1, &q, NULL), SQLITE_OK);
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(q, 0);
+
+		out = realloc(out, len + strlen(t) + 2);
+		memcpy(out + len, t, strlen(t));
+		len += strlen(t);
+		out[len++] = '\n';
+		out[len] = '\0';
+	}
+	sqlite3_finalize(q);
+	sqlite3_close(db);
+	return out;
+}
+
+/* The scratch database goes with the comparison: the mirror file keeps
+ * only its own tables, and the next comparison starts afresh. */
+static void test_nothing_left(void **state)
+{
+	Fixture *f = *state;
+	const Row rows[] = {{1, "a", NULL, 0, 0}};
+	char *before, *after;
+
+	make_table(f, 'd');
+	fill_mirror(f, rows, 1);
+	before = schema_text(f);
+	assert_non_null(strstr(before, "table t\n"));
+	assert_diff(compare(f, rows, 1), 0, 0, 0);
+	assert_diff(compare(f, rows, 1), 0, 0, 0);
+	after = schema_text(f);
+	assert_string_equal(before, after);
+	free(before);
+	free(after);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_keyed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_keyless, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wide, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nothing_left, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
