@@ -7,13 +7,12 @@
  * the column types the applier decided) and packs them into a batch. The
  * writer (the caller's thread) alone uses SQLite: it inserts the rows of
  * each full batch (apply_insert_values()). The batches are a ring of
- * NBATCHES reused buffers, each of at most BATCH_ROWS rows or about
- * BATCH_BYTES of values (or one row bigger than that), so memory stays
+ * NBATCHES reused buffers, each of at most BATCH_ROWS rows, BATCH_VALUES
+ * values or about BATCH_BYTES of them (or one row bigger), so memory stays
  * bounded whatever the table's size and nothing is allocated per row once
- * the buffers are warm. Either side's error or a stop request ends both:
- * the writer raises the cancel flag, the reader sees it (also while it
- * waits on the server, through the session's stop check), and the writer
- * joins it before it returns.
+ * the buffers are warm. Either side's error or a stop ends both: the writer
+ * raises the cancel flag, which the reader sees (also while it waits on the
+ * server: the session's stop check), and joins it before it returns.
  */
 #include "config.h"
 
@@ -31,9 +30,10 @@
 
 #include "pgmirror/copy.h"
 
-#define NBATCHES 8
+#define NBATCHES 32
 #define BATCH_ROWS 512
-#define BATCH_BYTES ((size_t)256 << 10)
+#define BATCH_VALUES 4096       /* fewer rows of a wide table */
+#define BATCH_BYTES ((size_t)64 << 10)
 
 /* Rows converted by the reader for the writer; one of the ring. */
 typedef struct Batch {
@@ -373,7 +373,11 @@ static bool batch_add_row(Reader *rd, Batch *b, char *row, size_t len)
 static int batch_fill(Copier *c, Batch *b)
 {
 	Reader *rd = &c->rd;
-	size_t nvals = (size_t)BATCH_ROWS * (size_t)rd->t->ncols;
+	int nrows = rd->t->ncols > 0 ? BATCH_VALUES / rd->t->ncols : BATCH_ROWS;
+	size_t nvals;
+
+	nrows = nrows < 1 ? 1 : nrows > BATCH_ROWS ? BATCH_ROWS : nrows;
+	nvals = (size_t)nrows * (size_t)rd->t->ncols;
 
 	b->nrows = 0;
 	b->len = 0;
@@ -390,7 +394,7 @@ static int batch_fill(Copier *c, Batch *b)
 		b->offs = xreallocarray(b->offs, nvals, sizeof(size_t));
 		b->nvals_cap = nvals;
 	}
-	while (b->nrows < BATCH_ROWS && b->len < BATCH_BYTES) {
+	while (b->nrows < nrows && b->len < BATCH_BYTES) {
 		char *row;
 		size_t len;
 		int r = session_copy_next(c->s, &row, &len);
@@ -410,7 +414,7 @@ static int batch_fill(Copier *c, Batch *b)
 	for (size_t k = 0; k < (size_t)b->nrows * (size_t)rd->t->ncols; k++)
 		if (b->vals[k].kind == VAL_TEXT || b->vals[k].kind == VAL_BLOB)
 			b->vals[k].p = b->data + b->offs[k];
-	return b->nrows == BATCH_ROWS || b->len >= BATCH_BYTES ? 1 : 0;
+	return b->nrows == nrows || b->len >= BATCH_BYTES ? 1 : 0;
 }
 
 /*
