@@ -16,9 +16,15 @@
 #   small   N/10 single-row INSERT transactions (pgbench, one client)
 #   upddel  one transaction updating all N rows, then one deleting them all
 #           (the N rows are inserted and consumed by both sides first)
-#   copy    the initial copy: pgmirror's first run on a table of N rows
-#           (slot creation, COPY, SQLite, one commit) against
+#   copy    the initial copy: pgmirror's first run on a table of
+#           BENCH_COPY_ROWS rows (default N) (slot creation, COPY, SQLite,
+#           one commit) against, side by side in each repeat,
 #           psql -c "COPY bench_t TO STDOUT" > /dev/null of the same table
+#           and "SQLite alone": bench/sqlite_alone.c (compiled here with
+#           cc -O2) inserting the same rows, read from pgmirror's mirror
+#           into memory beforehand, into a new file with pgmirror's
+#           settings, CREATE TABLE and prepared INSERT OR REPLACE, in one
+#           transaction: the best pgmirror's writer could do
 #   keyless a table of K rows (-k, default 500000), mirrored by a first run,
 #           then C single-row DELETEs and C single-row UPDATEs (-c, default
 #           20000), each its own transaction; pgmirror's time to apply them
@@ -224,12 +230,25 @@ print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM bench_t").fetch
 done
 
 # Initial copy: pgmirror's first run (slot, COPY, SQLite, one commit) on a
-# table of N rows, against psql's COPY of the same table to /dev/null.
-: > "$WORK/copy.psql"; : > "$WORK/copy.pgm"
+# table of CN rows, against psql's COPY of the same table to /dev/null and
+# against SQLite alone inserting the same rows.
+CN=${BENCH_COPY_ROWS:-$N}
+case $CN in ''|*[!0-9]*) echo "bench: BENCH_COPY_ROWS wants a number" >&2; exit 2 ;; esac
+ALONE=$WORK/sqlite_alone
+# shellcheck disable=SC2046
+if wanted copy && ! cc -O2 -o "$ALONE" "$HERE/sqlite_alone.c" $(pkg-config --cflags --libs sqlite3) \
+        2>>"$WORK/pgmirror.err"; then
+    echo "bench: could not build bench/sqlite_alone.c: its column will be n/a" >&2
+    ALONE=
+fi
+: > "$WORK/copy.psql"; : > "$WORK/copy.pgm"; : > "$WORK/copy.alone"
 for r in $(seq "$REPEATS"); do
     wanted copy || break
     make_table
-    insert_rows
+    q "INSERT INTO bench_t (a, b, d) SELECT g, md5(g::text), g / 100.0
+       FROM generate_series(1, $CN) g" || exit 1
+    # the load's dirty pages and WAL written out before anything is timed
+    q "VACUUM ANALYZE bench_t" && q "CHECKPOINT" || exit 1
     t0=$(now)
     timeout "$T" psql -X -q -d "$DB" -c "COPY bench_t TO STDOUT" > /dev/null \
         || { echo "bench: psql COPY failed" >&2; exit 1; }
@@ -247,10 +266,26 @@ for r in $(seq "$REPEATS"); do
             echo "bench: pgmirror first run failed (copy, repeat $r)" >&2
         fi
     fi
-    echo "  copy #$r: $N rows, psql COPY $(tail -n1 "$WORK/copy.psql")s pgmirror ${pgm}s" >&2
+    alone=n/a
+    if [ -n "$ALONE" ] && [ "$pgm" != n/a ]; then
+        # the same rows, as pgmirror stored them; it times only the inserting
+        if out=$(timeout "$T" "$ALONE" "$WORK/mirror.db" bench_t "$WORK/alone.db" \
+                 2>>"$WORK/pgmirror.err"); then
+            alone=$(echo "$out" | awk '{ print $2 }')
+            echo "$alone" >> "$WORK/copy.alone"
+            [ "$(echo "$out" | awk '{ print $1 }')" = "$CN" ] ||
+                echo "bench: WARNING: SQLite alone inserted $out rows, not $CN" >&2
+        else
+            echo "bench: sqlite_alone failed (copy, repeat $r)" >&2
+        fi
+        rm -f "$WORK"/alone.db*
+    fi
+    echo "  copy #$r: $CN rows, psql COPY $(tail -n1 "$WORK/copy.psql")s pgmirror ${pgm}s" \
+         "SQLite alone ${alone}s" >&2
 done
 COPY_PSQL=$(median < "$WORK/copy.psql")
 COPY_PGM=$(median < "$WORK/copy.pgm")
+COPY_ALONE=$(median < "$WORK/copy.alone")
 
 first_run() {  # first_run FILE: pgmirror's first run, with its copy, timed into FILE
     local t0 t1
@@ -382,11 +417,20 @@ if wanted copy; then
 printf "%-8s %9s %12s %14s %12s %14s %8s\n" copy rows "COPY s" "COPY rows/s" "pgmirror s" "pgm rows/s" "ratio"
 if [ "$COPY_PGM" = n/a ]; then ratio=n/a; else
     ratio=$(echo "$COPY_PGM / $COPY_PSQL" | bc -l | xargs printf "%.2f"); fi
-printf "%-8s %9s %12.3f %14s %12s %14s %8s\n" initial "$N" "$COPY_PSQL" \
-    "$(rate "$N" "$COPY_PSQL")" \
+printf "%-8s %9s %12.3f %14s %12s %14s %8s\n" initial "$CN" "$COPY_PSQL" \
+    "$(rate "$CN" "$COPY_PSQL")" \
     "$( [ "$COPY_PGM" = n/a ] && echo n/a || printf %.3f "$COPY_PGM")" \
-    "$(rate "$N" "$COPY_PGM")" "$ratio"
+    "$(rate "$CN" "$COPY_PGM")" "$ratio"
 echo "(ratio = pgmirror's first run, with its initial copy, / psql -c \"COPY bench_t TO STDOUT\" > /dev/null)"
+printf "%-8s %9s %12s %14s %12s %14s %8s\n" copy rows "alone s" "alone rows/s" "pgmirror s" "pgm rows/s" "rate"
+if [ "$COPY_PGM" = n/a ] || [ "$COPY_ALONE" = n/a ]; then ratio=n/a; else
+    ratio=$(echo "$COPY_ALONE / $COPY_PGM" | bc -l | xargs printf "%.2f"); fi
+printf "%-8s %9s %12s %14s %12s %14s %8s\n" initial "$CN" \
+    "$( [ "$COPY_ALONE" = n/a ] && echo n/a || printf %.3f "$COPY_ALONE")" \
+    "$(rate "$CN" "$COPY_ALONE")" \
+    "$( [ "$COPY_PGM" = n/a ] && echo n/a || printf %.3f "$COPY_PGM")" \
+    "$(rate "$CN" "$COPY_PGM")" "$ratio"
+echo "(rate = pgmirror's first-run rate / SQLite alone's rate for the same rows, bench/sqlite_alone.c)"
 echo
 fi
 if wanted keyless; then

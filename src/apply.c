@@ -165,6 +165,8 @@ static bool apply_commit(Applier *a, const PgoCommit *c)
 
 /* --- rows --------------------------------------------------------------- */
 
+static void abort_group(Applier *a);
+
 
 /*
  * Converts a tuple into vals. is_new: 'u' means "keep the current value"
@@ -258,6 +260,25 @@ static bool apply_insert(Applier *a, const PgoInsert *ins)
 		return mirror_failed(a, r, "Insert");
 	a->stats.rows++;
 	return true;
+}
+
+bool apply_insert_values(Applier *a, uint32_t relid, const Value *vals)
+{
+	bool skip, ok;
+	RelEntry *r = apply_rel_for_change(a, relid, "Insert", &skip);
+
+	if (r == NULL) {
+		ok = skip;
+	} else {
+		ok = mirror_table_insert(r->table, vals) || mirror_failed(a, r, "Insert");
+		if (ok)
+			a->stats.rows++;
+	}
+	if (!ok)
+		abort_group(a);
+	else if (a->in_txn)
+		a->txn_changed = true;
+	return ok;
 }
 
 /* The key must be complete to find a row; a key column that was not sent

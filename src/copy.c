@@ -1,14 +1,26 @@
 /*
- * copy.c: the initial copy, from COPY text rows to applier messages.
+ * copy.c: the initial copy, from COPY text rows to rows in the mirror.
  *
- * Rows stream through one at a time (session_copy_next() hands over each
- * CopyData message); a row is unescaped in place in that buffer and the
- * value array is reused, so nothing is allocated per row here and no table
- * is ever held in memory.
+ * Two threads share each table's copy. The reader alone uses the source
+ * connection: it takes each CopyData message (session_copy_next()),
+ * unescapes the row in place, converts its values (values_convert(), with
+ * the column types the applier decided) and packs them into a batch. The
+ * writer (the caller's thread) alone uses SQLite: it inserts the rows of
+ * each full batch (apply_insert_values()). The batches are a ring of
+ * NBATCHES reused buffers, each of at most BATCH_ROWS rows, BATCH_VALUES
+ * values or about BATCH_BYTES of them (or one row bigger), so memory stays
+ * bounded whatever the table's size and nothing is allocated per row once
+ * the buffers are warm. Either side's error or a stop ends both: the writer
+ * raises the cancel flag, which the reader sees (also while it waits on the
+ * server: the session's stop check), and joins it before it returns.
  */
 #include "config.h"
 
+#include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,23 +30,83 @@
 
 #include "pgmirror/copy.h"
 
+#define NBATCHES 32
+#define BATCH_ROWS 512
+#define BATCH_VALUES 4096       /* fewer rows of a wide table */
+#define BATCH_BYTES ((size_t)64 << 10)
+
+/* Rows converted by the reader for the writer; one of the ring. */
+typedef struct Batch {
+	int nrows;
+	Value *vals;         /* nrows x ncols; text and blobs point into data */
+	size_t *offs;        /* where each value's bytes start in data */
+	size_t nvals_cap;    /* of vals and offs */
+	char *data;          /* the values' bytes */
+	size_t len, cap;     /* of data */
+} Batch;
+
+/* The reader thread's state, shared with the writer under mu. */
+typedef struct Reader {
+	pthread_mutex_t mu;
+	pthread_cond_t filled;   /* a batch was filled, or the reader ended */
+	pthread_cond_t freed;    /* a batch was used, or the writer gave up */
+	Batch batches[NBATCHES];
+	int head;                /* the oldest filled batch */
+	int nfilled;             /* filled batches from head on */
+	size_t filled_bytes;     /* the bytes of their values */
+	bool done;               /* the reader ended (see failed) */
+	bool failed;             /* ... with an error in err (or stopped) */
+	bool stopped;            /* ... because the stop check said so */
+	/* the reader's own, not shared until done */
+	const SourceTable *t;
+	const ColumnType *types; /* the applier's, read-only meanwhile */
+	PgoValue *fields;        /* one row's text fields */
+	ValueBuf *scratch;       /* per column, reused */
+	uint64_t rows;           /* rows read */
+	int64_t waited_room;     /* usecs the reader waited for a free batch */
+	int64_t waited_rows;     /* usecs the writer waited for a filled one */
+	ErrBuf err;
+} Reader;
+
 struct Copier {
 	Session *s;
 	Applier *a;
 	bool (*stopping)(void);  /* a signal asked pgmirror to stop */
-	PgoValue *vals;      /* one row's values, reused */
-	int nvals_cap;
-	bool schema_only;    /* make the tables, copy no rows */
-	ErrBuf err;          /* the last error */
+	Reader rd;               /* buffers kept from table to table */
+	int ncols_cap;           /* of rd.fields and rd.scratch */
+	bool schema_only;        /* make the tables, copy no rows */
+	ErrBuf err;              /* the last error */
 };
+
+/*
+ * The session's stop check during a copy: the writer giving up. The
+ * copier's own stopping (which may answer the server on another
+ * connection, as a table sync's does) runs on the writer's thread alone,
+ * which then gives up. The check takes no argument, so this flag is the
+ * process's: one copy runs at a time.
+ */
+static atomic_bool reader_cancel;
+
+static bool reader_stop_check(void)
+{
+	return atomic_load(&reader_cancel);
+}
 
 Copier *copy_new(Session *s, Applier *a, bool (*stopping)(void))
 {
 	Copier *c = xcalloc(1, sizeof(*c));
+	pthread_condattr_t attr;
 
 	c->s = s;
 	c->a = a;
 	c->stopping = stopping;
+	pthread_mutex_init(&c->rd.mu, NULL);
+	/* the writer's waits for rows are timed on this clock */
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->rd.filled, &attr);
+	pthread_condattr_destroy(&attr);
+	pthread_cond_init(&c->rd.freed, NULL);
 	return c;
 }
 
@@ -47,7 +119,18 @@ void copy_free(Copier *c)
 {
 	if (c == NULL)
 		return;
-	free(c->vals);
+	for (int i = 0; i < NBATCHES; i++) {
+		free(c->rd.batches[i].vals);
+		free(c->rd.batches[i].offs);
+		free(c->rd.batches[i].data);
+	}
+	for (int i = 0; i < c->ncols_cap; i++)
+		values_buf_free(&c->rd.scratch[i]);
+	free(c->rd.scratch);
+	free(c->rd.fields);
+	pthread_cond_destroy(&c->rd.freed);
+	pthread_cond_destroy(&c->rd.filled);
+	pthread_mutex_destroy(&c->rd.mu);
 	free(c);
 }
 
@@ -75,41 +158,48 @@ static char *unescape_field(char **rp, const char *end, char *w, char *err,
 	char *r = *rp;
 
 	while (r < end && *r != '\t') {
-		char ch = *r++;
+		char *run = r, ch;
 
-		if (ch == '\\') {
-			if (r == end) {
-				snprintf(err, errsize, "the row ends with a lone backslash");
-				return NULL;
+		/* a run of plain bytes, moved back only once an escape was seen */
+		while (r < end && *r != '\t' && *r != '\\')
+			r++;
+		if (w != run)
+			memmove(w, run, (size_t)(r - run));
+		w += r - run;
+		if (r == end || *r == '\t')
+			break;
+		r++; /* the backslash */
+		if (r == end) {
+			snprintf(err, errsize, "the row ends with a lone backslash");
+			return NULL;
+		}
+		ch = *r++;
+		switch (ch) {
+		case 'b': ch = '\b'; break;
+		case 'f': ch = '\f'; break;
+		case 'n': ch = '\n'; break;
+		case 'r': ch = '\r'; break;
+		case 't': ch = '\t'; break;
+		case 'v': ch = '\v'; break;
+		case 'x':
+			/* one or two hex digits; without any, a plain 'x' */
+			if (r < end && hex_digit_value((unsigned char)*r) >= 0) {
+				int v = hex_digit_value((unsigned char)*r++);
+
+				if (r < end && hex_digit_value((unsigned char)*r) >= 0)
+					v = v * 16 + hex_digit_value((unsigned char)*r++);
+				ch = (char)v;
 			}
-			ch = *r++;
-			switch (ch) {
-			case 'b': ch = '\b'; break;
-			case 'f': ch = '\f'; break;
-			case 'n': ch = '\n'; break;
-			case 'r': ch = '\r'; break;
-			case 't': ch = '\t'; break;
-			case 'v': ch = '\v'; break;
-			case 'x':
-				/* one or two hex digits; without any, a plain 'x' */
-				if (r < end && hex_digit_value((unsigned char)*r) >= 0) {
-					int v = hex_digit_value((unsigned char)*r++);
+			break;
+		default:
+			if (is_octal(ch)) {
+				int v = ch - '0';
 
-					if (r < end && hex_digit_value((unsigned char)*r) >= 0)
-						v = v * 16 + hex_digit_value((unsigned char)*r++);
-					ch = (char)v;
-				}
-				break;
-			default:
-				if (is_octal(ch)) {
-					int v = ch - '0';
-
-					for (int i = 0; i < 2 && r < end && is_octal(*r); i++)
-						v = v * 8 + (*r++ - '0');
-					ch = (char)(v & 0xff);
-				}
-				break; /* any other character stands for itself */
+				for (int i = 0; i < 2 && r < end && is_octal(*r); i++)
+					v = v * 8 + (*r++ - '0');
+				ch = (char)(v & 0xff);
 			}
+			break; /* any other character stands for itself */
 		}
 		*w++ = ch;
 	}
@@ -219,56 +309,269 @@ static bool stopped(Copier *c, const SourceTable *t)
 	return true;
 }
 
-static bool copy_table(Copier *c, const SourceTable *t)
+/* --- the reader thread -------------------------------------------------- */
+
+/* Room in b for n more bytes of values. */
+static void batch_reserve(Batch *b, size_t n)
+{
+	size_t cap = b->cap == 0 ? BATCH_BYTES + BATCH_BYTES / 4 : b->cap;
+
+	if (n <= b->cap - b->len)
+		return;
+	while (cap - b->len < n)
+		cap = cap <= SIZE_MAX / 2 ? cap * 2 : SIZE_MAX; /* xreallocarray says when too big */
+	b->data = xreallocarray(b->data, cap, 1);
+	b->cap = cap;
+}
+
+/*
+ * Converts one COPY row into the next row of b: false with rd->err set
+ * when the row is malformed or a value cannot be stored, as the applier
+ * would say for an Insert of it.
+ */
+static bool batch_add_row(Reader *rd, Batch *b, char *row, size_t len)
+{
+	const SourceTable *t = rd->t;
+	size_t first = (size_t)b->nrows * (size_t)t->ncols;
+	char err[256];
+
+	if (!copy_parse_row(row, len, rd->fields, t->ncols, err, sizeof(err))) {
+		errbuf_set(&rd->err, "malformed COPY row %" PRIu64 " of table \"%s.%s\": %s",
+			   rd->rows, t->nspname, t->relname, err);
+		return false;
+	}
+	for (int i = 0; i < t->ncols; i++) {
+		const PgoValue *f = &rd->fields[i];
+		Value *v = &b->vals[first + (size_t)i];
+
+		if (f->kind == PGO_COL_NULL) {
+			v->kind = VAL_NULL;
+			continue;
+		}
+		if (!values_convert(rd->types[i], (const char *)f->data, f->len, &rd->scratch[i], v,
+				    err, sizeof(err))) {
+			errbuf_set(&rd->err, "could not apply Insert to \"%s.%s\": column \"%s\": %s",
+				   t->nspname, t->relname, t->cols[i].name, err);
+			return false;
+		}
+		if (v->kind == VAL_TEXT || v->kind == VAL_BLOB) {
+			/* the row's buffer and the scratch are reused: keep a copy */
+			batch_reserve(b, v->len);
+			memcpy(b->data + b->len, v->p, v->len);
+			b->offs[first + (size_t)i] = b->len;
+			b->len += v->len;
+		}
+		if (rd->scratch[i].cap > VALUES_BUF_KEEP)
+			values_buf_trim(&rd->scratch[i]);
+	}
+	b->nrows++;
+	return true;
+}
+
+/* Fills b with rows; returns 1 when the COPY goes on, 0 when it ended well
+ * (b may hold its last rows), -1 on an error (rd->err, rd->stopped). */
+static int batch_fill(Copier *c, Batch *b)
+{
+	Reader *rd = &c->rd;
+	int nrows = rd->t->ncols > 0 ? BATCH_VALUES / rd->t->ncols : BATCH_ROWS;
+	size_t nvals;
+
+	nrows = nrows < 1 ? 1 : nrows > BATCH_ROWS ? BATCH_ROWS : nrows;
+	nvals = (size_t)nrows * (size_t)rd->t->ncols;
+
+	b->nrows = 0;
+	b->len = 0;
+	if (b->cap > 4 * BATCH_BYTES) { /* a huge value made it big */
+		free(b->data);
+		b->data = NULL;
+		b->cap = 0;
+	}
+	/* even a batch of empty strings points into it: never at NULL */
+	if (b->data == NULL)
+		batch_reserve(b, 1);
+	if (b->nvals_cap < nvals) {
+		b->vals = xreallocarray(b->vals, nvals, sizeof(Value));
+		b->offs = xreallocarray(b->offs, nvals, sizeof(size_t));
+		b->nvals_cap = nvals;
+	}
+	while (b->nrows < nrows && b->len < BATCH_BYTES) {
+		char *row;
+		size_t len;
+		int r = session_copy_next(c->s, &row, &len);
+
+		if (r < 0) {
+			rd->stopped = session_error_stopped(c->s);
+			errbuf_set(&rd->err, "%s", session_error(c->s));
+			return -1;
+		}
+		if (r == 0)
+			break;
+		rd->rows++;
+		if (!batch_add_row(rd, b, row, len))
+			return -1;
+	}
+	/* data is complete: now its address holds */
+	for (size_t k = 0; k < (size_t)b->nrows * (size_t)rd->t->ncols; k++)
+		if (b->vals[k].kind == VAL_TEXT || b->vals[k].kind == VAL_BLOB)
+			b->vals[k].p = b->data + b->offs[k];
+	return b->nrows == nrows || b->len >= BATCH_BYTES ? 1 : 0;
+}
+
+/*
+ * No free batch, or the filled ones hold what NBATCHES full ones would:
+ * rows of huge values then wait in one batch at a time, so the memory
+ * stays about twice the biggest row.
+ */
+static bool reader_must_wait(const Reader *rd)
+{
+	return !atomic_load(&reader_cancel) &&
+	       (rd->nfilled == NBATCHES ||
+		(rd->nfilled > 0 && rd->filled_bytes >= NBATCHES * BATCH_BYTES));
+}
+
+static void *reader_main(void *arg)
+{
+	Copier *c = arg;
+	Reader *rd = &c->rd;
+	int r = 1;
+
+	while (r > 0) {
+		Batch *b;
+
+		pthread_mutex_lock(&rd->mu);
+		if (reader_must_wait(rd)) {
+			int64_t t0 = mono_usecs();
+
+			while (reader_must_wait(rd))
+				pthread_cond_wait(&rd->freed, &rd->mu);
+			rd->waited_room += mono_usecs() - t0;
+		}
+		b = &rd->batches[(rd->head + rd->nfilled) % NBATCHES];
+		pthread_mutex_unlock(&rd->mu);
+		if (atomic_load(&reader_cancel))
+			break;
+		/* the batch is the reader's until it is counted as filled */
+		r = batch_fill(c, b);
+		pthread_mutex_lock(&rd->mu);
+		if (r >= 0 && b->nrows > 0) {
+			rd->nfilled++;
+			rd->filled_bytes += b->len;
+		}
+		if (r <= 0) {
+			rd->done = true;
+			rd->failed = r < 0;
+		}
+		pthread_cond_signal(&rd->filled);
+		pthread_mutex_unlock(&rd->mu);
+	}
+	return NULL; /* cancelled: the writer waits for nothing but the join */
+}
+
+/*
+ * The next batch the reader filled, NULL when it ended (rd->failed says
+ * how) or when the copier's stopping said so meanwhile (asked every 100 ms
+ * here, on this thread: *stop, with the error set); the writer then uses
+ * it and hands it back with batch_done().
+ */
+static Batch *batch_next(Copier *c, const SourceTable *t, bool *stop)
+{
+	Reader *rd = &c->rd;
+	int64_t t0 = mono_usecs();
+	Batch *b = NULL;
+
+	pthread_mutex_lock(&rd->mu);
+	while (rd->nfilled == 0 && !rd->done) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += 100 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000 * 1000 * 1000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000 * 1000 * 1000;
+		}
+		if (pthread_cond_timedwait(&rd->filled, &rd->mu, &ts) == ETIMEDOUT) {
+			pthread_mutex_unlock(&rd->mu);
+			if ((*stop = stopped(c, t)))
+				return NULL;
+			pthread_mutex_lock(&rd->mu);
+		}
+	}
+	rd->waited_rows += mono_usecs() - t0;
+	/* after an error the rows before it are not worth inserting */
+	if (rd->nfilled > 0 && !rd->failed)
+		b = &rd->batches[rd->head];
+	pthread_mutex_unlock(&rd->mu);
+	return b;
+}
+
+static void batch_done(Reader *rd)
+{
+	pthread_mutex_lock(&rd->mu);
+	rd->filled_bytes -= rd->batches[rd->head].len;
+	rd->head = (rd->head + 1) % NBATCHES;
+	rd->nfilled--;
+	/*
+	 * A waiting reader is woken once half the batches are free, not for
+	 * each one: it then fills several in a row instead of preempting
+	 * this thread for every batch (whatever the reader waits for, the
+	 * count comes down to here as the writer goes on).
+	 */
+	if (rd->nfilled <= NBATCHES / 2)
+		pthread_cond_signal(&rd->freed);
+	pthread_mutex_unlock(&rd->mu);
+}
+
+/* Readies the reader for table t (its columns' types known). */
+static void reader_setup(Copier *c, const SourceTable *t, const ColumnType *types)
+{
+	Reader *rd = &c->rd;
+
+	if (t->ncols > c->ncols_cap) {
+		rd->fields = xreallocarray(rd->fields, (size_t)t->ncols, sizeof(PgoValue));
+		rd->scratch = xreallocarray(rd->scratch, (size_t)t->ncols, sizeof(ValueBuf));
+		memset(rd->scratch + c->ncols_cap, 0,
+		       (size_t)(t->ncols - c->ncols_cap) * sizeof(ValueBuf));
+		c->ncols_cap = t->ncols;
+	}
+	rd->t = t;
+	rd->types = types;
+	rd->head = rd->nfilled = 0;
+	rd->filled_bytes = 0;
+	rd->done = rd->failed = rd->stopped = false;
+	rd->rows = 0;
+	rd->waited_room = rd->waited_rows = 0;
+	rd->err.text[0] = '\0';
+}
+
+/* --- the writer ----------------------------------------------------------- */
+
+/*
+ * Inserts the rows the reader converts, until the COPY ends or either side
+ * fails; the reader is running and is joined here.
+ */
+static bool write_rows(Copier *c, const SourceTable *t, pthread_t reader, uint64_t *nrows)
 {
 	bool progress = log_get_level() >= LOG_DEBUG ||
 			(log_get_level() >= LOG_INFO && isatty(STDERR_FILENO));
-	int64_t started = mono_usecs(), last_report = started, elapsed;
+	int64_t started = mono_usecs(), last_report = started;
+	Reader *rd = &c->rd;
 	uint64_t rows = 0;
-	PgoMessage msg;
-	char err[256];
-	int r;
+	bool ok = true, stop = false;
+	Batch *b;
 
-	if (!describe_table(c, t))
-		return false;
-	if (!apply_make_table(c->a, t->oid)) {
-		errbuf_set(&c->err, "%s", apply_error(c->a));
-		return false;
-	}
-	if (c->schema_only)
-		return true;
-	if (t->ncols > c->nvals_cap) {
-		c->vals = xreallocarray(c->vals, (size_t)t->ncols, sizeof(PgoValue));
-		c->nvals_cap = t->ncols;
-	}
-	memset(&msg, 0, sizeof(msg));
-	msg.type = PGO_INSERT;
-	msg.u.insert.relid = t->oid;
-	msg.u.insert.newtup.ncols = (uint16_t)t->ncols;
-	msg.u.insert.newtup.cols = c->vals;
-	if (!session_copy_begin(c->s, t)) {
-		errbuf_set(&c->err, "%s", session_error(c->s));
-		return false;
-	}
-	for (;;) {
-		char *row;
-		size_t len;
-
-		r = session_copy_next(c->s, &row, &len);
-		if (r <= 0)
-			break;
-		rows++;
-		if (!copy_parse_row(row, len, c->vals, t->ncols, err, sizeof(err))) {
-			errbuf_set(&c->err, "malformed COPY row %" PRIu64 " of table \"%s.%s\": %s", rows,
-				  t->nspname, t->relname, err);
-			return false;
+	while (ok && (b = batch_next(c, t, &stop)) != NULL) {
+		for (int i = 0; i < b->nrows && ok; i++) {
+			ok = apply_insert_values(c->a, t->oid, b->vals + (size_t)i * (size_t)t->ncols);
+			if (!ok)
+				errbuf_set(&c->err, "%s", apply_error(c->a));
+			/* a flag to look at: cheap enough for every row */
+			else if (stopped(c, t))
+				ok = false;
+			else
+				rows++;
 		}
-		if (!feed(c, &msg))
-			return false;
-		/* a flag to look at: cheap enough for every row */
-		if (stopped(c, t))
-			return false;
-		if (progress && (rows & 1023) == 0) {
+		batch_done(rd);
+		if (ok && progress) {
 			int64_t now = mono_usecs();
 
 			if (now - last_report >= 1000000) {
@@ -279,15 +582,77 @@ static bool copy_table(Copier *c, const SourceTable *t)
 			}
 		}
 	}
-	if (r < 0) {
-		if (!session_error_stopped(c->s) || !stopped(c, t))
-			errbuf_set(&c->err, "%s", session_error(c->s));
+	/* the reader stops at once when this side gave up */
+	atomic_store(&reader_cancel, true);
+	pthread_mutex_lock(&rd->mu);
+	pthread_cond_signal(&rd->freed);
+	pthread_mutex_unlock(&rd->mu);
+	pthread_join(reader, NULL);
+	if (stop)
+		ok = false;
+	else if (ok && rd->failed) {
+		ok = false;
+		if (!rd->stopped || !stopped(c, t))
+			errbuf_set(&c->err, "%s", rd->err.text);
+	}
+	*nrows = rows;
+	return ok;
+}
+
+static bool copy_table(Copier *c, const SourceTable *t)
+{
+	int64_t started = mono_usecs(), elapsed;
+	const ColumnType *types;
+	uint64_t rows = 0;
+	pthread_t reader;
+	sigset_t all, old;
+	int ncols, rc;
+	bool ok;
+
+	if (!describe_table(c, t))
+		return false;
+	if (!apply_make_table(c->a, t->oid) ||
+	    !apply_relation_types(c->a, t->oid, &types, &ncols)) {
+		errbuf_set(&c->err, "%s", apply_error(c->a));
 		return false;
 	}
+	if (c->schema_only)
+		return true;
+	if (ncols != t->ncols) {
+		errbuf_set(&c->err, "the copy of \"%s.%s\" has %d columns, its table %d", t->nspname,
+			   t->relname, t->ncols, ncols);
+		return false;
+	}
+	if (!session_copy_begin(c->s, t)) {
+		errbuf_set(&c->err, "%s", session_error(c->s));
+		return false;
+	}
+	reader_setup(c, t, types);
+	atomic_store(&reader_cancel, false);
+	session_set_stop_check(c->s, reader_stop_check);
+	/* signals stay with this thread, whose waits they interrupt */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&reader, NULL, reader_main, c);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		session_set_stop_check(c->s, c->stopping);
+		errbuf_set(&c->err, "could not start the thread that reads \"%s.%s\": %s",
+			   t->nspname, t->relname, strerror(rc));
+		return false;
+	}
+	ok = write_rows(c, t, reader, &rows);
+	session_set_stop_check(c->s, c->stopping);
+	if (!ok)
+		return false;
 	elapsed = mono_usecs() - started;
 	log_info("copied %" PRIu64 " rows of \"%s.%s\" in %.1f s (%.0f rows/s)", rows,
 		 t->nspname, t->relname, elapsed / 1e6,
 		 elapsed > 0 ? rows * 1e6 / (double)elapsed : 0.0);
+	/* which side was the slower one */
+	log_debug("copy of \"%s.%s\": the writer waited %.3f s for rows, the reader %.3f s "
+		  "for room", t->nspname, t->relname, c->rd.waited_rows / 1e6,
+		  c->rd.waited_room / 1e6);
 	return true;
 }
 

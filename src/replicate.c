@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,9 @@
 
 #define BACKOFF_MAX_SECS 60
 
-static volatile sig_atomic_t stop_requested;
+/* Set by the signal handler, read by the copy's reader thread too: a
+ * lock-free atomic, which a handler may store to. */
+static atomic_int stop_requested;
 
 void replicate_request_stop(void)
 {

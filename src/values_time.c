@@ -150,17 +150,57 @@ static void stamp_shift(Stamp *t, int64_t offset)
 	t->sec = (int) (secs % 60);
 }
 
+/* v (0 or more) in decimal, at least width digits (zeros before). */
+static char *put_digits(char *p, int64_t v, int width)
+{
+	char rev[20];
+	int k = 0;
+
+	if (width == 2 && v < 100) {    /* the usual cases first */
+		p[0] = (char) ('0' + v / 10);
+		p[1] = (char) ('0' + v % 10);
+		return p + 2;
+	}
+	if (width == 4 && v < 10000) {
+		int x = (int) v;
+
+		p[0] = (char) ('0' + x / 1000);
+		p[1] = (char) ('0' + x / 100 % 10);
+		p[2] = (char) ('0' + x / 10 % 10);
+		p[3] = (char) ('0' + x % 10);
+		return p + 4;
+	}
+
+	do {
+		rev[k++] = (char) ('0' + v % 10);
+		v /= 10;
+	} while (v > 0 && k < (int) sizeof rev);
+	while (k < width)
+		rev[k++] = '0';
+	while (k > 0)
+		*p++ = rev[--k];
+	return p;
+}
+
 /* The stored form: "YYYY-MM-DD HH:MM:SS[.ffffff][ BC]". */
 static void stamp_append(ValueBuf *b, const Stamp *t)
 {
-	char tmp[STAMP_TEXT_MAX + 24];
+	char tmp[STAMP_TEXT_MAX + 24], *p = tmp;
 	bool bc = t->year <= 0;
-	int k;
 
-	k = snprintf(tmp, sizeof tmp, "%04" PRId64 "-%02d-%02d %02d:%02d:%02d",
-		     bc ? 1 - t->year : t->year, t->mon, t->day,
-		     t->hour, t->min, t->sec);
-	values_buf_put(b, tmp, (size_t) k);
+	/* by hand: snprintf was most of a timestamp's cost */
+	p = put_digits(p, bc ? 1 - t->year : t->year, 4);
+	*p++ = '-';
+	p = put_digits(p, t->mon, 2);
+	*p++ = '-';
+	p = put_digits(p, t->day, 2);
+	*p++ = ' ';
+	p = put_digits(p, t->hour, 2);
+	*p++ = ':';
+	p = put_digits(p, t->min, 2);
+	*p++ = ':';
+	p = put_digits(p, t->sec, 2);
+	values_buf_put(b, tmp, (size_t) (p - tmp));
 	if (t->flen > 0) {
 		values_buf_putc(b, '.');
 		values_buf_put(b, t->frac, t->flen);

@@ -20,6 +20,7 @@
 #include "pgmirror/mirror.h"
 #include "pgmirror/pgoutput.h"
 #include "pgmirror/util.h"
+#include "pgmirror/values.h"
 
 typedef struct Applier Applier;
 
@@ -99,6 +100,14 @@ bool apply_convert_row(Applier *a, uint32_t relid, const PgoTuple *tup, const Va
 	PGM_MUST_CHECK;
 bool apply_relation_types(Applier *a, uint32_t relid, const ColumnType **types, int *ncols)
 	PGM_MUST_CHECK;
+
+/*
+ * Inserts one row of relation relid whose values values_convert() made
+ * with apply_relation_types(), as an Insert message with their text would
+ * (the initial copy converts its rows on a reader thread: the types stay
+ * as they are until the next Relation message or apply_reset()).
+ */
+bool apply_insert_values(Applier *a, uint32_t relid, const Value *vals) PGM_MUST_CHECK;
 
 /*
  * The tables this applier makes get no indexes from it (the initial copy:

@@ -5,6 +5,13 @@
  * within one synthetic source transaction at the slot's consistent point.
  * So table naming, type mapping and pgmirror_columns stay in the applier,
  * and the copy and its position commit in one SQLite transaction.
+ *
+ * While a table is copied, a thread of the copier's alone uses the Session
+ * (it reads and converts the rows) and the caller's thread alone uses the
+ * applier and SQLite (it inserts them). stopping is asked on the caller's
+ * thread only: after each row, and every 100 ms while rows are awaited; the
+ * session's stop check is meanwhile the copier's own (the caller gave up),
+ * and stopping again once the table is done. One copy runs at a time.
  */
 #ifndef PGMIRROR_COPY_H
 #define PGMIRROR_COPY_H

@@ -87,6 +87,14 @@ static void test_escapes(void **state)
 	assert_text(&p->vals[2], "AJxg\a", 5);
 	parsed_free(p);
 
+	/* plain runs before, between and after escapes move back in place */
+	p = ROW("abc\\tdef\\\\ghi\tx\\ny z\\\\\t\\101BC\n", 3);
+	assert_true(p->ok);
+	assert_text(&p->vals[0], "abc\tdef\\ghi", 11);
+	assert_text(&p->vals[1], "x\ny z\\", 6);
+	assert_text(&p->vals[2], "ABC", 3);
+	parsed_free(p);
+
 	p = ROW("\\377\n", 1); /* octal keeps the low byte */
 	assert_true(p->ok);
 	assert_text(&p->vals[0], "\377", 1);

@@ -693,6 +693,54 @@ static void test_numeric_num(void **state)
 	check_error(T_NUM, ".", "invalid input for type numeric: \".\"");
 }
 
+/*
+ * Numbers of up to 15 significant digits take a short cut past strtod
+ * (an exact integer times or divided by an exact power of ten); it must
+ * give strtod's double, bit for bit, whatever the digits and the scale.
+ */
+static void test_numeric_fast_path(void **state)
+{
+	uint64_t x = UINT64_C(0x9e3779b97f4a7c15);
+	char text[64];
+	Value v;
+	char *copy;
+
+	(void) state;
+	for (int k = 0; k < 200000; k++) {
+		int ndig, scale, len;
+		uint64_t m;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		ndig = 1 + (int) (x % 15);
+		scale = (int) ((x >> 8) % 24);
+		m = (x >> 16) % UINT64_C(1000000000000000);
+		for (int d = ndig; d < 15; d++)
+			m /= 10;
+		if (scale == 0) {
+			len = snprintf(text, sizeof text, "%s%" PRIu64 ".5",
+				       (x >> 60) & 1 ? "-" : "", m);
+		} else {
+			char digits[32];
+			int nd = snprintf(digits, sizeof digits, "%0*" PRIu64, scale + 1, m);
+
+			len = snprintf(text, sizeof text, "%s%.*s.%s", (x >> 60) & 1 ? "-" : "",
+				       nd - scale, digits, digits + nd - scale);
+		}
+		assert_true(len > 0 && len < (int) sizeof text);
+		assert_true(convert_copy(T_FLOAT, text, (size_t) len, &v, &copy));
+		free(copy);
+		assert_int_equal(v.kind, VAL_REAL);
+		if (memcmp(&v.r, &(double) { strtod(text, NULL) }, sizeof(double)) != 0)
+			fail_msg("\"%s\": %.17g, strtod says %.17g", text, v.r, strtod(text, NULL));
+	}
+	check_real(T_FLOAT, "0.1", 0.1);
+	check_real(T_FLOAT, "123456789012345e-22", 123456789012345e-22);
+	check_real(T_FLOAT, "9007199254740993", 9007199254740993.0); /* 16 digits: strtod */
+	check_real(T_NUM, "-999999999999.999", -999999999999.999);
+}
+
 static void test_numeric_text(void **state)
 {
 	static const char *const ok[] = {
@@ -1678,6 +1726,7 @@ int main(void)
 		TEST(test_float_round_trip),
 		TEST(test_float_locale),
 		TEST(test_numeric_num),
+		TEST(test_numeric_fast_path),
 		TEST(test_numeric_text),
 		TEST(test_bytea),
 		TEST(test_date),
