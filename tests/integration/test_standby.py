@@ -10,7 +10,9 @@ creation wait, whatever the primary's background writer logs meanwhile):
 - with hot_standby_feedback = on (no warning), a first run with the
   initial copy waits the same way and completes once the primary logs a
   snapshot; --once runs then follow inserts, updates and deletes made on
-  the primary; --status shows the mirror; a second mirror's slot is dropped
+  the primary; a table that joins the publication is synced through a
+  temporary slot on the standby, and --verify finds the mirror equal;
+  --status shows the mirror; a second mirror's slot is dropped
   with --drop-slot on the standby;
 - a running pgmirror (service mode) on the standby follows the primary;
   the primary is stopped and the standby promoted (same system identifier,
@@ -81,6 +83,18 @@ def wait_exit(proc, timeout=60):
         fail("pgmirror did not exit within %ds:\n%s" % (timeout, proc.stderr()))
 
 
+def finish_with_snapshots(pair, proc, what):
+    """The primary logs snapshot records until proc (whose temporary or
+    new slot on the standby waits for one) exits; its exit code."""
+    deadline = time.time() + 60 * harness.SLOW
+    while proc.poll() is None:
+        if time.time() > deadline:
+            fail("%s on the standby did not finish:\n%s" % (what, proc.stderr()))
+        pair.log_snapshot()
+        time.sleep(0.2)
+    return wait_exit(proc)
+
+
 def first_run_on_standby(ctx, pair, args, tag):
     """A first run against the standby: it waits for a snapshot record and
     says so; once the transaction it waits for ended, the primary logs
@@ -93,15 +107,33 @@ def first_run_on_standby(ctx, pair, args, tag):
     check(proc.poll() is None, "pgmirror did not wait:\n%s" % err)
     hold.rollback()
     hold.close()
-    deadline = time.time() + 60 * harness.SLOW
-    while proc.poll() is None:
-        if time.time() > deadline:
-            fail("the first run on the standby did not finish:\n%s" % proc.stderr())
-        pair.log_snapshot()
-        time.sleep(0.2)
-    rc = wait_exit(proc)
+    rc = finish_with_snapshots(pair, proc, "the first run")
     check(rc == 0, "first run on the standby: exit %s\n%s" % (rc, proc.stderr()))
     return proc.stderr()
+
+
+def join_and_verify(ctx, pair, dsn, path, major):
+    """A table that joins the publication is synced through a temporary
+    slot on the standby (which waits for a snapshot record too), and
+    --verify, whose snapshot is one more such slot, finds the mirror equal."""
+    p = pair.primary
+    p.sql("CREATE TABLE j (id int PRIMARY KEY, v text);"
+          "INSERT INTO j SELECT g, 'j' || g FROM generate_series(1, 30) g;"
+          "ALTER PUBLICATION pub ADD TABLE j", dbname=DB)
+    pair.wait_replay()
+    proc = ctx.start(["-d", dsn, "--once", path], tag="join%d" % major)
+    rc = finish_with_snapshots(pair, proc, "the run with a joining table")
+    check(rc == 0, "--once with a joining table: exit %s\n%s" % (rc, proc.stderr()))
+    src = sorted(p.sql("SELECT id, v FROM j", dbname=DB))
+    mir = sorted(tuple(r) for r in ctx.mirror_query(path, "SELECT id, v FROM j"))
+    check(src == mir, "the joined table differs:\nsource %r\nmirror %r" % (src, mir))
+    p.sql("UPDATE j SET v = 'later' WHERE id < 5", dbname=DB)
+    pair.wait_replay()
+    proc = ctx.start(["-d", dsn, "--verify", path], tag="verify%d" % major)
+    rc = finish_with_snapshots(pair, proc, "--verify")
+    check(rc == 0 and proc.stdout() == "j: ok\nt: ok\n",
+          "--verify on the standby: exit %s\nstdout:\n%s\nstderr:\n%s"
+          % (rc, proc.stdout(), proc.stderr()))
 
 
 def one_major(ctx, major):
@@ -159,6 +191,8 @@ def one_major(ctx, major):
         check(rc == 0, "--once on the standby: exit %d\n%s" % (rc, err))
         check_equal(ctx, p, path, "after --once")
         check_not_ahead(ctx, s, path, slot)
+
+        join_and_verify(ctx, pair, dsn, path, major)
 
         rc, out, err = ctx.run(["--status", path])
         check(rc == 0 and slot in out, "--status: exit %d\n%s%s" % (rc, out, err))
