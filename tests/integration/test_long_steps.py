@@ -2,17 +2,18 @@
 
 The test database sets wal_sender_timeout = 2s. A keyed table gets a
 column added with a volatile default (refilled from the source), then a
-column retyped USING an expression (rebuilt, then refilled). While the
-mirror lags, the test holds an ACCESS EXCLUSIVE lock on the source table,
-so pgmirror's refill query waits for it: deterministically longer than the
-timeout. The walsender must stay connected (pgmirror answers it while it
-waits), and --once must finish with the mirror equal to the source.
-Then SIGTERM during such a wait must exit 0 at once, and the next run
-must finish the step."""
+column retyped USING an expression (rebuilt, then refilled), each while a
+pgmirror runs and streams. From the moment the change commits the test
+holds an ACCESS EXCLUSIVE lock on the source table, so pgmirror's refill
+query waits for it: deterministically longer than the timeout. The
+walsender must stay connected (pgmirror answers it while it waits), and
+the mirror must then equal the source. Then SIGTERM during such a wait
+must exit 0 at once, and the next run must finish the step."""
 
 import os
 import signal
 import sys
+import threading
 import time
 
 import psycopg2
@@ -50,21 +51,58 @@ def walsender_alive(ctx, slot):
     return info is not None and info["active"]
 
 
-def run_locked(ctx, path, slot, table, sigterm=False):
-    """Starts --once while table is locked on the source; returns the Proc
-    once pgmirror has waited on the lock for HOLD_S seconds (or lost its
-    walsender), with the lock released (or, with sigterm, still held)."""
-    locker = ctx.connect(autocommit=False)
-    locker.cursor().execute("LOCK TABLE %s IN ACCESS EXCLUSIVE MODE" % table)
-    proc = ctx.start(ctx.mirror_args(path, slot, "pub", "--once", "-v"))
-    deadline = time.time() + 60
-    while not pgmirror_waits_on_lock(ctx, table):
-        if proc.poll() is not None:
-            fail("pgmirror exited %s before it waited on the lock\n%s"
-                 % (proc.poll(), proc.stderr()))
+def wait_for(what, cond, proc, timeout=60):
+    deadline = time.time() + timeout * harness.SLOW
+    while not cond():
+        if proc is not None and proc.poll() is not None:
+            fail("pgmirror exited %s before %s\n%s" % (proc.poll(), what, proc.stderr()))
         if time.time() > deadline:
-            fail("pgmirror never waited on the lock of %s\n%s" % (table, proc.stderr()))
+            fail("%s did not happen within %ss\n%s"
+                 % (what, timeout, proc.stderr() if proc else ""))
         time.sleep(0.05)
+
+
+def change_locked(ctx, path, slot, table, ddl, sigterm=False):
+    """A running pgmirror (it streams from slot) meets `ddl` (statements
+    run in one source transaction) while the test holds an ACCESS
+    EXCLUSIVE lock on table from the moment that transaction commits: the
+    lock is asked for while ddl's transaction still holds the table, so it
+    is granted first when that commits, and pgmirror's refill then waits
+    behind it. (Held from before pgmirror starts, it would also hold up
+    the start's catalog look-ups, which on PostgreSQL 18 read the table.)
+    Returns the Proc once its refill has waited on the lock for HOLD_S
+    seconds (or lost its walsender), the lock released; with sigterm,
+    after SIGTERM during that wait, the lock still held until the exit."""
+    proc = ctx.start(ctx.mirror_args(path, slot, "pub", "-v"))
+    wait_for("pgmirror streams", lambda: walsender_alive(ctx, slot), proc)
+    writer = ctx.connect(autocommit=False)
+    wcur = writer.cursor()
+    for q in ddl:
+        wcur.execute(q)
+    locker = ctx.connect(autocommit=False)
+    lcur = locker.cursor()
+    lcur.execute("SELECT pg_backend_pid()")
+    lpid = lcur.fetchone()[0]
+    taken = threading.Event()
+    errors = []
+
+    def take():
+        try:
+            lcur.execute("LOCK TABLE %s IN ACCESS EXCLUSIVE MODE" % table)
+            taken.set()
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+            taken.set()
+    th = threading.Thread(target=take, daemon=True)
+    th.start()
+    wait_for("the test's lock request queues", lambda: ctx.sql1(
+        "SELECT count(*) FROM pg_locks WHERE pid = %s AND NOT granted", lpid) > 0, None)
+    writer.commit()
+    writer.close()
+    th.join(30)
+    check(taken.is_set() and not errors, "the test could not take its lock: %r" % errors)
+    wait_for("pgmirror's refill waits on the lock of %s" % table,
+             lambda: pgmirror_waits_on_lock(ctx, table), proc)
     started = time.time()
     harness.log("pgmirror waits on the lock of %s" % table)
     if sigterm:
@@ -87,13 +125,11 @@ def run_locked(ctx, path, slot, table, sigterm=False):
                                                        "alive" if alive else "gone"))
     locker.rollback()
     locker.close()
-    try:
-        rc = proc.popen.wait(60)
-    except Exception:
-        fail("pgmirror --once did not finish\n%s" % proc.stderr())
     check(alive, "the walsender dropped pgmirror while it refilled a column "
-          "(wal_sender_timeout %ss); pgmirror exit %s\n%s" % (TIMEOUT_S, rc, proc.stderr()))
-    check(rc == 0, "pgmirror --once exited %s\n%s" % (rc, proc.stderr()))
+          "(wal_sender_timeout %ss)\n%s" % (TIMEOUT_S, proc.stderr()))
+    ctx.catch_up(path, proc=proc)
+    rc = ctx.stop(proc)
+    check(rc == 0, "pgmirror exited %s\n%s" % (rc, proc.stderr()))
     ctx.check_slot_not_ahead(path, slot)
     return proc
 
@@ -115,25 +151,25 @@ def test(ctx):
     ctx.assert_mirror_equals_source(path, "t")
 
     # an added column with a volatile default: every row is read again
-    ctx.sql("ALTER TABLE t ADD COLUMN r float8 DEFAULT random()")
-    ctx.sql("UPDATE t SET v = -v WHERE id <= 10")
-    # more than the socket buffers hold comes after the step
-    ctx.sql("UPDATE t SET pad = 'after' WHERE id % 2 = 0")
-    run_locked(ctx, path, slot, "t")
+    # (more than the socket buffers hold comes after the step)
+    change_locked(ctx, path, slot, "t", [
+        "ALTER TABLE t ADD COLUMN r float8 DEFAULT random()",
+        "UPDATE t SET v = -v WHERE id <= 10",
+        "UPDATE t SET pad = 'after' WHERE id % 2 = 0"])
     ctx.assert_mirror_equals_source(path, "t", "pgm_marker")
 
     # a retyped column: the table is rebuilt, then the column refilled
-    ctx.sql("ALTER TABLE t ALTER COLUMN v TYPE bigint USING v * 3")
-    ctx.sql("INSERT INTO t VALUES (0, 0, 'zero')")
-    ctx.sql("UPDATE t SET pad = 'again' WHERE id % 2 = 1")
-    run_locked(ctx, path, slot, "t")
+    change_locked(ctx, path, slot, "t", [
+        "ALTER TABLE t ALTER COLUMN v TYPE bigint USING v * 3",
+        "INSERT INTO t VALUES (0, 0, 'zero')",
+        "UPDATE t SET pad = 'again' WHERE id % 2 = 1"])
     ctx.assert_mirror_equals_source(path, "t", "pgm_marker")
 
     # SIGTERM during a refill: exit 0 promptly; the next run repeats the step
     before = ctx.mirror_lsn(path)
-    ctx.sql("ALTER TABLE t ADD COLUMN q float8 DEFAULT random()")
-    ctx.sql("UPDATE t SET v = v + 1 WHERE id <= 10")
-    run_locked(ctx, path, slot, "t", sigterm=True)
+    change_locked(ctx, path, slot, "t", [
+        "ALTER TABLE t ADD COLUMN q float8 DEFAULT random()",
+        "UPDATE t SET v = v + 1 WHERE id <= 10"], sigterm=True)
     check(ctx.mirror_lsn(path) >= before, "the mirror went backwards")
     ctx.check_slot_not_ahead(path, slot)
     ctx.wait_slot_inactive(slot)
