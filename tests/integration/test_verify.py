@@ -126,13 +126,13 @@ def test(ctx):
         ALTER TABLE d REPLICA IDENTITY FULL;
         CREATE TABLE e (x text PRIMARY KEY);
         CREATE TABLE rf (id int PRIMARY KEY, v text);
-        CREATE PUBLICATION pub FOR TABLE k, d, e, s.vals, rf WHERE (id > 5);
+        CREATE PUBLICATION pub FOR TABLE k, d, e, s.vals, rf%s;
         INSERT INTO rf SELECT g, 'r' || g FROM generate_series(1, 10) g;
         INSERT INTO k SELECT g, 'v' || g, g * 10 FROM generate_series(1, 10) g;
         INSERT INTO d VALUES (1, 'x'), (1, 'x'), (2, 'y'), (NULL, NULL),
                              (NULL, NULL);
         INSERT INTO e VALUES ('one'), ('two');
-    """)
+    """ % (" WHERE (id > 5)" if ctx.server_version >= 150000 else ""))
     path, slot = ctx.path(), ctx.slot()
     ctx.once(path, slot, "pub")            # the initial copy
     ctx.sql(VALS_ROWS)                      # streamed, not copied
