@@ -454,6 +454,9 @@ int replicate_run(const ReplicateOptions *opt)
 			}
 			continue;
 		}
+		if (rc != EXIT_OK && stop_requested && !opt->verify &&
+		    session_error_stopped(run.session))
+			rc = EXIT_OK; /* a command that the signal cancelled */
 		if (rc != EXIT_OK || (stop_requested && !opt->verify))
 			goto done; /* a signal during the checks or the copy: exit 0 */
 		/* --verify: the mirror is brought to the snapshot's point, that is,

@@ -7,7 +7,9 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,23 +125,124 @@ const char *session_error_hint(const PGresult *res, bool in_stream)
 		 "value on the source";
 }
 
-bool session_run(Session *s, const char *sql, int nparams, const char *const *params,
-		 ExecStatusType want, PGresult **out, const char *what)
+/* How long a cancelled command may take to end before the connection is dropped. */
+#define CANCEL_WAIT_MS 10000
+/* How long a command waits before its wait_note (session_run_noted()) is logged. */
+#define WAIT_NOTE_MS 1000
+
+bool session_wait_socket(Session *s, int timeout_ms)
 {
-	PGresult *res = nparams > 0
-			? PQexecParams(s->conn, sql, nparams, NULL, params, NULL, NULL, 0)
-			: PQexec(s->conn, sql);
+	struct pollfd pfd = {.fd = PQsocket(s->conn), .events = POLLIN};
+	int r;
+
+	if (pfd.fd < 0) {
+		errbuf_set(&s->err, "could not wait for the source: %s", PQerrorMessage(s->conn));
+		return false;
+	}
+	r = poll(&pfd, 1, timeout_ms < 0 || timeout_ms > 100 ? 100 : timeout_ms);
+	if (r < 0 && errno != EINTR) {
+		errbuf_set(&s->err, "could not wait for the source: %s", strerror(errno));
+		return false;
+	}
+	if (PQconsumeInput(s->conn) == 0) {
+		errbuf_set(&s->err, "could not read from the source: %s", PQerrorMessage(s->conn));
+		return false;
+	}
+	return true;
+}
+
+/* Asks the server to cancel the command in progress; false, error set, on failure. */
+static bool cancel_command(Session *s)
+{
+	PGcancel *cancel = PQgetCancel(s->conn);
+	char err[256] = "";
+	bool ok = cancel != NULL && PQcancel(cancel, err, sizeof(err)) == 1;
+
+	PQfreeCancel(cancel);
+	if (!ok)
+		errbuf_set(&s->err, "could not cancel the command on the source: %s",
+			  err[0] ? err : "out of memory");
+	return ok;
+}
+
+static bool is_error(const PGresult *r)
+{
+	ExecStatusType st = PQresultStatus(r);
+
+	return st == PGRES_FATAL_ERROR || st == PGRES_BAD_RESPONSE;
+}
+
+static bool is_copy(const PGresult *r)
+{
+	ExecStatusType st = PQresultStatus(r);
+
+	return st == PGRES_COPY_OUT || st == PGRES_COPY_IN || st == PGRES_COPY_BOTH;
+}
+
+bool session_run_noted(Session *s, const char *sql, int nparams, const char *const *params,
+		       ExecStatusType want, PGresult **out, const char *what,
+		       const char *wait_note)
+{
+	PGresult *res = NULL, *r;
 	const char *state, *msg;
+	int cancel_waited = -1; /* ms waited since the cancel; -1: not cancelled */
+	int64_t started = mono_usecs();
+	bool sent;
 
 	s->in_use = false;
+	s->stopped = false;
 	if (out != NULL)
 		*out = NULL;
+	sent = nparams > 0 ? PQsendQueryParams(s->conn, sql, nparams, NULL, params, NULL, NULL, 0)
+			   : PQsendQuery(s->conn, sql);
+	if (!sent) {
+		errbuf_set(&s->err, "could not %s: %s", what, PQerrorMessage(s->conn));
+		return false;
+	}
+	for (;;) {
+		while (PQisBusy(s->conn)) {
+			if (cancel_waited < 0 && s->stopping != NULL && s->stopping()) {
+				if (!cancel_command(s))
+					goto lost;
+				cancel_waited = 0;
+			}
+			if (cancel_waited >= CANCEL_WAIT_MS) {
+				errbuf_set(&s->err, "the source did not answer the cancel of the command "
+					  "to %s", what);
+				goto lost;
+			}
+			if (!session_wait_socket(s, 100))
+				goto lost;
+			if (cancel_waited >= 0)
+				cancel_waited += 100;
+			if (wait_note != NULL && cancel_waited < 0 &&
+			    mono_usecs() - started >= (int64_t)WAIT_NOTE_MS * 1000) {
+				log_info("%s", wait_note);
+				wait_note = NULL;
+			}
+		}
+		if ((r = PQgetResult(s->conn)) == NULL)
+			break;
+		/* as PQexec(): the last result, or the first error */
+		if (res != NULL && is_error(res)) {
+			PQclear(r);
+			continue;
+		}
+		PQclear(res);
+		res = r;
+		if (is_copy(res))
+			break; /* the COPY's data follows */
+	}
 	if (PQresultStatus(res) != want) {
 		state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
 		s->in_use = state != NULL && strcmp(state, "55006") == 0;
+		s->stopped = cancel_waited >= 0;
 		msg = res ? PQresultErrorMessage(res) : PQerrorMessage(s->conn);
-		errbuf_set(&s->err, "could not %s: %.*s%s", what, session_trimmed(msg), msg,
-			   session_error_hint(res, false));
+		if (s->stopped)
+			errbuf_set(&s->err, "stopped by a signal while waiting to %s", what);
+		else
+			errbuf_set(&s->err, "could not %s: %.*s%s", what, session_trimmed(msg), msg,
+				   session_error_hint(res, false));
 		PQclear(res);
 		return false;
 	}
@@ -148,6 +251,17 @@ bool session_run(Session *s, const char *sql, int nparams, const char *const *pa
 	else
 		PQclear(res);
 	return true;
+lost:
+	PQclear(res);
+	s->stopped = cancel_waited >= 0;
+	session_disconnect(s);
+	return false;
+}
+
+bool session_run(Session *s, const char *sql, int nparams, const char *const *params,
+		 ExecStatusType want, PGresult **out, const char *what)
+{
+	return session_run_noted(s, sql, nparams, params, want, out, what, NULL);
 }
 
 /* Connects; replication: "database" for the walsender, NULL for plain. */

@@ -40,12 +40,35 @@ const char *session_error_hint(const PGresult *res, bool in_stream);
 
 /*
  * Runs a command; true when its status is `want`. The result is returned in
- * *out when out is not NULL (PQclear it), else cleared here. With nparams
- * > 0 the values go as parameters $1.. (a plain connection only: a
+ * *out when out is not NULL (PQclear it), else cleared here; of several
+ * statements, the last one's, or the first error, as PQexec() does. With
+ * nparams > 0 the values go as parameters $1.. (a plain connection only: a
  * walsender takes the simple query protocol alone).
+ *
+ * Any command may wait on the server for long (slot creation waits for
+ * every transaction in progress; a catalog query for a lock a DDL
+ * statement holds): it waits in steps of 100 ms and asks s->stopping() in
+ * between, which for a session used while a stream runs also answers that
+ * stream's server. When stopping() says stop, the command is cancelled and,
+ * once the server has answered, the call fails with
+ * session_error_stopped() true -- unless the command had already
+ * finished, which then counts as done. A server that does not answer the
+ * cancel within 10 s loses the connection. session_run_noted() also logs
+ * wait_note (unless NULL) once when the command has waited a second.
  */
 bool session_run(Session *s, const char *sql, int nparams, const char *const *params,
 		 ExecStatusType want, PGresult **out, const char *what);
+bool session_run_noted(Session *s, const char *sql, int nparams, const char *const *params,
+		       ExecStatusType want, PGresult **out, const char *what,
+		       const char *wait_note);
+
+/*
+ * Waits up to timeout_ms (at most 100 ms; -1: 100 ms) until the socket has
+ * something to read, and reads it; false with the error set when the
+ * connection failed. A signal (EINTR) ends the wait early, so that the
+ * caller looks at its stop check at once.
+ */
+bool session_wait_socket(Session *s, int timeout_ms);
 
 /* text as an SQL identifier or literal (PQfreemem it); NULL, error set, on failure. */
 char *session_quote(Session *s, const char *text, bool ident);

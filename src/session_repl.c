@@ -97,127 +97,6 @@ bool session_source_kind(Session *s, SourceKind *out)
 	return ok;
 }
 
-/* How long a cancelled command may take to end before the connection is dropped. */
-#define CANCEL_WAIT_MS 10000
-/* How long a command waits before its wait_note (run_stoppable()) is logged. */
-#define WAIT_NOTE_MS 1000
-
-/*
- * Waits, in steps of 100 ms, until the socket has something to read (or
- * timeout_ms, -1 for no limit, has passed) and reads it; false with the
- * error set when the connection failed. A signal (EINTR) ends the wait
- * early, so that the caller looks at its stop check at once.
- */
-static bool wait_socket(Session *s, int timeout_ms)
-{
-	struct pollfd pfd = {.fd = PQsocket(s->conn), .events = POLLIN};
-	int r;
-
-	if (pfd.fd < 0) {
-		errbuf_set(&s->err, "could not wait for the source: %s", PQerrorMessage(s->conn));
-		return false;
-	}
-	r = poll(&pfd, 1, timeout_ms < 0 || timeout_ms > 100 ? 100 : timeout_ms);
-	if (r < 0 && errno != EINTR) {
-		errbuf_set(&s->err, "could not wait for the source: %s", strerror(errno));
-		return false;
-	}
-	if (PQconsumeInput(s->conn) == 0) {
-		errbuf_set(&s->err, "could not read from the source: %s", PQerrorMessage(s->conn));
-		return false;
-	}
-	return true;
-}
-
-/* Asks the server to cancel the command in progress; false, error set, on failure. */
-static bool cancel_command(Session *s)
-{
-	PGcancel *cancel = PQgetCancel(s->conn);
-	char err[256] = "";
-	bool ok = cancel != NULL && PQcancel(cancel, err, sizeof(err)) == 1;
-
-	PQfreeCancel(cancel);
-	if (!ok)
-		errbuf_set(&s->err, "could not cancel the command on the source: %s",
-			  err[0] ? err : "out of memory");
-	return ok;
-}
-
-/*
- * Like session_run(), for a command that may wait on the server for long (slot
- * creation waits for every transaction in progress to end): sends it, then
- * waits in steps of 100 ms and asks s->stopping() in between. When that says
- * stop, the command is cancelled and, once the server has answered, the call
- * fails with session_error_stopped() true -- unless the command had already
- * finished, which then counts as done. A server that does not answer the
- * cancel within CANCEL_WAIT_MS loses the connection. wait_note (unless
- * NULL) is logged once when the command has waited WAIT_NOTE_MS.
- */
-static bool run_stoppable(Session *s, const char *sql, ExecStatusType want, PGresult **out,
-			  const char *what, const char *wait_note)
-{
-	PGresult *res = NULL, *r;
-	const char *state;
-	int cancel_waited = -1; /* ms waited since the cancel; -1: not cancelled */
-	int64_t started = mono_usecs();
-
-	s->in_use = false;
-	s->stopped = false;
-	*out = NULL;
-	if (!PQsendQuery(s->conn, sql)) {
-		errbuf_set(&s->err, "could not %s: %s", what, PQerrorMessage(s->conn));
-		return false;
-	}
-	for (;;) {
-		while (PQisBusy(s->conn)) {
-			if (cancel_waited < 0 && s->stopping != NULL && s->stopping()) {
-				if (!cancel_command(s))
-					goto lost;
-				cancel_waited = 0;
-			}
-			if (cancel_waited >= CANCEL_WAIT_MS) {
-				errbuf_set(&s->err, "the source did not answer the cancel of the command "
-					  "to %s", what);
-				goto lost;
-			}
-			if (!wait_socket(s, 100))
-				goto lost;
-			if (cancel_waited >= 0)
-				cancel_waited += 100;
-			if (wait_note != NULL && cancel_waited < 0 &&
-			    mono_usecs() - started >= (int64_t)WAIT_NOTE_MS * 1000) {
-				log_info("%s", wait_note);
-				wait_note = NULL;
-			}
-		}
-		if ((r = PQgetResult(s->conn)) == NULL)
-			break;
-		if (res == NULL)
-			res = r;
-		else
-			PQclear(r);
-	}
-	if (PQresultStatus(res) != want) {
-		state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
-		s->in_use = state != NULL && strcmp(state, "55006") == 0;
-		s->stopped = cancel_waited >= 0;
-		if (s->stopped)
-			errbuf_set(&s->err, "stopped by a signal while waiting to %s", what);
-		else
-			errbuf_set(&s->err, "could not %s: %s", what,
-				  res ? PQresultErrorMessage(res) : PQerrorMessage(s->conn));
-		PQclear(res);
-		return false;
-	}
-	*out = res;
-	return true;
-lost:
-	PQclear(res);
-	s->stopped = cancel_waited >= 0;
-	session_disconnect(s);
-	return false;
-}
-
 /*
  * What a slot on a standby waits for: logical decoding starts from a
  * running-transactions record (xl_running_xacts), which only the primary
@@ -253,7 +132,7 @@ bool session_create_slot(Session *s, const char *slot, unsigned flags, Lsn *cons
 		sql = xasprintf("CREATE_REPLICATION_SLOT %s%s LOGICAL pgoutput %s", id, temp,
 				(flags & SLOT_USE_SNAPSHOT) ? "USE_SNAPSHOT" : "NOEXPORT_SNAPSHOT");
 	PQfreemem(id);
-	if (run_stoppable(s, sql, PGRES_TUPLES_OK, &res, "create the replication slot",
+	if (session_run_noted(s, sql, 0, NULL, PGRES_TUPLES_OK, &res, "create the replication slot",
 			  s->standby ? standby_wait_note : NULL)) {
 		ok = PQntuples(res) == 1 && PQnfields(res) >= 2 &&
 		     session_lsn_field(s, res, 0, 1, consistent_point, "consistent point");
@@ -335,7 +214,7 @@ int session_copy_next(Session *s, char **row, size_t *len)
 			errbuf_set(&s->err, "stopped by a signal during the copy");
 			return -1;
 		}
-		if (!wait_socket(s, 100))
+		if (!session_wait_socket(s, 100))
 			return -1;
 	}
 	if (n > 0) {

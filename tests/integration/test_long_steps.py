@@ -8,7 +8,9 @@ holds an ACCESS EXCLUSIVE lock on the source table, so pgmirror's refill
 query waits for it: deterministically longer than the timeout. The
 walsender must stay connected (pgmirror answers it while it waits), and
 the mirror must then equal the source. Then SIGTERM during such a wait
-must exit 0 at once, and the next run must finish the step."""
+must exit 0 at once, and the next run must finish the step. Last, a table
+joins while t is locked: the catalog look-up that the join needs waits
+(on PostgreSQL 18), and the stream's server is answered meanwhile."""
 
 import os
 import signal
@@ -175,6 +177,34 @@ def test(ctx):
     ctx.wait_slot_inactive(slot)
     ctx.once(path, slot, "pub", timeout=120)
     ctx.assert_mirror_equals_source(path, "t", "pgm_marker")
+
+    # A table that joins while a service runs: the stream meets a change of
+    # a relation the mirror lacks and reads the publications' tables between
+    # two groups. On PostgreSQL 18 that catalog query reads every published
+    # table, so it waits while t is locked: the stream's server must be
+    # answered meanwhile. (Before 18 the query does not wait.)
+    proc = ctx.start(ctx.mirror_args(path, slot, "pub", "-v"))
+    wait_for("pgmirror streams", lambda: walsender_alive(ctx, slot), proc)
+    locker = ctx.connect(autocommit=False)
+    locker.cursor().execute("LOCK TABLE t IN ACCESS EXCLUSIVE MODE")
+    ctx.sql("CREATE TABLE j (id int PRIMARY KEY); ALTER PUBLICATION pub ADD TABLE j;"
+            "INSERT INTO j SELECT generate_series(1, 10)")
+    if ctx.server_version >= 180000:
+        wait_for("the look-up of the published tables waits on the lock of t",
+                 lambda: pgmirror_waits_on_lock(ctx, "t"), proc)
+        started = time.time()
+        while time.time() - started < HOLD_S and walsender_alive(ctx, slot):
+            time.sleep(0.1)
+        alive = walsender_alive(ctx, slot)
+        harness.log("held the lock %.1f s during the join's look-up; walsender %s"
+                    % (time.time() - started, "alive" if alive else "gone"))
+        check(alive, "the walsender dropped pgmirror while a joining table's look-up "
+              "waited (wal_sender_timeout %ss)\n%s" % (TIMEOUT_S, proc.stderr()))
+    locker.rollback()
+    locker.close()
+    ctx.catch_up(path, proc=proc)
+    check(ctx.stop(proc) == 0, "pgmirror exited non-zero\n%s" % proc.stderr())
+    ctx.assert_mirror_equals_source(path, "t", "j", "pgm_marker")
 
 
 harness.main(test)
