@@ -425,31 +425,3 @@ bool mirror_restore_indexes(Mirror *m, const MirrorTableDef *def, const MirrorPl
 	return ok;
 }
 
-bool mirror_list_relations(Mirror *m, char ***names, uint32_t **oids, int *n)
-{
-	sqlite3_stmt *q = mirror_prepare(m, "SELECT table_name, relation_oid FROM pgmirror_tables "
-					 "ORDER BY 1", false);
-	int rc;
-
-	*names = NULL;
-	*oids = NULL;
-	*n = 0;
-	if (q == NULL)
-		return false;
-	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		*names = xreallocarray(*names, (size_t)*n + 1, sizeof(char *));
-		*oids = xreallocarray(*oids, (size_t)*n + 1, sizeof(uint32_t));
-		(*names)[*n] = xstrdup((const char *)sqlite3_column_text(q, 0));
-		(*oids)[(*n)++] = (uint32_t)sqlite3_column_int64(q, 1);
-	}
-	sqlite3_finalize(q);
-	if (rc == SQLITE_DONE)
-		return true;
-	errbuf_set(&m->err, "could not list the mirrored tables: %s", sqlite3_errmsg(m->db));
-	strv_free(*names, *n);
-	free(*oids);
-	*names = NULL;
-	*oids = NULL;
-	*n = 0;
-	return false;
-}

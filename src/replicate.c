@@ -302,17 +302,24 @@ static bool start_tick(void *ctx)
  */
 static int sync_indexes(Run *run)
 {
-	char **names = NULL;
-	uint32_t *oids = NULL;
+	MirrorTableInfo *mt = NULL;
+	char **names;
+	uint32_t *oids;
 	int n = 0, rc = EXIT_ERROR;
 	ErrBuf err = {{0}};
 	bool lost = false;
 
 	if (run->mirror == NULL)
 		return EXIT_OK;
-	if (!mirror_list_relations(run->mirror, &names, &oids, &n)) {
+	if (!mirror_table_infos(run->mirror, &mt, &n)) {
 		log_error("%s", mirror_error(run->mirror));
 		return EXIT_ERROR;
+	}
+	names = xcalloc((size_t)n + 1, sizeof(char *));
+	oids = xcalloc((size_t)n + 1, sizeof(uint32_t));
+	for (int i = 0; i < n; i++) {
+		names[i] = mt[i].name; /* borrowed from mt */
+		oids[i] = mt[i].relation_oid;
 	}
 	mirror_set_tick(run->mirror, start_tick, NULL);
 	if (n == 0) {
@@ -333,8 +340,9 @@ static int sync_indexes(Run *run)
 	} else
 		rc = EXIT_OK;
 	mirror_set_tick(run->mirror, NULL, NULL);
-	strv_free(names, n);
+	free(names);
 	free(oids);
+	mirror_table_infos_free(mt, n);
 	return rc;
 }
 

@@ -295,10 +295,6 @@ bool mirror_user_objects_restore(Mirror *m, const MirrorUserObjects *u, char ***
 				 int *ndropped) PGM_MUST_CHECK;
 void mirror_user_objects_free(MirrorUserObjects *u);
 
-/* The mirrored tables and the OIDs of their source relations, sorted by
- * name; free names with strv_free() and oids with free(). */
-bool mirror_list_relations(Mirror *m, char ***names, uint32_t **oids, int *n)
-	PGM_MUST_CHECK;
 
 /* Sets the sync LSN of the table of relation oid; within a transaction. */
 bool mirror_set_sync_lsn(Mirror *m, uint32_t oid, Lsn lsn) PGM_MUST_CHECK;
