@@ -503,10 +503,9 @@ void apply_defer_indexes(Applier *a)
 	a->defer_indexes = true;
 }
 
-bool apply_make_table(Applier *a, uint32_t relid)
+bool apply_make_table(Applier *a, uint32_t relid, Lsn sync_lsn)
 {
 	bool skip;
-
 	RelEntry *r;
 
 	apply_mark_creatable(a, relid, true);
@@ -517,6 +516,14 @@ bool apply_make_table(Applier *a, uint32_t relid)
 			errbuf_set(&a->err, "the initial copy began in a transaction applied before");
 		abort_group(a);
 		return false;
+	}
+	if (sync_lsn != LSN_INVALID) {
+		if (!mirror_set_sync_lsn(a->m, relid, sync_lsn)) {
+			errbuf_set(&a->err, "%s", mirror_error(a->m));
+			abort_group(a);
+			return false;
+		}
+		r->sync_known = false; /* read again with the next change */
 	}
 	return true;
 }

@@ -13,6 +13,14 @@
  * the buffers are warm. Either side's error or a stop ends both: the writer
  * raises the cancel flag, which the reader sees (also while it waits on the
  * server: the session's stop check), and joins it before it returns.
+ *
+ * What the copy's transaction writes besides the rows (the tables'
+ * definitions in pgmirror_tables and pgmirror_columns, their sync LSNs) is
+ * written before the first row. The rows soon push those pages out of
+ * SQLite's cache into the WAL; a page written there once and then again
+ * in the same transaction makes the commit read back every WAL frame
+ * written after its first copy, to checksum them again (for one table of
+ * a million rows: 20,000 reads and 20,000 writes more, 0.05 s of 1.15).
  */
 #include "config.h"
 
@@ -599,7 +607,20 @@ static bool write_rows(Copier *c, const SourceTable *t, pthread_t reader, uint64
 	return ok;
 }
 
-static bool copy_table(Copier *c, const SourceTable *t)
+/* Makes the mirror table of t, empty, with sync_lsn (unless LSN_INVALID). */
+static bool make_table(Copier *c, const SourceTable *t, Lsn sync_lsn)
+{
+	if (!describe_table(c, t))
+		return false;
+	if (!apply_make_table(c->a, t->oid, sync_lsn)) {
+		errbuf_set(&c->err, "%s", apply_error(c->a));
+		return false;
+	}
+	return true;
+}
+
+/* Copies the rows of t into its table, made by make_table(). */
+static bool copy_rows(Copier *c, const SourceTable *t)
 {
 	int64_t started = mono_usecs(), elapsed;
 	const ColumnType *types;
@@ -609,15 +630,10 @@ static bool copy_table(Copier *c, const SourceTable *t)
 	int ncols, rc;
 	bool ok;
 
-	if (!describe_table(c, t))
-		return false;
-	if (!apply_make_table(c->a, t->oid) ||
-	    !apply_relation_types(c->a, t->oid, &types, &ncols)) {
+	if (!apply_relation_types(c->a, t->oid, &types, &ncols)) {
 		errbuf_set(&c->err, "%s", apply_error(c->a));
 		return false;
 	}
-	if (c->schema_only)
-		return true;
 	if (ncols != t->ncols) {
 		errbuf_set(&c->err, "the copy of \"%s.%s\" has %d columns, its table %d", t->nspname,
 			   t->relname, t->ncols, ncols);
@@ -666,9 +682,10 @@ bool copy_begin_at(Copier *c, Lsn lsn)
 	return feed(c, &msg);
 }
 
-bool copy_one_table(Copier *c, const SourceTable *t)
+bool copy_one_table(Copier *c, const SourceTable *t, Lsn sync_lsn)
 {
-	return !stopped(c, t) && copy_table(c, t);
+	return !stopped(c, t) && make_table(c, t, sync_lsn) &&
+	       (c->schema_only || copy_rows(c, t));
 }
 
 bool copy_commit_at(Copier *c, Lsn lsn)
@@ -691,9 +708,13 @@ bool copy_tables(Copier *c, const SourceTable *tables, int n, Lsn consistent_poi
 		errbuf_set(&c->err, "%s", apply_error(c->a));
 		return false;
 	}
-	/* many small tables take a while too: look before each one */
+	/* every table first, then the rows (above); many small tables take a
+	 * while too: look before each one */
 	for (int i = 0; i < n; i++)
-		if (!copy_one_table(c, &tables[i]))
+		if (stopped(c, &tables[i]) || !make_table(c, &tables[i], LSN_INVALID))
+			return false;
+	for (int i = 0; i < n && !c->schema_only; i++)
+		if (stopped(c, &tables[i]) || !copy_rows(c, &tables[i]))
 			return false;
 	return copy_commit_at(c, consistent_point);
 }

@@ -152,13 +152,9 @@ static bool copy_each_table(Run *run, Copier *copier, Applier *apply, const Sour
 {
 	*copy_failed = false;
 	for (int i = 0; i < ntables; i++) {
-		if (!copy_begin_at(copier, start) || !copy_one_table(copier, &tables[i]) ||
+		if (!copy_begin_at(copier, start) || !copy_one_table(copier, &tables[i], start) ||
 		    !copy_commit_at(copier, start)) {
 			*copy_failed = true;
-			return false;
-		}
-		if (!mirror_set_sync_lsn(run->mirror, tables[i].oid, start)) {
-			log_error("%s", mirror_error(run->mirror));
 			return false;
 		}
 		if (!apply_flush(apply)) {

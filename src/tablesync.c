@@ -150,14 +150,10 @@ static int sync_table(Run *run, Applier *apply, uint32_t oid, const char *replac
 			  mirror_error(run->mirror));
 		goto done;
 	}
-	if (!copy_one_table(c, t) || !copy_commit_at(c, at))
+	if (!copy_one_table(c, t, at) || !copy_commit_at(c, at))
 		goto copy_failed;
 	if (user != NULL && !restore_user_objects(run, user, replace))
 		goto done;
-	if (!mirror_set_sync_lsn(run->mirror, oid, at)) {
-		log_error("%s", mirror_error(run->mirror));
-		goto done;
-	}
 	if (!apply_flush(a)) {
 		log_error("%s", apply_error(a));
 		goto done;

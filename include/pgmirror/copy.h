@@ -39,8 +39,9 @@ const char *copy_error(const Copier *c);
 
 /*
  * Begins a transaction at consistent_point, drops every mirrored table
- * (apply_reset()), copies the n tables (session_copy_begin() on each, in
- * the caller's snapshot transaction), and commits it at consistent_point.
+ * (apply_reset()), makes the n tables, then copies their rows
+ * (session_copy_begin() on each, in the caller's snapshot transaction), and
+ * commits it at consistent_point.
  * The applier's SQLite transaction stays open for the caller to store what
  * belongs with it; apply_flush() then commits the lot. Reports progress on
  * stderr (at most once a second) when stderr is a terminal or with -v, and
@@ -56,11 +57,12 @@ void copy_relation_message(const SourceTable *t, PgoColumn *cols, PgoMessage *ms
 /*
  * The steps of copy_tables() for a table sync: a synthetic source
  * transaction at lsn (its Begin opens the applier's SQLite transaction),
- * one table copied into it (made afresh from t), and its Commit; the
- * caller then stores what belongs with it and flushes the applier.
+ * one table copied into it (made afresh from t, with sync_lsn, unless
+ * LSN_INVALID, as its sync LSN), and its Commit; the caller then stores
+ * what belongs with it and flushes the applier.
  */
 bool copy_begin_at(Copier *c, Lsn lsn) PGM_MUST_CHECK;
-bool copy_one_table(Copier *c, const SourceTable *t) PGM_MUST_CHECK;
+bool copy_one_table(Copier *c, const SourceTable *t, Lsn sync_lsn) PGM_MUST_CHECK;
 bool copy_commit_at(Copier *c, Lsn lsn) PGM_MUST_CHECK;
 
 /*

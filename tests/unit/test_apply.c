@@ -263,7 +263,7 @@ static bool in_mirror(Fixture *f, uint32_t oid)
 static void make_table(Fixture *f, uint32_t oid)
 {
 	begin(f);
-	if (!apply_make_table(f->a, oid))
+	if (!apply_make_table(f->a, oid, LSN_INVALID))
 		fail_msg("apply_make_table: %s", apply_error(f->a));
 	commit(f);
 }
@@ -626,7 +626,7 @@ static void test_name_clash(void **state)
 	begin(f);
 	(void)buf;
 	(void)m;
-	assert_false(apply_make_table(f->a, 4000));
+	assert_false(apply_make_table(f->a, 4000, LSN_INVALID));
 	assert_string_equal(apply_error(f->a),
 			    "could not mirror table \"public.T\": source tables \"public\".\"t\" "
 			    "and \"public\".\"T\" would both be mirrored as \"T\" (SQLite ignores "
@@ -677,6 +677,32 @@ static void test_skip_unknown_and_before_sync(void **state)
 	/* a changed definition keeps the sync LSN */
 	assert_string_equal(query(f, "SELECT sync_lsn IS NOT NULL FROM pgmirror_tables "
 				  "WHERE relation_oid = 1000"), "1");
+}
+
+/*
+ * A table the initial copy makes gets its sync LSN at once, in the copy's
+ * transaction and before any row, so that the transaction writes that row
+ * of pgmirror_tables once (copy.c); the copy's rows, at that LSN, apply.
+ */
+static void test_make_table_with_sync_lsn(void **state)
+{
+	Fixture *f = *state;
+	char lsn[LSN_TEXT_SIZE];
+
+	source_columns(f, 1, NAMES("a"), INTS(1));
+	relation(f, 5000, "u", 'd', 1, NAMES("a"), TYPES(OID_INT4), INTS(1));
+	begin(f);
+	if (!apply_make_table(f->a, 5000, f->lsn))
+		fail_msg("apply_make_table: %s", apply_error(f->a));
+	insert(f, 5000, 1, ROW("1"));
+	commit(f);
+	assert_string_equal(query(f, "SELECT sync_lsn FROM pgmirror_tables WHERE relation_oid = 5000"),
+			    lsn_format(f->lsn, lsn));
+	assert_string_equal(query(f, "SELECT a FROM u"), "1");
+	begin(f);
+	insert(f, 5000, 1, ROW("2"));
+	commit(f);
+	assert_string_equal(query(f, "SELECT a FROM u ORDER BY a"), "1;2");
 }
 
 static void now_named(Fixture *f, int i, uint32_t oid, const char *relname)
@@ -770,6 +796,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_errors_name_columns, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_name_clash, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_skip_unknown_and_before_sync, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_make_table_with_sync_lsn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rename_follows_oid, setup, teardown),
 	};
 
