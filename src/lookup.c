@@ -159,3 +159,14 @@ void lookup_disconnect(Lookup *l)
 {
 	session_disconnect(l->session);
 }
+
+bool lookup_publication_tables(Lookup *l, char *const *pubs, int npubs, bool (*stopping)(void),
+			       SourceTable **out, int *n)
+{
+	bool ok;
+
+	session_set_stop_check(l->session, stopping);
+	ok = LOOKUP(l, session_publication_tables(l->session, pubs, npubs, out, n));
+	session_set_stop_check(l->session, NULL);
+	return ok;
+}

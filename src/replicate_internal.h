@@ -67,8 +67,11 @@ int renames_at_start(Run *run, const SourceTable *tables, int ntables);
  * Makes the mirror's tables those the publications publish now (see
  * tablesync.c): drops the tables that left (a warning each), syncs those
  * that joined (after the renames, renames_at_start()), then syncs again
- * the mirror tables named in resync (all of them with resync_all). s: a connection to read the publications on
- * (NULL: one of its own). apply: the stream's applier, or NULL; it is told
+ * the mirror tables named in resync (all of them with resync_all). s: the
+ * connection to read the publications on (NULL: the plain connection of
+ * the catalog look-ups, run->lookup, so that a service's check once a
+ * minute starts no walsender; a table to sync has a replication connection
+ * of its own). apply: the stream's applier, or NULL; it is told
  * of every table changed, and must have no group open. tick (NULL: none)
  * is called while a sync waits or copies. Returns an exit code.
  */

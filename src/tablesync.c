@@ -36,15 +36,23 @@ static bool sync_stopping(void)
 	return sync_tick != NULL && !sync_tick(sync_tick_ctx);
 }
 
-/* Reads the publications' tables on s; false with the error logged. */
+/*
+ * Reads the publications' tables on s, or (s NULL) on the plain connection
+ * of the catalog look-ups; false with the error logged and
+ * run->conn_failed set when the connection was lost.
+ */
 static bool published_tables(Run *run, Session *s, SourceTable **tables, int *n)
 {
 	char **pubs = NULL;
 	int npubs = strv_split(run->state.publications, ',', &pubs);
-	bool ok = session_publication_tables(s, pubs, npubs, tables, n);
+	bool ok = s != NULL ? session_publication_tables(s, pubs, npubs, tables, n)
+		  : lookup_publication_tables(run->lookup, pubs, npubs, sync_stopping, tables, n);
 
-	if (!ok)
-		log_error("%s", session_error(s));
+	if (!ok) {
+		log_error("%s", s != NULL ? session_error(s) : run->catalog->error(run->catalog->ctx));
+		run->conn_failed = s != NULL ? !session_connected(s)
+				   : run->catalog->lost(run->catalog->ctx);
+	}
 	strv_free(pubs, npubs);
 	return ok;
 }
@@ -226,23 +234,11 @@ int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resyn
 	SourceTable *pub = NULL;
 	int npub = 0, nmt = 0, rc = EXIT_ERROR;
 	MirrorTableInfo *mt = NULL;
-	Session *own = NULL;
 
 	sync_tick = tick;
 	sync_tick_ctx = tick_ctx;
-	if (s == NULL) {
-		own = s = session_new();
-		session_set_stop_check(s, sync_stopping);
-		if (!session_connect(s, run->opt->conninfo)) {
-			log_error("%s", session_error(s));
-			run->conn_failed = true;
-			goto done;
-		}
-	}
-	if (!published_tables(run, s, &pub, &npub)) {
-		run->conn_failed = !session_connected(s);
+	if (!published_tables(run, s, &pub, &npub))
 		goto done;
-	}
 	/*
 	 * Renames first (renames.c): a published OID the mirror knows under
 	 * another name is neither a join nor a leave, and leaves and joins
@@ -283,6 +279,5 @@ done:
 	sync_tick_ctx = NULL;
 	mirror_table_infos_free(mt, nmt);
 	source_tables_free(pub, npub);
-	session_free(own);
 	return rc;
 }

@@ -8,6 +8,7 @@
 #define PGMIRROR_LOOKUP_H
 
 #include "pgmirror/catalog.h"
+#include "pgmirror/session.h"
 #include "pgmirror/util.h"
 
 typedef struct Lookup Lookup;
@@ -29,5 +30,16 @@ void lookup_set_tick(Lookup *l, TickFn tick, void *ctx);
 /* Closes the connection (the next question opens a new one), e.g. to give
  * back the memory of a large answer. */
 void lookup_disconnect(Lookup *l);
+
+/*
+ * The tables the publications pubs publish now, as
+ * session_publication_tables() reads them, but over l's plain connection:
+ * a running service checks them once a minute without starting a
+ * walsender for it. stopping (NULL: none) is asked every 100 ms while the
+ * server takes its time (a table locked by a schema change). On failure
+ * the Catalog's error() and lost() say why.
+ */
+bool lookup_publication_tables(Lookup *l, char *const *pubs, int npubs, bool (*stopping)(void),
+			       SourceTable **out, int *n) PGM_MUST_CHECK;
 
 #endif
