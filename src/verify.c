@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "pgmirror/copy.h"
+#include "pgmirror/copy_text.h"
 #include "pgmirror/mirror_verify.h"
 #include "pgmirror/naming.h"
 #include "replicate_internal.h"

@@ -65,15 +65,4 @@ bool copy_begin_at(Copier *c, Lsn lsn) PGM_MUST_CHECK;
 bool copy_one_table(Copier *c, const SourceTable *t, Lsn sync_lsn) PGM_MUST_CHECK;
 bool copy_commit_at(Copier *c, Lsn lsn) PGM_MUST_CHECK;
 
-/*
- * Parses one row of COPY's text format in place: tab-separated fields, \N
- * for NULL, the backslash escapes \b \f \n \r \t \v \\, \ooo (octal) and
- * \xhh (hex), any other escaped character standing for itself; the row
- * ends with its newline. Fills vals[0..ncols-1] (PGO_COL_TEXT pointing
- * into row, or PGO_COL_NULL). On a malformed row returns false with a
- * message in err.
- */
-bool copy_parse_row(char *row, size_t len, PgoValue *vals, int ncols, char *err,
-		    size_t errsize) PGM_MUST_CHECK;
-
 #endif

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pgmirror/copy.h"
+#include "pgmirror/copy_text.h"
 
 #define MAXCOLS 8
 

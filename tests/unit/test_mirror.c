@@ -25,6 +25,7 @@
 #include <sqlite3.h>
 
 #include "pgmirror/mirror.h"
+#include "mirror_fixture.h"
 
 #define NROWS 100000
 #define OID_INT4 23
@@ -51,49 +52,23 @@ typedef struct Fixture {
 	MirrorTableDef def;
 } Fixture;
 
-static void column(MirrorColumnDef *c, const char *name, uint32_t oid, bool key, int attnum)
-{
-	memset(c, 0, sizeof(*c));
-	c->name = name;
-	c->pg_type = oid == OID_INT4 ? "int4" : "int8";
-	c->type_oid = oid;
-	c->type_mod = -1;
-	assert_true(values_builtin_type(oid, -1, &c->type));
-	c->is_key = key;
-	c->attnum = attnum;
-}
-
 static void define(Fixture *f, uint32_t v_oid)
 {
-	column(&f->cols[0], "id", OID_INT4, true, 1);
-	column(&f->cols[1], "v", v_oid, false, 2);
-	memset(&f->def, 0, sizeof(f->def));
-	f->def.name = "t";
-	f->def.source_schema = "public";
-	f->def.source_table = "t";
-	f->def.relation_oid = 16384;
-	f->def.replident = 'd';
-	f->def.ncols = 2;
-	f->def.cols = f->cols;
+	fixture_column(&f->cols[0], "id", OID_INT4, "int4", true, 1);
+	fixture_column(&f->cols[1], "v", v_oid, v_oid == OID_INT4 ? "int4" : "int8", false, 2);
+	fixture_table(&f->def, f->cols, 2, 'd');
 }
 
 /* A mirror with table t (id int4 key, v int4) of NROWS rows. */
 static int setup(void **state)
 {
 	Fixture *f = calloc(1, sizeof(*f));
-	MirrorPlan plan;
 	MirrorTable *t;
-	char *err = NULL;
 
-	strcpy(f->dir, "/tmp/pgm_test_mirror.XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	snprintf(f->path, sizeof(f->path), "%s/m.db", f->dir);
-	assert_int_equal(mirror_open(f->path, MIRROR_CREATE, &f->m, &err), MIRROR_OPEN_OK);
+	fixture_create("mirror", f->dir, sizeof(f->dir), f->path, sizeof(f->path), &f->m);
 	define(f, OID_INT4);
 	assert_true(mirror_begin(f->m));
-	assert_true(mirror_table_plan(f->m, &f->def, false, &plan));
-	assert_true(mirror_table_sync(f->m, &f->def, &plan, NULL, &t));
-	mirror_plan_free(&plan);
+	t = fixture_sync(f->m, &f->def);
 	for (int i = 0; i < NROWS; i++) {
 		Value vals[2] = {{.kind = VAL_INT, .i = i}, {.kind = VAL_INT, .i = i * 2}};
 
@@ -108,11 +83,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	Fixture *f = *state;
-	char cmd[128];
 
-	mirror_close(f->m);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-	assert_int_equal(system(cmd), 0);
+	fixture_remove(f->dir, f->m);
 	free(f);
 	return 0;
 }
@@ -309,34 +281,15 @@ static void test_name_taken(void **state)
 			    "out of the publication or rename it");
 }
 
-/* Runs sql on the mirror file outside pgmirror (the user's own objects). */
+/* Runs sql on the mirror file outside pgmirror (the user's own objects),
+ * with the mirror closed meanwhile. */
 static void user_sql(Fixture *f, const char *sql)
 {
-	sqlite3 *db;
 	char *err = NULL;
 
 	mirror_close(f->m);
-	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-	if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK)
-		fail_msg("%s: %s", sql, err);
-	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+	fixture_exec(f->path, sql);
 	assert_int_equal(mirror_open(f->path, MIRROR_WRITE, &f->m, &err), MIRROR_OPEN_OK);
-}
-
-/* The one integer sql yields on the mirror file. */
-static int64_t user_int(Fixture *f, const char *sql)
-{
-	sqlite3 *db;
-	sqlite3_stmt *st;
-	int64_t v;
-
-	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-	v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	assert_int_equal(sqlite3_close(db), SQLITE_OK);
-	return v;
 }
 
 static void assert_named(Fixture *f, uint32_t oid, const char *name, const char *table)
@@ -382,16 +335,16 @@ static void test_rename_swap(void **state)
 	assert_true(mirror_commit(f->m));
 	assert_named(f, 16384, "u", "u");
 	assert_named(f, 16390, "t", "t");
-	assert_int_equal(user_int(f, "SELECT count(*) FROM u"), NROWS);
-	assert_int_equal(user_int(f, "SELECT count(*) FROM t"), 3);
-	assert_int_equal(user_int(f, "SELECT count(*) FROM vt"), NROWS);
-	assert_int_equal(user_int(f, "SELECT count(*) FROM sqlite_schema WHERE name = 'ix_t' "
+	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM u"), NROWS);
+	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM t"), 3);
+	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM vt"), NROWS);
+	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM sqlite_schema WHERE name = 'ix_t' "
 				     "AND tbl_name = 'u'"), 1);
-	assert_int_equal(user_int(f, "SELECT count(*) FROM sqlite_schema WHERE name = 'tr_u' "
+	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM sqlite_schema WHERE name = 'tr_u' "
 				     "AND tbl_name = 't'"), 1);
-	assert_int_equal(user_int(f, "SELECT count(*) FROM pgmirror_columns WHERE table_name = 'u'"),
+	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM pgmirror_columns WHERE table_name = 'u'"),
 			 2);
-	assert_int_equal(user_int(f, "SELECT count(*) FROM sqlite_schema WHERE name LIKE "
+	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM sqlite_schema WHERE name LIKE "
 				     "'pgmirror_renaming%'"), 0);
 	/* a table is found by its OID, not by a name it had */
 	define(f, OID_INT4);
@@ -415,7 +368,7 @@ static void test_rename_swap(void **state)
 	}
 	mirror_table_free(t);
 	assert_true(mirror_commit(f->m));
-	assert_int_equal(user_int(f, "SELECT count(*) FROM audit WHERE id = 7"), 1);
+	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM audit WHERE id = 7"), 1);
 }
 
 /* A new name that a table of the user's own has; one its trigger has. */
@@ -433,35 +386,21 @@ static void test_rename_onto_user_table(void **state)
 			    "rename or drop it");
 	mirror_rollback(f->m);
 	assert_named(f, 16384, "t", "t");
-	assert_int_equal(user_int(f, "SELECT count(*) FROM t"), NROWS);
+	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM t"), NROWS);
 	/* a trigger's name is not a table's */
 	rn.name = rn.source_table = "y";
 	assert_true(mirror_begin(f->m));
 	assert_true(mirror_tables_rename(f->m, &rn, 1));
 	assert_true(mirror_commit(f->m));
 	assert_named(f, 16384, "y", "y");
-	assert_int_equal(user_int(f, "SELECT count(*) FROM y"), NROWS);
+	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM y"), NROWS);
 }
 
-/* The names of t's indexes, and the CREATE of each, one a line. */
+/* The CREATE of each of t's indexes, one a line. */
 static char *indexes_of_t(Fixture *f)
 {
-	sqlite3 *db;
-	sqlite3_stmt *q;
-	sqlite3_str *s = sqlite3_str_new(NULL);
-	char *out;
-
-	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(db, "SELECT sql FROM sqlite_schema WHERE type = "
-					    "'index' AND tbl_name = 't' AND sql IS NOT NULL "
-					    "ORDER BY name", -1, &q, NULL), SQLITE_OK);
-	while (sqlite3_step(q) == SQLITE_ROW)
-		sqlite3_str_appendf(s, "%s\n", (const char *)sqlite3_column_text(q, 0));
-	sqlite3_finalize(q);
-	assert_int_equal(sqlite3_close(db), SQLITE_OK);
-	out = strdup(sqlite3_str_value(s) ? sqlite3_str_value(s) : "");
-	sqlite3_free(sqlite3_str_finish(s));
-	return out;
+	return fixture_rows(f->path, "SELECT sql FROM sqlite_schema WHERE type = 'index' AND "
+			    "tbl_name = 't' AND sql IS NOT NULL ORDER BY name", "", "\n");
 }
 
 static void table_sync(Fixture *f)

@@ -26,6 +26,7 @@
 #include <sqlite3.h>
 
 #include "pgmirror/mirror.h"
+#include "mirror_fixture.h"
 
 #define OID_INT4 23
 
@@ -37,75 +38,31 @@ typedef struct Fixture {
 	MirrorTableDef def;
 } Fixture;
 
-static void column(MirrorColumnDef *c, const char *name, bool key, int attnum)
-{
-	memset(c, 0, sizeof(*c));
-	c->name = name;
-	c->pg_type = "int4";
-	c->type_oid = OID_INT4;
-	c->type_mod = -1;
-	assert_true(values_builtin_type(OID_INT4, -1, &c->type));
-	c->is_key = key;
-	c->attnum = attnum;
-}
-
 /* t (id key, v, w); ncols 2: w dropped. */
 static void define(Fixture *f, int ncols)
 {
-	column(&f->cols[0], "id", true, 1);
-	column(&f->cols[1], "v", false, 2);
-	column(&f->cols[2], "w", false, 3);
-	memset(&f->def, 0, sizeof(f->def));
-	f->def.name = "t";
-	f->def.source_schema = "public";
-	f->def.source_table = "t";
-	f->def.relation_oid = 16384;
-	f->def.replident = 'd';
-	f->def.ncols = ncols;
-	f->def.cols = f->cols;
+	fixture_column(&f->cols[0], "id", OID_INT4, "int4", true, 1);
+	fixture_column(&f->cols[1], "v", OID_INT4, "int4", false, 2);
+	fixture_column(&f->cols[2], "w", OID_INT4, "int4", false, 3);
+	fixture_table(&f->def, f->cols, ncols, 'd');
 }
 
 static void sync_table(Fixture *f, MirrorTable **t)
 {
-	MirrorPlan plan;
-
-	assert_true(mirror_table_plan(f->m, &f->def, false, &plan));
-	assert_true(mirror_table_sync(f->m, &f->def, &plan, NULL, t));
-	mirror_plan_free(&plan);
+	*t = fixture_sync(f->m, &f->def);
 }
 
 /* Runs sql on a connection of the user's own. */
 static void user_sql(Fixture *f, const char *sql)
 {
-	sqlite3 *db;
-	char *err = NULL;
-
-	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-	if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK)
-		fail_msg("%s: %s", sql, err);
-	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+	fixture_exec(f->path, sql);
 }
 
 /* The names of the file's objects but pgmirror's, comma-separated. */
 static char *user_names(Fixture *f)
 {
-	sqlite3 *db;
-	sqlite3_stmt *q;
-	sqlite3_str *s = sqlite3_str_new(NULL);
-	char *out;
-
-	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(db, "SELECT name FROM sqlite_schema WHERE name NOT "
-					    "LIKE 'pgmirror%' AND name NOT LIKE 'sqlite%' "
-					    "ORDER BY name", -1, &q, NULL), SQLITE_OK);
-	while (sqlite3_step(q) == SQLITE_ROW)
-		sqlite3_str_appendf(s, "%s%s", sqlite3_str_length(s) ? "," : "",
-				    (const char *)sqlite3_column_text(q, 0));
-	sqlite3_finalize(q);
-	assert_int_equal(sqlite3_close(db), SQLITE_OK);
-	out = strdup(sqlite3_str_value(s) ? sqlite3_str_value(s) : "");
-	sqlite3_free(sqlite3_str_finish(s));
-	return out;
+	return fixture_rows(f->path, "SELECT name FROM sqlite_schema WHERE name NOT LIKE "
+			    "'pgmirror%' AND name NOT LIKE 'sqlite%' ORDER BY name", ",", "");
 }
 
 static void assert_names(Fixture *f, const char *want)
@@ -123,12 +80,8 @@ static int setup(void **state)
 {
 	Fixture *f = calloc(1, sizeof(*f));
 	MirrorTable *t;
-	char *err = NULL;
 
-	strcpy(f->dir, "/tmp/pgm_test_userobj.XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	snprintf(f->path, sizeof(f->path), "%s/m.db", f->dir);
-	assert_int_equal(mirror_open(f->path, MIRROR_CREATE, &f->m, &err), MIRROR_OPEN_OK);
+	fixture_create("userobj", f->dir, sizeof(f->dir), f->path, sizeof(f->path), &f->m);
 	define(f, 3);
 	assert_true(mirror_begin(f->m));
 	sync_table(f, &t);
@@ -161,28 +114,10 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	Fixture *f = *state;
-	char cmd[128];
 
-	mirror_close(f->m);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-	assert_int_equal(system(cmd), 0);
+	fixture_remove(f->dir, f->m);
 	free(f);
 	return 0;
-}
-
-static int64_t user_int(Fixture *f, const char *sql)
-{
-	sqlite3 *db;
-	sqlite3_stmt *q;
-	int64_t v;
-
-	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-	v = sqlite3_column_int64(q, 0);
-	sqlite3_finalize(q);
-	assert_int_equal(sqlite3_close(db), SQLITE_OK);
-	return v;
 }
 
 /* w is dropped on the source: the table is rebuilt without it. */
@@ -221,10 +156,10 @@ static void test_rebuild_drops_column(void **state)
 	mirror_table_free(t);
 	assert_true(mirror_commit(f->m));
 	assert_names(f, "app_fn,ix_v,log,log_v,t,tr_ins,v_fn,vv,vvv");
-	assert_int_equal(user_int(f, "SELECT sum(v) FROM vvv"), 60);
-	assert_int_equal(user_int(f, "SELECT count(*) FROM log WHERE id = 3 AND v = 30"), 1);
-	assert_int_equal(user_int(f, "SELECT count(*) FROM log"), 1);
-	assert_int_equal(user_int(f, "SELECT sum(v) FROM vv"), 60);
+	assert_int_equal(fixture_int(f->path, "SELECT sum(v) FROM vvv"), 60);
+	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM log WHERE id = 3 AND v = 30"), 1);
+	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM log"), 1);
+	assert_int_equal(fixture_int(f->path, "SELECT sum(v) FROM vv"), 60);
 }
 
 /* v and w swap names on the source: the user's objects follow the
@@ -263,10 +198,10 @@ static void test_columns_swap_names(void **state)
 	assert_true(mirror_commit(f->m));
 	assert_names(f, ALL);
 	/* vv shows what was v, now w; the trigger logs it */
-	assert_int_equal(user_int(f, "SELECT sum(w) FROM vv"), 60);
-	assert_int_equal(user_int(f, "SELECT sum(v) FROM vw"), 600);
-	assert_int_equal(user_int(f, "SELECT count(*) FROM log WHERE id = 3 AND v = 30"), 1);
-	assert_int_equal(user_int(f, "SELECT count(*) FROM pragma_index_info('ix_v') "
+	assert_int_equal(fixture_int(f->path, "SELECT sum(w) FROM vv"), 60);
+	assert_int_equal(fixture_int(f->path, "SELECT sum(v) FROM vw"), 600);
+	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM log WHERE id = 3 AND v = 30"), 1);
+	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM pragma_index_info('ix_v') "
 				     "WHERE name = 'w'"), 1);
 }
 
@@ -282,7 +217,7 @@ static void test_rollback(void **state)
 	assert_true(mirror_drop_all_tables(f->m));
 	mirror_rollback(f->m);
 	assert_names(f, ALL);
-	assert_int_equal(user_int(f, "SELECT count(*) FROM vv"), 2);
+	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM vv"), 2);
 }
 
 int main(void)

@@ -24,6 +24,7 @@
 
 #include "pgmirror/mirror.h"
 #include "pgmirror/mirror_verify.h"
+#include "mirror_fixture.h"
 
 #define OID_INT4 23
 #define OID_TEXT 25
@@ -50,49 +51,25 @@ static void make_table(Fixture *f, char replident)
 {
 	static const uint32_t oids[3] = {OID_INT4, OID_TEXT, OID_BYTEA};
 	static const char *const names[3] = {"id", "s", "b"};
-	MirrorPlan plan;
-	MirrorTable *t;
 
 	for (int i = 0; i < 3; i++) {
-		MirrorColumnDef *c = &f->cols[i];
-
-		memset(c, 0, sizeof(*c));
-		c->name = names[i];
-		c->pg_type = type_name(oids[i]);
-		c->type_oid = oids[i];
-		c->type_mod = -1;
-		assert_true(values_builtin_type(oids[i], -1, &c->type));
-		c->is_key = replident == 'f' || i == 0;
-		c->attnum = i + 1;
-		f->types[i] = c->type;
+		fixture_column(&f->cols[i], names[i], oids[i], type_name(oids[i]),
+			       replident == 'f' || i == 0, i + 1);
+		f->types[i] = f->cols[i].type;
 		f->names[i] = names[i];
 		f->is_key[i] = replident != 'f' && i == 0;
 	}
-	memset(&f->def, 0, sizeof(f->def));
-	f->def.name = "t";
-	f->def.source_schema = "public";
-	f->def.source_table = "t";
-	f->def.relation_oid = 16384;
-	f->def.replident = replident;
-	f->def.ncols = 3;
-	f->def.cols = f->cols;
+	fixture_table(&f->def, f->cols, 3, replident);
 	assert_true(mirror_begin(f->m));
-	assert_true(mirror_table_plan(f->m, &f->def, false, &plan));
-	assert_true(mirror_table_sync(f->m, &f->def, &plan, NULL, &t));
-	mirror_plan_free(&plan);
-	mirror_table_free(t);
+	mirror_table_free(fixture_sync(f->m, &f->def));
 	assert_true(mirror_commit(f->m));
 }
 
 static int setup(void **state)
 {
 	Fixture *f = calloc(1, sizeof(*f));
-	char *err = NULL;
 
-	strcpy(f->dir, "/tmp/pgm_test_verify.XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	snprintf(f->path, sizeof(f->path), "%s/m.db", f->dir);
-	assert_int_equal(mirror_open(f->path, MIRROR_CREATE, &f->m, &err), MIRROR_OPEN_OK);
+	fixture_create("verify", f->dir, sizeof(f->dir), f->path, sizeof(f->path), &f->m);
 	*state = f;
 	return 0;
 }
@@ -100,11 +77,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	Fixture *f = *state;
-	char cmd[128];
 
-	mirror_close(f->m);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-	assert_int_equal(system(cmd), 0);
+	fixture_remove(f->dir, f->m);
 	free(f);
 	return 0;
 }
