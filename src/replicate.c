@@ -279,6 +279,11 @@ bool replicate_slot_wal_lost(const Run *run)
 	return lost;
 }
 
+bool replicate_continuous(const Run *run)
+{
+	return !run->opt->once && run->opt->endpos == LSN_INVALID && !run->opt->verify;
+}
+
 /* Sleeps up to secs, waking early when asked to stop. */
 static void backoff_sleep(int secs)
 {
@@ -414,7 +419,7 @@ int replicate_run(const ReplicateOptions *opt)
 	Run run = {.opt = opt};
 	int rc;
 	int backoff = 1;
-	bool continuous = !opt->once && opt->endpos == LSN_INVALID && !opt->verify;
+	bool continuous = replicate_continuous(&run);
 	Verifier *verifier = NULL; /* --verify: the snapshot to compare with */
 	bool reconnecting = false; /* a stream was lost: wait for the source */
 	bool rebuilt_unreadable = false; /* a slot whose WAL was gone was made again */

@@ -31,7 +31,12 @@ typedef struct Run {
 				 * slot the server still calls usable, rebuilt
 				 * like an invalidated one */
 	bool resync_done;       /* --resync ran (once, not at each reconnect) */
+	bool sync_deferred;     /* the last check left a joining table for later:
+				 * the source had no room to sync it (tablesync.c) */
 } Run;
+
+/* pgmirror runs until stopped: no --once, --endpos or --verify. */
+bool replicate_continuous(const Run *run);
 
 /* SIGTERM (replicate_request_stop()) was seen: finish up. */
 bool replicate_stopping(void);

@@ -26,6 +26,11 @@ bool session_error_in_use(const Session *s)
 	return s->in_use;
 }
 
+bool session_error_no_room(const Session *s)
+{
+	return s->no_room;
+}
+
 bool session_error_data(const Session *s)
 {
 	return s->data_error;
@@ -190,6 +195,7 @@ bool session_run_noted(Session *s, const char *sql, int nparams, const char *con
 	bool sent;
 
 	s->in_use = false;
+	s->no_room = false;
 	s->stopped = false;
 	if (out != NULL)
 		*out = NULL;
@@ -236,6 +242,7 @@ bool session_run_noted(Session *s, const char *sql, int nparams, const char *con
 	if (PQresultStatus(res) != want) {
 		state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
 		s->in_use = state != NULL && strcmp(state, "55006") == 0;
+		s->no_room = state != NULL && strncmp(state, "53", 2) == 0;
 		s->stopped = cancel_waited >= 0;
 		msg = res ? PQresultErrorMessage(res) : PQerrorMessage(s->conn);
 		if (s->stopped)
@@ -273,6 +280,7 @@ static bool connect_with(Session *s, const char *conninfo, const char *replicati
 	bool ok;
 
 	session_disconnect(s);
+	s->in_use = s->no_room = false;
 	/*
 	 * A cron job must not hang on a host that does not answer: unless the
 	 * user says otherwise (PGCONNECT_TIMEOUT, or connect_timeout in -d,

@@ -16,6 +16,7 @@ struct Session {
 	PGconn *conn;
 	char *copybuf;       /* last PQgetCopyData buffer, freed on next call */
 	bool in_use;         /* last error was SQLSTATE 55006 */
+	bool no_room;        /* last error was of SQLSTATE class 53 */
 	bool data_error;     /* last error: the stream hit data the source cannot send */
 	bool wal_gone;       /* last error: the slot's WAL was removed (SQLSTATE 58P01) */
 	bool server_error;   /* last error: the server ended the stream with an ERROR */

@@ -336,8 +336,9 @@ static bool step_reconcile(Stream *s, int64_t now)
 	bool due = s->run->endpos == LSN_INVALID && now - s->last_reconcile >= RECONCILE_USECS;
 	int rc;
 
+	/* a table the source had no room to sync waits for the minute's check */
 	if (apply_in_transaction(s->apply) ||
-	    (apply_unknown_relations(s->apply, &oids) == 0 && !due))
+	    ((apply_unknown_relations(s->apply, &oids) == 0 || s->run->sync_deferred) && !due))
 		return true;
 	if (!stream_flush(s)) {
 		s->end = replicate_stopping() ? STREAM_DONE : STREAM_FAILED;

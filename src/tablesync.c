@@ -97,12 +97,22 @@ static bool restore_user_objects(Run *run, const MirrorUserObjects *u, const cha
 }
 
 /*
- * Syncs the table of relation oid: copied at a snapshot of its own and
- * stored with that snapshot's LSN, replacing mirror table replace (NULL:
- * none), in one SQLite transaction. A table no longer published in the
- * snapshot is left alone. apply (NULL: none) is the stream's applier.
+ * Syncs the table of relation oid (source table nspname.relname, for
+ * messages): copied at a snapshot of its own and stored with that
+ * snapshot's LSN, replacing mirror table replace (NULL: none), in one
+ * SQLite transaction. A table no longer published in the snapshot is left
+ * alone.
+ *
+ * A service whose table joins when the server has no room for the sync's
+ * connection or temporary slot (every walsender or replication slot in
+ * use: many devices syncing the same new table at once) goes on without
+ * the table, with a warning, and sets run->sync_deferred: the stream then
+ * tries again with its next check, a minute later, and skips the table's
+ * changes until then (the later snapshot holds them). A run that is to
+ * end (--once) fails instead, as does a resync.
  */
-static int sync_table(Run *run, Applier *apply, uint32_t oid, const char *replace)
+static int sync_table(Run *run, Applier *apply, uint32_t oid, const char *nspname,
+		      const char *relname, const char *replace)
 {
 	Session *ss = session_new();
 	SourceTable *tables = NULL;
@@ -121,6 +131,13 @@ static int sync_table(Run *run, Applier *apply, uint32_t oid, const char *replac
 	if (!session_snapshot_slot(ss, run->opt->conninfo, slot, &at)) {
 		if (session_error_stopped(ss)) {
 			log_info("%s; the table is synced on the next run", session_error(ss));
+			rc = EXIT_OK;
+		} else if (replace == NULL && replicate_continuous(run) &&
+			   (session_error_no_room(ss) || !session_connected(ss))) {
+			log_warning("could not copy table \"%s.%s\", which joined the publications, "
+				    "now: %s; the mirror goes on without it and tries again within "
+				    "a minute", nspname, relname, session_error(ss));
+			run->sync_deferred = true;
 			rc = EXIT_OK;
 		} else {
 			log_error("%s", session_error(ss));
@@ -237,6 +254,7 @@ int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resyn
 
 	sync_tick = tick;
 	sync_tick_ctx = tick_ctx;
+	run->sync_deferred = false;
 	if (!published_tables(run, s, &pub, &npub))
 		goto done;
 	/*
@@ -258,19 +276,22 @@ int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resyn
 	 * name has a new OID, and its old mirror table must go first. */
 	if ((rc = drop_leaves(run, apply, mt, nmt, pub, npub)) != EXIT_OK)
 		goto done;
-	for (int i = 0; i < npub && rc == EXIT_OK && !replicate_stopping(); i++) {
+	/* (no room for one sync: none for the next either) */
+	for (int i = 0; i < npub && rc == EXIT_OK && !run->sync_deferred && !replicate_stopping();
+	     i++) {
 		bool known = false;
 
 		for (int j = 0; j < nmt && !known; j++)
 			known = mt[j].relation_oid == pub[i].oid;
 		if (!known)
-			rc = sync_table(run, apply, pub[i].oid, NULL);
+			rc = sync_table(run, apply, pub[i].oid, pub[i].nspname, pub[i].relname, NULL);
 	}
 	for (int j = 0; j < nmt && rc == EXIT_OK && !replicate_stopping(); j++) {
 		if (!(resync_all || strv_contains(resync, nresync, mt[j].name)) ||
 		    find_published(pub, npub, mt[j].relation_oid) == NULL)
 			continue;
-		rc = sync_table(run, apply, mt[j].relation_oid, mt[j].name);
+		rc = sync_table(run, apply, mt[j].relation_oid, mt[j].source_schema,
+				mt[j].source_table, mt[j].name);
 	}
 	if (apply != NULL)
 		apply_clear_unknown(apply);
