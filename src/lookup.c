@@ -13,7 +13,8 @@
 #include "pgmirror/session.h"
 
 struct Lookup {
-	Session *session;
+	Session *session;       /* the one asked: own, or the caller's */
+	Session *own;           /* the plain connection */
 	const char *conninfo;
 	TickFn tick;            /* while streaming: the stream's tick */
 	void *tick_ctx;
@@ -38,10 +39,13 @@ static bool lookup_tick(void *ctx)
 	return true;
 }
 
+/* The connection to ask on, connected; a borrowed one is never connected
+ * again here (it is the caller's). */
 static bool lookup_ready(Lookup *l)
 {
 	l->stopped = false;
-	return session_connected(l->session) || session_connect_plain(l->session, l->conninfo);
+	return session_connected(l->session) ||
+	       (l->session == l->own && session_connect_plain(l->session, l->conninfo));
 }
 
 /* Runs a look-up; once more on a new connection if the old one was dead
@@ -133,7 +137,7 @@ Lookup *lookup_new(const char *conninfo)
 {
 	Lookup *l = xcalloc(1, sizeof(Lookup));
 
-	l->session = session_new();
+	l->session = l->own = session_new();
 	l->conninfo = conninfo;
 	l->catalog = (Catalog){.ctx = l, .type_info = lookup_type, .column_fill = lookup_fill,
 			       .column_attnums = lookup_attnums, .column_values = lookup_values,
@@ -146,7 +150,7 @@ void lookup_free(Lookup *l)
 {
 	if (l == NULL)
 		return;
-	session_free(l->session);
+	session_free(l->own);
 	free(l);
 }
 
@@ -157,7 +161,7 @@ const Catalog *lookup_catalog(Lookup *l)
 
 void lookup_disconnect(Lookup *l)
 {
-	session_disconnect(l->session);
+	session_disconnect(l->own);
 }
 
 bool lookup_publication_tables(Lookup *l, char *const *pubs, int npubs, bool (*stopping)(void),
@@ -165,8 +169,13 @@ bool lookup_publication_tables(Lookup *l, char *const *pubs, int npubs, bool (*s
 {
 	bool ok;
 
-	session_set_stop_check(l->session, stopping);
+	session_set_stop_check(l->own, stopping);
 	ok = LOOKUP(l, session_publication_tables(l->session, pubs, npubs, out, n));
-	session_set_stop_check(l->session, NULL);
+	session_set_stop_check(l->own, NULL);
 	return ok;
+}
+
+void lookup_use_session(Lookup *l, Session *s)
+{
+	l->session = s != NULL ? s : l->own;
 }

@@ -385,8 +385,13 @@ static int prepare(Run *run)
 	}
 	if (rc == EXIT_OK && rebuild)
 		run->slot_unreadable = false;
-	if (rc == EXIT_OK && !replicate_stopping())
+	if (rc == EXIT_OK && !replicate_stopping()) {
+		/* asked on the replication connection, idle until the stream
+		 * starts: a --once run with nothing more to ask connects once */
+		lookup_use_session(run->lookup, run->session);
 		rc = sync_indexes(run);
+		lookup_use_session(run->lookup, NULL);
+	}
 	if (rc != EXIT_OK && !session_connected(run->session))
 		run->conn_failed = true;
 	return rc;

@@ -32,6 +32,14 @@ void lookup_set_tick(Lookup *l, TickFn tick, void *ctx);
 void lookup_disconnect(Lookup *l);
 
 /*
+ * Until called again with NULL, l asks on s, a connected session of the
+ * caller's that is free for queries (the replication connection before
+ * its stream starts), and never connects it again: a run whose questions
+ * all come then opens no second connection to the source.
+ */
+void lookup_use_session(Lookup *l, Session *s);
+
+/*
  * The tables the publications pubs publish now, as
  * session_publication_tables() reads them, but over l's plain connection:
  * a running service checks them once a minute without starting a
