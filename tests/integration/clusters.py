@@ -234,9 +234,11 @@ class Pair:
         s.wait(lambda: s.sql1("SELECT pg_is_in_recovery()"), "recovery")
         self.wait_replay()
 
-    def wait_replay(self, timeout=60):
-        """Until the standby has replayed all the primary has written."""
-        target = parse_lsn(self.primary.sql1("SELECT pg_current_wal_lsn()::text"))
+    def wait_replay(self, timeout=60, target=None):
+        """Until the standby has replayed all the primary has written (or up
+        to target)."""
+        if target is None:
+            target = parse_lsn(self.primary.sql1("SELECT pg_current_wal_lsn()::text"))
         self.standby.wait(
             lambda: parse_lsn(self.standby.sql1(
                 "SELECT coalesce(pg_last_wal_replay_lsn(), '0/0')::text")) >= target,
@@ -253,8 +255,8 @@ class Pair:
 
     def log_snapshot(self):
         """A running-transactions record on the primary (what a slot on the
-        standby waits for)."""
-        self.primary.sql("SELECT pg_log_standby_snapshot()")
+        standby waits for); its LSN."""
+        return parse_lsn(self.primary.sql1("SELECT pg_log_standby_snapshot()::text"))
 
     def close(self):
         for c in (self.standby, self.primary):

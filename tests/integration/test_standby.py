@@ -100,6 +100,12 @@ def first_run_on_standby(ctx, pair, args, tag):
     says so; once the transaction it waits for ended, the primary logs
     snapshot records until the run completes."""
     hold = pair.hold_xid()
+    # the standby past a record that shows the xid held: a slot made from
+    # the replay position on then needs a later record, which shows it too
+    # (without this, a record logged before the hold, such as the last
+    # step's finish_with_snapshots(), not yet replayed, let the slot be made
+    # at once)
+    pair.wait_replay(target=pair.log_snapshot())
     proc = ctx.start(args, tag=tag)
     wait_stderr(proc, WAIT_NOTE)
     err = proc.stderr()
