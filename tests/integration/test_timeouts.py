@@ -82,6 +82,10 @@ def test(ctx):
     ctx.sql("ALTER DATABASE %s SET lock_timeout = '1ms'" % db)
     locker = ctx.connect(autocommit=False)
     try:
+        # the locker itself waits: it connects after the database's 1 ms
+        # lock_timeout, and the previous step's backends (or autovacuum) may
+        # still hold a lock on big for a moment
+        locker.cursor().execute("SET lock_timeout = 0")
         locker.cursor().execute("LOCK TABLE big IN ACCESS EXCLUSIVE MODE")
         result = {}
         path = ctx.path("lock.db")
