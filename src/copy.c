@@ -1,10 +1,14 @@
 /*
- * copy.c: the initial copy, from COPY text rows to rows in the mirror.
+ * copy.c: the initial copy, from COPY rows to rows in the mirror.
  *
  * Two threads share each table's copy. The reader alone uses the source
  * connection: it takes each CopyData message (session_copy_next()),
- * unescapes the row in place, converts its values (values_convert(), with
- * the column types the applier decided) and packs them into a batch. The
+ * splits the row into its fields, converts its values (with the column
+ * types the applier decided) and packs them into a batch. A table whose
+ * every column reads the same in binary format (values_binary_supported())
+ * is copied in it (copy_binary_row(), values_convert_binary()): the server
+ * then writes no text, and the reader parses none. Any other table is
+ * copied in text format (copy_parse_row(), values_convert()). The
  * writer (the caller's thread) alone uses SQLite: it inserts the rows of
  * each full batch (apply_insert_values()). The batches are a ring of
  * NBATCHES reused buffers, each of at most BATCH_ROWS rows, BATCH_VALUES
@@ -37,6 +41,7 @@
 #include <unistd.h>
 
 #include "pgmirror/copy.h"
+#include "pgmirror/copy_binary.h"
 #include "pgmirror/copy_text.h"
 
 #define NBATCHES 32
@@ -69,7 +74,9 @@ typedef struct Reader {
 	/* the reader's own, not shared until done */
 	const SourceTable *t;
 	const ColumnType *types; /* the applier's, read-only meanwhile */
-	PgoValue *fields;        /* one row's text fields */
+	bool binary;             /* the COPY is in binary format ... */
+	CopyBinary bin;          /* ... and is there */
+	PgoValue *fields;        /* one row's fields */
 	ValueBuf *scratch;       /* per column, reused */
 	uint64_t rows;           /* rows read */
 	int64_t waited_room;     /* usecs the reader waited for a free batch */
@@ -219,21 +226,25 @@ static void batch_reserve(Batch *b, size_t n)
 }
 
 /*
- * Converts one COPY row into the next row of b: false with rd->err set
- * when the row is malformed or a value cannot be stored, as the applier
- * would say for an Insert of it.
+ * Converts one COPY message into the next row of b: 1 when it added the
+ * row, 0 when the message held none (binary format's trailer), -1 with
+ * rd->err set when it is malformed or a value cannot be stored, as the
+ * applier would say for an Insert of it.
  */
-static bool batch_add_row(Reader *rd, Batch *b, char *row, size_t len)
+static int batch_add_row(Reader *rd, Batch *b, char *row, size_t len)
 {
 	const SourceTable *t = rd->t;
 	size_t first = (size_t)b->nrows * (size_t)t->ncols;
 	char err[256];
+	int r = rd->binary ? copy_binary_row(&rd->bin, row, len, rd->fields, t->ncols, err,
+					     sizeof(err)) :
+		copy_parse_row(row, len, rd->fields, t->ncols, err, sizeof(err)) ? 1 : -1;
 
-	if (!copy_parse_row(row, len, rd->fields, t->ncols, err, sizeof(err))) {
+	if (r < 0)
 		errbuf_set(&rd->err, "malformed COPY row %" PRIu64 " of table \"%s.%s\": %s",
-			   rd->rows, t->nspname, t->relname, err);
-		return false;
-	}
+			   rd->rows + 1, t->nspname, t->relname, err);
+	if (r <= 0)
+		return r;
 	for (int i = 0; i < t->ncols; i++) {
 		const PgoValue *f = &rd->fields[i];
 		Value *v = &b->vals[first + (size_t)i];
@@ -242,11 +253,14 @@ static bool batch_add_row(Reader *rd, Batch *b, char *row, size_t len)
 			v->kind = VAL_NULL;
 			continue;
 		}
-		if (!values_convert(rd->types[i], (const char *)f->data, f->len, &rd->scratch[i], v,
-				    err, sizeof(err))) {
+		if (!(rd->binary ?
+		      values_convert_binary(t->cols[i].type_oid, rd->types[i], (const char *)f->data,
+					    f->len, &rd->scratch[i], v, err, sizeof(err)) :
+		      values_convert(rd->types[i], (const char *)f->data, f->len, &rd->scratch[i], v,
+				     err, sizeof(err)))) {
 			errbuf_set(&rd->err, "could not apply Insert to \"%s.%s\": column \"%s\": %s",
 				   t->nspname, t->relname, t->cols[i].name, err);
-			return false;
+			return -1;
 		}
 		if (v->kind == VAL_TEXT || v->kind == VAL_BLOB) {
 			/* the row's buffer and the scratch are reused: keep a copy */
@@ -259,7 +273,8 @@ static bool batch_add_row(Reader *rd, Batch *b, char *row, size_t len)
 			values_buf_trim(&rd->scratch[i]);
 	}
 	b->nrows++;
-	return true;
+	rd->rows++;
+	return 1;
 }
 
 /* Fills b with rows; returns 1 when the COPY goes on, 0 when it ended well
@@ -300,8 +315,7 @@ static int batch_fill(Copier *c, Batch *b)
 		}
 		if (r == 0)
 			break;
-		rd->rows++;
-		if (!batch_add_row(rd, b, row, len))
+		if (batch_add_row(rd, b, row, len) < 0)
 			return -1;
 	}
 	/* data is complete: now its address holds */
@@ -429,6 +443,12 @@ static void reader_setup(Copier *c, const SourceTable *t, const ColumnType *type
 	}
 	rd->t = t;
 	rd->types = types;
+	/* the binary format when every column's values read the same in it:
+	 * less work for the server, and for this thread */
+	rd->binary = true;
+	for (int i = 0; i < t->ncols; i++)
+		rd->binary &= values_binary_supported(t->cols[i].type_oid, types[i]);
+	copy_binary_start(&rd->bin);
 	rd->head = rd->nfilled = 0;
 	rd->filled_bytes = 0;
 	rd->done = rd->failed = rd->stopped = false;
@@ -525,11 +545,13 @@ static bool copy_rows(Copier *c, const SourceTable *t)
 			   t->relname, t->ncols, ncols);
 		return false;
 	}
-	if (!session_copy_begin(c->s, t)) {
+	reader_setup(c, t, types);
+	log_debug("copying \"%s.%s\" in %s format", t->nspname, t->relname,
+		  c->rd.binary ? "binary" : "text");
+	if (!session_copy_begin(c->s, t, c->rd.binary)) {
 		errbuf_set(&c->err, "%s", session_error(c->s));
 		return false;
 	}
-	reader_setup(c, t, types);
 	atomic_store(&reader_cancel, false);
 	session_set_stop_check(c->s, reader_stop_check);
 	/* signals stay with this thread, whose waits they interrupt */

@@ -165,7 +165,7 @@ bool session_commit(Session *s)
 			   "end the initial copy's transaction");
 }
 
-bool session_copy_begin(Session *s, const SourceTable *t)
+bool session_copy_begin(Session *s, const SourceTable *t, bool binary)
 {
 	const char **names = xcalloc((size_t)t->ncols + 1, sizeof(char *));
 	char *nsp = session_quote(s, t->nspname, true), *rel = session_quote(s, t->relname, true);
@@ -182,9 +182,10 @@ bool session_copy_begin(Session *s, const SourceTable *t)
 	 * ONLY: rows of inheritance children are not the table's in the stream;
 	 * a partitioned root (published via the root) holds none of its own.
 	 */
-	sql = xasprintf("COPY (SELECT %s FROM %s%s.%s%s%s) TO STDOUT", cols,
+	sql = xasprintf("COPY (SELECT %s FROM %s%s.%s%s%s) TO STDOUT%s", cols,
 			t->partitioned ? "" : "ONLY ", nsp, rel,
-			t->rowfilter ? " WHERE " : "", t->rowfilter ? t->rowfilter : "");
+			t->rowfilter ? " WHERE " : "", t->rowfilter ? t->rowfilter : "",
+			binary ? " (FORMAT binary)" : "");
 	free(s->copying);
 	s->copying = xasprintf("%s.%s", t->nspname, t->relname);
 	what = xasprintf("copy table \"%s\"", s->copying);

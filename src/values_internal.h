@@ -12,6 +12,7 @@
  *   values_time.c    timestamp and timestamptz text to the stored form
  *   values_json.c    JSON validation and JSON string escaping
  *   values_array.c   PostgreSQL array text to a JSON array
+ *   values_binary.c  the binary format of some types to the same values
  */
 #ifndef PGMIRROR_VALUES_INTERNAL_H
 #define PGMIRROR_VALUES_INTERNAL_H
@@ -185,6 +186,11 @@ bool values_is_infinity_word(const char *s, size_t n);
 /* Append the stored form of a timestamp / timestamptz (in UTC) to b. */
 bool values_timestamp_append(ValueBuf *b, const char *s, size_t n, Err *e);
 bool values_timestamptz_append(ValueBuf *b, const char *s, size_t n, Err *e);
+/* From the binary forms, which count from 2000-01-01 (in range, not
+ * infinity): the text date_out writes of a date, and the stored form of
+ * a timestamp (UTC for a timestamptz). */
+void values_date_append(ValueBuf *b, int32_t days);
+void values_stamp_append(ValueBuf *b, int64_t usecs);
 
 /* ---------------------------------------------------------------------
  * JSON (values_json.c)

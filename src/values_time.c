@@ -182,18 +182,24 @@ static char *put_digits(char *p, int64_t v, int width)
 	return p;
 }
 
+/* "YYYY-MM-DD" of t's date (the year of its era) at p; returns its end. */
+static char *put_date(char *p, const Stamp *t)
+{
+	/* by hand: snprintf was most of a timestamp's cost */
+	p = put_digits(p, t->year <= 0 ? 1 - t->year : t->year, 4);
+	*p++ = '-';
+	p = put_digits(p, t->mon, 2);
+	*p++ = '-';
+	return put_digits(p, t->day, 2);
+}
+
 /* The stored form: "YYYY-MM-DD HH:MM:SS[.ffffff][ BC]". */
 static void stamp_append(ValueBuf *b, const Stamp *t)
 {
 	char tmp[STAMP_TEXT_MAX + 24], *p = tmp;
 	bool bc = t->year <= 0;
 
-	/* by hand: snprintf was most of a timestamp's cost */
-	p = put_digits(p, bc ? 1 - t->year : t->year, 4);
-	*p++ = '-';
-	p = put_digits(p, t->mon, 2);
-	*p++ = '-';
-	p = put_digits(p, t->day, 2);
+	p = put_date(p, t);
 	*p++ = ' ';
 	p = put_digits(p, t->hour, 2);
 	*p++ = ':';
@@ -263,4 +269,47 @@ bool values_timestamptz_append(ValueBuf *b, const char *s, size_t n, Err *e)
 		stamp_shift(&t, neg ? -offset : offset);
 	stamp_append(b, &t);
 	return true;
+}
+
+/* --- from the binary format (values_binary.c) ----------------------------- */
+
+/* Days from 1970-01-01, where civil_from_days() counts, to 2000-01-01,
+ * where PostgreSQL's binary dates and timestamps count. */
+#define PG_EPOCH_DAYS 10957
+
+void values_date_append(ValueBuf *b, int32_t days)
+{
+	char tmp[STAMP_TEXT_MAX], *p;
+	Stamp t;
+
+	memset(&t, 0, sizeof t);
+	civil_from_days(days + (int64_t) PG_EPOCH_DAYS, &t.year, &t.mon, &t.day);
+	p = put_date(tmp, &t);
+	values_buf_put(b, tmp, (size_t) (p - tmp));
+	if (t.year <= 0)
+		values_buf_puts(b, " BC");
+}
+
+void values_stamp_append(ValueBuf *b, int64_t usecs)
+{
+	/* floor division: a time before the epoch is in an earlier second */
+	int64_t secs = usecs / 1000000 - (usecs % 1000000 < 0);
+	int64_t frac = usecs - secs * 1000000;
+	int64_t days = secs / 86400 - (secs % 86400 < 0);
+	int64_t sod = secs - days * 86400;
+	char digits[FRAC_DIGITS];
+	Stamp t;
+
+	memset(&t, 0, sizeof t);
+	civil_from_days(days + PG_EPOCH_DAYS, &t.year, &t.mon, &t.day);
+	t.hour = (int) (sod / 3600);
+	t.min = (int) (sod / 60 % 60);
+	t.sec = (int) (sod % 60);
+	if (frac != 0) {
+		/* all six digits: the form pads a shorter fraction to six */
+		put_digits(digits, frac, FRAC_DIGITS);
+		t.frac = digits;
+		t.flen = FRAC_DIGITS;
+	}
+	stamp_append(b, &t);
 }

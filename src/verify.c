@@ -95,7 +95,7 @@ static bool copy_rows(Verifier *v, Applier *apply, const SourceTable *t, MirrorC
 	int r;
 
 	*nrows = 0;
-	if (!session_copy_begin(v->s, t)) {
+	if (!session_copy_begin(v->s, t, false)) {
 		log_error("%s", session_error(v->s));
 		goto done;
 	}

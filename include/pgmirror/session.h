@@ -187,12 +187,13 @@ bool session_commit(Session *s) PGM_MUST_CHECK;
 
 /*
  * COPY (SELECT columns FROM table [WHERE rowfilter]) TO STDOUT in text
- * format. Then session_copy_next() until it returns 0 (the COPY ended
- * well) or -1 (session_error(); session_error_stopped() when the stop
- * check said so); 1 gives one row in *row, *len bytes with its final
- * newline, writable and valid until the next call.
+ * format, or in binary format when binary. Then session_copy_next() until
+ * it returns 0 (the COPY ended well) or -1 (session_error();
+ * session_error_stopped() when the stop check said so); 1 gives one
+ * CopyData message in *row, *len bytes (a text row with its final
+ * newline), writable and valid until the next call.
  */
-bool session_copy_begin(Session *s, const SourceTable *t) PGM_MUST_CHECK;
+bool session_copy_begin(Session *s, const SourceTable *t, bool binary) PGM_MUST_CHECK;
 int session_copy_next(Session *s, char **row, size_t *len);
 
 /* START_REPLICATION ... LOGICAL start (proto_version, publication_names). */

@@ -128,4 +128,24 @@ bool values_convert(ColumnType type, const char *text, size_t len,
 		    ValueBuf *buf, Value *out, char *err, size_t errsize)
 		    PGM_MUST_CHECK;
 
+/*
+ * Whether a column of type type_oid, mirrored as type, can be read in
+ * PostgreSQL's binary format (COPY ... (FORMAT binary)): its built-in
+ * types whose binary form gives exactly what values_convert() stores from
+ * their text (bool, bytea, int2/4/8, oid, float8, numeric, text, varchar,
+ * bpchar, name, json, jsonb, uuid, date, timestamp, timestamptz).
+ */
+bool values_binary_supported(uint32_t type_oid, ColumnType type);
+
+/*
+ * Converts one binary-format value (len bytes, as the type's send function
+ * wrote them) of a column values_binary_supported() accepts: the same
+ * Value values_convert() makes of that value's text output, with the same
+ * lifetime rules; on bytes the send function would not have written,
+ * false with a message in err.
+ */
+bool values_convert_binary(uint32_t type_oid, ColumnType type, const char *data, size_t len,
+			   ValueBuf *buf, Value *out, char *err, size_t errsize)
+			   PGM_MUST_CHECK;
+
 #endif
