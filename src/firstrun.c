@@ -208,7 +208,7 @@ int firstrun_run(Run *run, bool rebuild)
 	Lsn start = LSN_INVALID;
 	char lsn[LSN_TEXT_SIZE];
 	int rc = EXIT_ERROR, nkept = 0;
-	bool each = fresh && copy, copy_failed = true;
+	bool each = fresh && copy, copy_failed = true, ok;
 
 	if (!session_slot_info(run->session, slot, &si)) {
 		log_error("%s", session_error(run->session));
@@ -301,11 +301,20 @@ int firstrun_run(Run *run, bool rebuild)
 
 	apply = apply_new(run->mirror, LSN_INVALID, run->catalog);
 	apply_defer_indexes(apply); /* made after the copy (replicate.c) */
+	/*
+	 * The applier's catalog questions (a type's, a column's attnum) are
+	 * asked on this connection, in the snapshot: they see the tables as
+	 * they are copied, and a first run connects once. Never during a
+	 * COPY: they come with a table's definition, before its rows.
+	 */
 	copier = copy_new(run->session, apply, replicate_stopping);
 	if (!copy)
 		copy_set_schema_only(copier);
-	if (each ? !copy_each_table(run, copier, apply, tables, ntables, start, &copy_failed)
-		 : !copy_tables(copier, tables, ntables, start)) {
+	lookup_use_session(run->lookup, run->session);
+	ok = each ? copy_each_table(run, copier, apply, tables, ntables, start, &copy_failed)
+		  : copy_tables(copier, tables, ntables, start);
+	lookup_use_session(run->lookup, NULL);
+	if (!ok) {
 		/* (a failure to store a table was logged) */
 		if (copy_failed && replicate_stopping()) {
 			log_info("%s; the next run %s", copy_error(copier),

@@ -184,6 +184,25 @@ static bool is_copy(const PGresult *r)
 	return st == PGRES_COPY_OUT || st == PGRES_COPY_IN || st == PGRES_COPY_BOTH;
 }
 
+/* sql with params[0..nparams) in place of $1.. as quoted literals, which
+ * mean what the untyped parameters do; NULL (error set) if one cannot be
+ * quoted. */
+static char *bind_literals(Session *s, const char *sql, int nparams, const char *const *params)
+{
+	char **lits = xcalloc((size_t)nparams, sizeof(char *)), *q, *bound = NULL;
+
+	for (int i = 0; i < nparams; i++) {
+		if ((q = session_quote(s, params[i], false)) == NULL)
+			goto done;
+		lits[i] = xstrdup(q); /* freed with free(), as strv_free() does */
+		PQfreemem(q);
+	}
+	bound = session_sql_bind(sql, (const char *const *)lits, nparams);
+done:
+	strv_free(lits, nparams);
+	return bound;
+}
+
 bool session_run_noted(Session *s, const char *sql, int nparams, const char *const *params,
 		       ExecStatusType want, PGresult **out, const char *what,
 		       const char *wait_note)
@@ -199,6 +218,14 @@ bool session_run_noted(Session *s, const char *sql, int nparams, const char *con
 	s->stopped = false;
 	if (out != NULL)
 		*out = NULL;
+	if (nparams > 0 && s->walsender) {
+		char *bound = bind_literals(s, sql, nparams, params);
+		bool ok = bound != NULL &&
+			  session_run_noted(s, bound, 0, NULL, want, out, what, wait_note);
+
+		free(bound);
+		return ok;
+	}
 	sent = nparams > 0 ? PQsendQueryParams(s->conn, sql, nparams, NULL, params, NULL, NULL, 0)
 			   : PQsendQuery(s->conn, sql);
 	if (!sent) {
@@ -299,6 +326,7 @@ static bool connect_with(Session *s, const char *conninfo, const char *replicati
 		keys[n] = "replication";
 		vals[n++] = replication;
 	}
+	s->walsender = replication != NULL;
 	keys[n] = "fallback_application_name";
 	vals[n++] = "pgmirror";
 	/*

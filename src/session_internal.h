@@ -24,6 +24,7 @@ struct Session {
 	bool stopped;        /* last error: given up because stopping() said so */
 	char *copying;       /* "schema.table" of the last copy begun, for messages */
 	bool standby;        /* the server is in recovery (session_source_kind()) */
+	bool walsender;      /* a replication connection: no extended protocol */
 	ErrBuf err;          /* the last error */
 };
 
@@ -43,8 +44,9 @@ const char *session_error_hint(const PGresult *res, bool in_stream);
  * Runs a command; true when its status is `want`. The result is returned in
  * *out when out is not NULL (PQclear it), else cleared here; of several
  * statements, the last one's, or the first error, as PQexec() does. With
- * nparams > 0 the values go as parameters $1.. (a plain connection only: a
- * walsender takes the simple query protocol alone).
+ * nparams > 0 the values go as parameters $1.. (on a walsender, which
+ * takes the simple query protocol alone, as quoted literals in the text:
+ * session_sql_bind()).
  *
  * Any command may wait on the server for long (slot creation waits for
  * every transaction in progress; a catalog query for a lock a DDL

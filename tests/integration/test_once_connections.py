@@ -2,9 +2,11 @@
 once: its questions at start (the source's indexes) are asked on the
 replication connection before the stream starts, not on a second, plain
 connection opened for them (a backend started and authenticated on every
-run of every device of a fleet, most of which find nothing to do). A run
-with changes asks the catalog on a plain connection from its first
-change on. Counted with pg_stat_database's sessions, which counts plain
+run of every device of a fleet, most of which find nothing to do). A
+first run connects once too: the copy's catalog questions (each column's
+attnum, a type's definition) are asked on the replication connection, in
+the copy's snapshot. A run with changes asks the catalog on a plain
+connection from its first change on. Counted with pg_stat_database's sessions, which counts plain
 backends; the replication connection is a walsender and does not count."""
 
 import os
@@ -30,7 +32,11 @@ def test(ctx):
         CREATE PUBLICATION pub FOR TABLE t;
     """)
     path, slot = ctx.path(), ctx.slot()
-    ctx.once(path, slot, "pub")
+    before = sessions(ctx)
+    ctx.once(path, slot, "pub")  # the first run, with its copy
+    after = sessions(ctx)
+    check(after == before, "a first run opened %d plain connections to the source, "
+          "want none" % (after - before))
     for i in range(3):
         ctx.sql("INSERT INTO t VALUES (%d, 'new', 1); UPDATE t SET n = n + 1 WHERE id = %d"
                 % (1000 + i, i + 1))
