@@ -13,7 +13,8 @@
  *	          state carries from one to the next
  *
  * The rest is also decoded as a CopyData frame, and the data of an
- * XLogData frame as a message. Beyond what ASan and UBSan catch, the
+ * XLogData frame as a message; and as a row of a binary COPY, each field
+ * read as each type that format is read for. Beyond what ASan and UBSan catch, the
  * target traps when a decoded value points outside the input, when a
  * failure leaves no error text, or when a failure moves the stream state.
  */
@@ -21,13 +22,24 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "pgmirror/copy_binary.h"
 #include "pgmirror/frame.h"
 #include "pgmirror/pgoutput.h"
+#include "pgmirror/values.h"
 #include "../unit/vectors.h" /* FUZZ_SEL_*, shared with the seeds */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The types a binary COPY reads, with the typmod of a numeric(10,2). */
+static const struct { uint32_t oid; int32_t typmod; } fuzz_binary_types[] = {
+	{ 16, -1 }, { 17, -1 }, { 19, -1 }, { 20, -1 }, { 21, -1 }, { 23, -1 }, { 25, -1 },
+	{ 26, -1 }, { 114, -1 }, { 701, -1 }, { 1042, -1 }, { 1043, -1 }, { 1082, -1 },
+	{ 1114, -1 }, { 1184, -1 }, { 1700, -1 }, { 1700, (10 << 16 | 2) + 4 }, { 2950, -1 },
+	{ 3802, -1 },
+};
 
 /* Stream Start for xid 745, first segment. */
 static const uint8_t fuzz_stream_start[] = {
@@ -147,6 +159,60 @@ static void fuzz_decode(PgoDecoder *dec, const uint8_t *buf, size_t len)
 	}
 }
 
+/*
+ * The input as a binary COPY row of 1 to 8 fields (the selector's low bits)
+ * after a header, and each field read as every type a binary COPY reads:
+ * the fields lie inside the input, a failure says why, a value that is
+ * text or a blob lies inside the input or the scratch buffer (or is a
+ * constant: the empty value, float8's NaN).
+ */
+static void fuzz_copy_binary(uint8_t sel, const uint8_t *body, size_t n)
+{
+	static const char header[19] = "PGCOPY\n\377\r\n\0\0\0\0\0\0\0\0\0";
+	uint8_t *msg = malloc(sizeof header + n);
+	PgoValue vals[8];
+	int ncols = (sel & 7) + 1, r;
+	CopyBinary st;
+	char err[256];
+
+	if (msg == NULL)
+		return;
+	memcpy(msg, header, sizeof header);
+	memcpy(msg + sizeof header, body, n);
+	copy_binary_start(&st);
+	err[0] = '\0';
+	r = copy_binary_row(&st, (const char *)msg, sizeof header + n, vals, ncols, err,
+			    sizeof err);
+	fuzz_check(r >= 0 || err[0] != '\0');
+	for (int i = 0; r == 1 && i < ncols; i++) {
+		if (vals[i].kind == PGO_COL_NULL)
+			continue;
+		fuzz_check(fuzz_inside(vals[i].data, vals[i].len, msg, sizeof header + n));
+		for (size_t k = 0; k < sizeof fuzz_binary_types / sizeof fuzz_binary_types[0]; k++) {
+			ColumnType t;
+			ValueBuf buf = { 0 };
+			Value v;
+
+			fuzz_check(values_builtin_type(fuzz_binary_types[k].oid,
+						       fuzz_binary_types[k].typmod, &t));
+			err[0] = '\0';
+			if (values_convert_binary(fuzz_binary_types[k].oid, t, (const char *)vals[i].data,
+						  vals[i].len, &buf, &v, err, sizeof err)) {
+				if (v.kind == VAL_TEXT || v.kind == VAL_BLOB)
+					fuzz_check(fuzz_inside(v.p, v.len, msg, sizeof header + n) ||
+						   fuzz_inside(v.p, v.len, (const uint8_t *)buf.data,
+							       buf.len) ||
+						   v.len == 0 || /* values_empty */
+						   (v.len == 3 && memcmp(v.p, "NaN", 3) == 0));
+			} else {
+				fuzz_check(err[0] != '\0');
+			}
+			values_buf_free(&buf);
+		}
+	}
+	free(msg);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const uint8_t *body;
@@ -196,5 +262,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 
 	pgoutput_decoder_free(dec);
+	fuzz_copy_binary(sel, body, n);
 	return 0;
 }
