@@ -262,7 +262,7 @@ static bool apply_insert(Applier *a, const PgoInsert *ins)
 	return true;
 }
 
-bool apply_insert_values(Applier *a, uint32_t relid, const Value *vals)
+bool apply_insert_rows(Applier *a, uint32_t relid, const Value *vals, int nrows)
 {
 	bool skip, ok;
 	RelEntry *r = apply_rel_for_change(a, relid, "Insert", &skip);
@@ -270,9 +270,13 @@ bool apply_insert_values(Applier *a, uint32_t relid, const Value *vals)
 	if (r == NULL) {
 		ok = skip;
 	} else {
-		ok = mirror_table_insert(r->table, vals) || mirror_failed(a, r, "Insert");
-		if (ok)
-			a->stats.rows++;
+		ok = true;
+		for (int i = 0; i < nrows && ok; i++) {
+			ok = mirror_table_insert(r->table, vals + (size_t)i * (size_t)r->ncols) ||
+			     mirror_failed(a, r, "Insert");
+			if (ok)
+				a->stats.rows++;
+		}
 	}
 	if (!ok)
 		abort_group(a);

@@ -10,7 +10,7 @@
  * then writes no text, and the reader parses none. Any other table is
  * copied in text format (copy_parse_row(), values_convert()). The
  * writer (the caller's thread) alone uses SQLite: it inserts the rows of
- * each full batch (apply_insert_values()). The batches are a ring of
+ * each full batch (apply_insert_rows()). The batches are a ring of
  * NBATCHES reused buffers, each of at most BATCH_ROWS rows, BATCH_VALUES
  * values or about BATCH_BYTES of them (or one row bigger), so memory stays
  * bounded whatever the table's size and nothing is allocated per row once
@@ -474,16 +474,14 @@ static bool write_rows(Copier *c, const SourceTable *t, pthread_t reader, uint64
 	Batch *b;
 
 	while (ok && (b = batch_next(c, t, &stop)) != NULL) {
-		for (int i = 0; i < b->nrows && ok; i++) {
-			ok = apply_insert_values(c->a, t->oid, b->vals + (size_t)i * (size_t)t->ncols);
-			if (!ok)
-				errbuf_set(&c->err, "%s", apply_error(c->a));
-			/* a flag to look at: cheap enough for every row */
-			else if (stopped(c, t))
-				ok = false;
-			else
-				rows++;
-		}
+		ok = apply_insert_rows(c->a, t->oid, b->vals, b->nrows);
+		if (!ok)
+			errbuf_set(&c->err, "%s", apply_error(c->a));
+		/* a flag to look at, for every batch (at most 512 rows) */
+		else if (stopped(c, t))
+			ok = false;
+		else
+			rows += (uint64_t)b->nrows;
 		batch_done(rd);
 		if (ok && progress) {
 			int64_t now = mono_usecs();

@@ -179,13 +179,20 @@ bool session_copy_begin(Session *s, const SourceTable *t, bool binary)
 	if ((cols = session_quote_list(s, names, t->ncols, true, ", ")) == NULL)
 		goto done;
 	/*
-	 * ONLY: rows of inheritance children are not the table's in the stream;
-	 * a partitioned root (published via the root) holds none of its own.
+	 * A plain table without a row filter is read straight (COPY's own scan,
+	 * without a query's, which is the server's cheaper way), which never
+	 * takes the rows of inheritance children: they are not the table's in
+	 * the stream. A query takes a row filter, and a partitioned root
+	 * (published via the root), which holds no rows of its own.
 	 */
-	sql = xasprintf("COPY (SELECT %s FROM %s%s.%s%s%s) TO STDOUT%s", cols,
-			t->partitioned ? "" : "ONLY ", nsp, rel,
-			t->rowfilter ? " WHERE " : "", t->rowfilter ? t->rowfilter : "",
-			binary ? " (FORMAT binary)" : "");
+	if (t->partitioned || t->rowfilter)
+		sql = xasprintf("COPY (SELECT %s FROM %s%s.%s%s%s) TO STDOUT%s", cols,
+				t->partitioned ? "" : "ONLY ", nsp, rel,
+				t->rowfilter ? " WHERE " : "", t->rowfilter ? t->rowfilter : "",
+				binary ? " (FORMAT binary)" : "");
+	else
+		sql = xasprintf("COPY %s.%s (%s) TO STDOUT%s", nsp, rel, cols,
+				binary ? " (FORMAT binary)" : "");
 	free(s->copying);
 	s->copying = xasprintf("%s.%s", t->nspname, t->relname);
 	what = xasprintf("copy table \"%s\"", s->copying);

@@ -104,12 +104,15 @@ bool apply_relation_types(Applier *a, uint32_t relid, const ColumnType **types, 
 	PGM_MUST_CHECK;
 
 /*
- * Inserts one row of relation relid whose values values_convert() made
- * with apply_relation_types(), as an Insert message with their text would
- * (the initial copy converts its rows on a reader thread: the types stay
- * as they are until the next Relation message or apply_reset()).
+ * Inserts nrows rows of relation relid (vals: nrows times its columns)
+ * whose values values_convert() made with apply_relation_types(), as
+ * Insert messages with their text would (the initial copy converts its
+ * rows on a reader thread: the types stay as they are until the next
+ * Relation message or apply_reset()). On a failure the rows before it
+ * are in.
  */
-bool apply_insert_values(Applier *a, uint32_t relid, const Value *vals) PGM_MUST_CHECK;
+bool apply_insert_rows(Applier *a, uint32_t relid, const Value *vals, int nrows)
+	PGM_MUST_CHECK;
 
 /*
  * The tables this applier makes get no indexes from it (the initial copy:

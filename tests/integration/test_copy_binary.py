@@ -12,7 +12,8 @@ which format each table took), then inserted again under other ids and
 streamed. Each copied row must equal its streamed twin value for value,
 with the same storage class, and the mirror must equal the source row by
 row. A table with one column of another type (interval) is copied in text,
-and equal too. The session settings that shape text output are made odd
+and equal too; so is a parent table, read without its inheritance
+children's rows (a child is a table of its own). The session settings that shape text output are made odd
 for pgmirror's connections (PGOPTIONS): binary output does not depend on
 them, and pgmirror sets its own for text.
 """
@@ -157,6 +158,20 @@ def test(ctx):
     ctx.assert_mirror_equals_source(path, "bin_t", "text_t")
     copied_equal_streamed(ctx, path, "bin_t")
     copied_equal_streamed(ctx, path, "text_t")
+
+    # a table read straight (no row filter) holds only its own rows, not
+    # its inheritance children's, which are tables of their own
+    ctx.sql("CREATE TABLE parent (id int PRIMARY KEY, v text);"
+            "CREATE TABLE child (w int) INHERITS (parent);"
+            "INSERT INTO parent VALUES (1, 'a'), (2, 'b'), (3, 'c');"
+            "INSERT INTO child VALUES (10, 'x', 1), (11, 'y', 2);"
+            "CREATE PUBLICATION pinh FOR TABLE parent")
+    path = ctx.path("inh.db")
+    ctx.once(path, ctx.slot("inh"), "pinh")
+    for table, want in (("parent", [(1, "a"), (2, "b"), (3, "c")]),
+                        ("child", [(10, "x"), (11, "y")])):
+        got = ctx.mirror_query(path, "SELECT id, v FROM %s ORDER BY id" % table)
+        check(got == want, "mirror table %s holds %r, want %r" % (table, got, want))
 
 
 harness.main(test)
