@@ -301,15 +301,15 @@ int firstrun_run(Run *run, bool rebuild)
 
 	apply = apply_new(run->mirror, LSN_INVALID, run->catalog);
 	apply_defer_indexes(apply); /* made after the copy (replicate.c) */
+	copier = copy_new(run->session, apply, replicate_stopping);
+	if (!copy)
+		copy_set_schema_only(copier);
 	/*
 	 * The applier's catalog questions (a type's, a column's attnum) are
 	 * asked on this connection, in the snapshot: they see the tables as
 	 * they are copied, and a first run connects once. Never during a
 	 * COPY: they come with a table's definition, before its rows.
 	 */
-	copier = copy_new(run->session, apply, replicate_stopping);
-	if (!copy)
-		copy_set_schema_only(copier);
 	lookup_use_session(run->lookup, run->session);
 	ok = each ? copy_each_table(run, copier, apply, tables, ntables, start, &copy_failed)
 		  : copy_tables(copier, tables, ntables, start);

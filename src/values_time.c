@@ -1,7 +1,9 @@
 /*
  * values_time.c: timestamp and timestamptz text (DateStyle=ISO, TimeZone=
  * UTC) to the stored form "YYYY-MM-DD HH:MM:SS[.ffffff][ BC]", in UTC,
- * checked against the proleptic Gregorian calendar PostgreSQL uses.
+ * checked against the proleptic Gregorian calendar PostgreSQL uses; and
+ * the binary form of dates and timestamps (days or microseconds from
+ * 2000-01-01) to the same texts.
  */
 #include "config.h"
 
