@@ -24,7 +24,10 @@
 #           cc -O2) inserting the same rows, read from pgmirror's mirror
 #           into memory beforehand, into a new file with pgmirror's
 #           settings, CREATE TABLE and prepared INSERT OR REPLACE, in one
-#           transaction: the best pgmirror's writer could do
+#           transaction: the best pgmirror's writer could do; the rate
+#           is given of the medians, and paired: the median of each
+#           repeat's own rate, whose two runs follow each other, which a
+#           neighbour's load moves less
 #   keyless a table of K rows (-k, default 500000), mirrored by a first run,
 #           then C single-row DELETEs and C single-row UPDATEs (-c, default
 #           20000), each its own transaction; pgmirror's time to apply them
@@ -241,7 +244,7 @@ if wanted copy && ! cc -O2 -o "$ALONE" "$HERE/sqlite_alone.c" $(pkg-config --cfl
     echo "bench: could not build bench/sqlite_alone.c: its column will be n/a" >&2
     ALONE=
 fi
-: > "$WORK/copy.psql"; : > "$WORK/copy.pgm"; : > "$WORK/copy.alone"
+: > "$WORK/copy.psql"; : > "$WORK/copy.pgm"; : > "$WORK/copy.alone"; : > "$WORK/copy.pair"
 for r in $(seq "$REPEATS"); do
     wanted copy || break
     make_table
@@ -273,6 +276,7 @@ for r in $(seq "$REPEATS"); do
                  2>>"$WORK/pgmirror.err"); then
             alone=$(echo "$out" | awk '{ print $2 }')
             echo "$alone" >> "$WORK/copy.alone"
+            echo "$alone / $pgm" | bc -l >> "$WORK/copy.pair"
             [ "$(echo "$out" | awk '{ print $1 }')" = "$CN" ] ||
                 echo "bench: WARNING: SQLite alone inserted $out rows, not $CN" >&2
         else
@@ -286,6 +290,7 @@ done
 COPY_PSQL=$(median < "$WORK/copy.psql")
 COPY_PGM=$(median < "$WORK/copy.pgm")
 COPY_ALONE=$(median < "$WORK/copy.alone")
+COPY_PAIR=$(median < "$WORK/copy.pair")
 
 first_run() {  # first_run FILE: pgmirror's first run, with its copy, timed into FILE
     local t0 t1
@@ -431,6 +436,7 @@ printf "%-8s %9s %12s %14s %12s %14s %8s\n" initial "$CN" \
     "$( [ "$COPY_PGM" = n/a ] && echo n/a || printf %.3f "$COPY_PGM")" \
     "$(rate "$CN" "$COPY_PGM")" "$ratio"
 echo "(rate = pgmirror's first-run rate / SQLite alone's rate for the same rows, bench/sqlite_alone.c)"
+[ "$COPY_PAIR" = n/a ] || printf "(paired rate, the median of each repeat's own rate, its two runs back to back: %.2f)\n" "$COPY_PAIR"
 echo
 fi
 if wanted keyless; then
