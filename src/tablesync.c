@@ -125,6 +125,7 @@ static int sync_table(Run *run, Applier *apply, uint32_t oid, const char *nspnam
 	Lsn at = LSN_INVALID;
 	int64_t started = mono_usecs();
 	int rc = EXIT_ERROR;
+	bool copied;
 
 	session_set_stop_check(ss, sync_stopping);
 	snprintf(slot, sizeof(slot), "pgmirror_sync_%ld_%u", (long)getpid(), oid);
@@ -175,7 +176,12 @@ static int sync_table(Run *run, Applier *apply, uint32_t oid, const char *nspnam
 			  mirror_error(run->mirror));
 		goto done;
 	}
-	if (!copy_one_table(c, t, at) || !copy_commit_at(c, at))
+	/* the copy's catalog questions on this connection, in the snapshot,
+	 * as a first run's (firstrun.c): no plain connection is opened */
+	lookup_use_session(run->lookup, ss);
+	copied = copy_one_table(c, t, at) && copy_commit_at(c, at);
+	lookup_use_session(run->lookup, NULL);
+	if (!copied)
 		goto copy_failed;
 	if (user != NULL && !restore_user_objects(run, user, replace))
 		goto done;

@@ -34,8 +34,10 @@ void lookup_disconnect(Lookup *l);
 /*
  * Until called again with NULL, l asks on s, a connected session of the
  * caller's that is free for queries (the replication connection before
- * its stream starts), and never connects it again: a run whose questions
- * all come then opens no second connection to the source.
+ * its stream starts; a copy's connection between its COPYs, in its
+ * snapshot), and never connects it again: a run whose questions all come
+ * then opens no second connection to the source. Not nested: NULL gives
+ * l back its own connection.
  */
 void lookup_use_session(Lookup *l, Session *s);
 

@@ -5,8 +5,9 @@ connection opened for them (a backend started and authenticated on every
 run of every device of a fleet, most of which find nothing to do). A
 first run connects once too: the copy's catalog questions (each column's
 attnum, a type's definition) are asked on the replication connection, in
-the copy's snapshot. A run with changes asks the catalog on a plain
-connection from its first change on. Counted with pg_stat_database's sessions, which counts plain
+the copy's snapshot, and so does a run that syncs a table that joined
+the publication, on the sync's connection. A run with changes asks the
+catalog on a plain connection from its first change on. Counted with pg_stat_database's sessions, which counts plain
 backends; the replication connection is a walsender and does not count."""
 
 import os
@@ -46,7 +47,17 @@ def test(ctx):
         after = sessions(ctx)
         check(after == before, "a --once run with nothing to do opened %d plain "
               "connections to the source, want none" % (after - before))
-    ctx.assert_mirror_equals_source(path, "t")
+    # a table that joins the publication is copied on a connection of its
+    # own, which answers the copy's catalog questions too
+    ctx.sql("CREATE TABLE j (id int PRIMARY KEY, v text);"
+            "INSERT INTO j SELECT g, 'j' || g FROM generate_series(1, 50) g;"
+            "ALTER PUBLICATION pub ADD TABLE j")
+    before = sessions(ctx)
+    ctx.once(path, slot, "pub")
+    after = sessions(ctx)
+    check(after == before, "a --once run that synced a joining table opened %d plain "
+          "connections to the source, want none" % (after - before))
+    ctx.assert_mirror_equals_source(path, "t", "j")
     check(ctx.mirror_query(path, "SELECT count(*) FROM sqlite_schema WHERE type = 'index' "
                                  "AND name LIKE 'pgmirror_index_%'")[0][0] == 1,
           "the source's index is not in the mirror")
