@@ -184,21 +184,33 @@ static bool is_copy(const PGresult *r)
 	return st == PGRES_COPY_OUT || st == PGRES_COPY_IN || st == PGRES_COPY_BOTH;
 }
 
+/* Each of texts[0..n) quoted (malloc'd, freed with strv_free(v, n)); NULL,
+ * the error set, if one cannot be. */
+static char **quote_each(Session *s, const char *const *texts, int n, bool ident)
+{
+	char **quoted = xcalloc((size_t)n + 1, sizeof(char *)), *q;
+
+	for (int i = 0; i < n; i++) {
+		if ((q = session_quote(s, texts[i], ident)) == NULL) {
+			strv_free(quoted, i);
+			return NULL;
+		}
+		quoted[i] = xstrdup(q); /* freed with free(), as strv_free() does */
+		PQfreemem(q);
+	}
+	return quoted;
+}
+
 /* sql with params[0..nparams) in place of $1.. as quoted literals, which
  * mean what the untyped parameters do; NULL (error set) if one cannot be
  * quoted. */
 static char *bind_literals(Session *s, const char *sql, int nparams, const char *const *params)
 {
-	char **lits = xcalloc((size_t)nparams, sizeof(char *)), *q, *bound = NULL;
+	char **lits = quote_each(s, params, nparams, false), *bound;
 
-	for (int i = 0; i < nparams; i++) {
-		if ((q = session_quote(s, params[i], false)) == NULL)
-			goto done;
-		lits[i] = xstrdup(q); /* freed with free(), as strv_free() does */
-		PQfreemem(q);
-	}
+	if (lits == NULL)
+		return NULL;
 	bound = session_sql_bind(sql, (const char *const *)lits, nparams);
-done:
 	strv_free(lits, nparams);
 	return bound;
 }
@@ -483,17 +495,11 @@ char *session_quote(Session *s, const char *text, bool ident)
 char *session_quote_list(Session *s, const char *const *texts, int n, bool ident,
 			 const char *sep)
 {
-	char **quoted = xcalloc((size_t)n + 1, sizeof(char *)), *q, *list = NULL;
-	int i;
+	char **quoted = quote_each(s, texts, n, ident), *list;
 
-	for (i = 0; i < n; i++) {
-		if ((q = session_quote(s, texts[i], ident)) == NULL)
-			goto done;
-		quoted[i] = xstrdup(q); /* freed with free(), as strv_free() does */
-		PQfreemem(q);
-	}
+	if (quoted == NULL)
+		return NULL;
 	list = strv_join(quoted, n, sep);
-done:
-	strv_free(quoted, i);
+	strv_free(quoted, n);
 	return list;
 }
