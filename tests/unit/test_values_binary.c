@@ -177,7 +177,7 @@ static void test_integers_and_bool(void **state)
 	(void)state;
 	same(BOOL, -1, "\1", 1, "t");
 	same(BOOL, -1, "\0", 1, "f");
-	refused(BOOL, -1, "\2", 1, "invalid binary value for type boolean");
+	refused(BOOL, -1, "\2", 1, "invalid binary value for type boolean: byte 2");
 	refused(BOOL, -1, "\0\0", 2, "2 bytes");
 	same_int(INT2, 2, 0x8000, "-32768");
 	same_int(INT2, 2, 0x7fff, "32767");
