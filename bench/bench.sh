@@ -27,7 +27,10 @@
 #           transaction: the best pgmirror's writer could do; the rate
 #           is given of the medians, and paired: the median of each
 #           repeat's own rate, whose two runs follow each other, which a
-#           neighbour's load moves less
+#           neighbour's load moves less; and "beside": SQLite alone once
+#           more while psql -c "COPY bench_t TO STDOUT (FORMAT binary)"
+#           runs in a loop beside it, the load the server and a reader put
+#           on the machine during pgmirror's copy, without its pipeline
 #   keyless a table of K rows (-k, default 500000), mirrored by a first run,
 #           then C single-row DELETEs and C single-row UPDATEs (-c, default
 #           20000), each its own transaction; pgmirror's time to apply them
@@ -245,6 +248,7 @@ if wanted copy && ! cc -O2 -o "$ALONE" "$HERE/sqlite_alone.c" $(pkg-config --cfl
     ALONE=
 fi
 : > "$WORK/copy.psql"; : > "$WORK/copy.pgm"; : > "$WORK/copy.alone"; : > "$WORK/copy.pair"
+: > "$WORK/copy.beside"
 for r in $(seq "$REPEATS"); do
     wanted copy || break
     make_table
@@ -283,14 +287,34 @@ for r in $(seq "$REPEATS"); do
             echo "bench: sqlite_alone failed (copy, repeat $r)" >&2
         fi
         rm -f "$WORK"/alone.db*
+        # again, while the server sends the table to a psql beside, as it
+        # sends it to pgmirror's reader during its copy (in binary: every
+        # column of bench_t is of a type pgmirror reads in it)
+        beside=n/a
+        rm -f "$WORK/beside.stop"
+        ( while [ ! -e "$WORK/beside.stop" ]; do
+              timeout "$T" psql -X -q -d "$DB" -c "COPY bench_t TO STDOUT (FORMAT binary)" \
+                  > /dev/null || break
+          done ) &
+        busy=$!
+        sleep 0.2
+        if out=$(timeout "$T" "$ALONE" "$WORK/mirror.db" bench_t "$WORK/alone.db" \
+                 2>>"$WORK/pgmirror.err"); then
+            beside=$(echo "$out" | awk '{ print $2 }')
+            echo "$beside" >> "$WORK/copy.beside"
+        fi
+        touch "$WORK/beside.stop"
+        wait "$busy"
+        rm -f "$WORK"/alone.db*
     fi
     echo "  copy #$r: $CN rows, psql COPY $(tail -n1 "$WORK/copy.psql")s pgmirror ${pgm}s" \
-         "SQLite alone ${alone}s" >&2
+         "SQLite alone ${alone}s, beside a COPY ${beside:-n/a}s" >&2
 done
 COPY_PSQL=$(median < "$WORK/copy.psql")
 COPY_PGM=$(median < "$WORK/copy.pgm")
 COPY_ALONE=$(median < "$WORK/copy.alone")
 COPY_PAIR=$(median < "$WORK/copy.pair")
+COPY_BESIDE=$(median < "$WORK/copy.beside")
 
 first_run() {  # first_run FILE: pgmirror's first run, with its copy, timed into FILE
     local t0 t1
@@ -437,6 +461,13 @@ printf "%-8s %9s %12s %14s %12s %14s %8s\n" initial "$CN" \
     "$(rate "$CN" "$COPY_PGM")" "$ratio"
 echo "(rate = pgmirror's first-run rate / SQLite alone's rate for the same rows, bench/sqlite_alone.c)"
 [ "$COPY_PAIR" = n/a ] || printf "(paired rate, the median of each repeat's own rate, its two runs back to back: %.2f)\n" "$COPY_PAIR"
+if [ "$COPY_PGM" != n/a ] && [ "$COPY_BESIDE" != n/a ]; then
+    printf "%-8s %9s %12.3f %14s %12.3f %14s %8s\n" beside "$CN" "$COPY_BESIDE" \
+        "$(rate "$CN" "$COPY_BESIDE")" "$COPY_PGM" "$(rate "$CN" "$COPY_PGM")" \
+        "$(echo "$COPY_BESIDE / $COPY_PGM" | bc -l | xargs printf "%.2f")"
+    echo "(beside = SQLite alone again, while the server sends the table to a psql beside it in binary, as it"
+    echo " sends it to pgmirror's reader: the two cores' load of pgmirror's copy, without its pipeline)"
+fi
 echo
 fi
 if wanted keyless; then
