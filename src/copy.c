@@ -81,6 +81,7 @@ typedef struct Reader {
 	uint64_t rows;           /* rows read */
 	int64_t waited_room;     /* usecs the reader waited for a free batch */
 	int64_t waited_rows;     /* usecs the writer waited for a filled one */
+	int64_t reader_cpu;      /* usecs of CPU the reader used, once done */
 	ErrBuf err;
 } Reader;
 
@@ -341,6 +342,7 @@ static void *reader_main(void *arg)
 {
 	Copier *c = arg;
 	Reader *rd = &c->rd;
+	int64_t cpu = thread_cpu_usecs();
 	int r = 1;
 
 	while (r > 0) {
@@ -372,6 +374,8 @@ static void *reader_main(void *arg)
 		pthread_cond_signal(&rd->filled);
 		pthread_mutex_unlock(&rd->mu);
 	}
+	/* read once the writer has joined this thread */
+	rd->reader_cpu = thread_cpu_usecs() - cpu;
 	return NULL; /* cancelled: the writer waits for nothing but the join */
 }
 
@@ -453,7 +457,7 @@ static void reader_setup(Copier *c, const SourceTable *t, const ColumnType *type
 	rd->filled_bytes = 0;
 	rd->done = rd->failed = rd->stopped = false;
 	rd->rows = 0;
-	rd->waited_room = rd->waited_rows = 0;
+	rd->waited_room = rd->waited_rows = rd->reader_cpu = 0;
 	rd->err.text[0] = '\0';
 }
 
@@ -526,7 +530,7 @@ static bool make_table(Copier *c, const SourceTable *t, Lsn sync_lsn)
 /* Copies the rows of t into its table, made by make_table(). */
 static bool copy_rows(Copier *c, const SourceTable *t)
 {
-	int64_t started = mono_usecs(), elapsed;
+	int64_t started = mono_usecs(), cpu = thread_cpu_usecs(), elapsed;
 	const ColumnType *types;
 	uint64_t rows = 0;
 	pthread_t reader;
@@ -568,12 +572,14 @@ static bool copy_rows(Copier *c, const SourceTable *t)
 	if (!ok)
 		return false;
 	elapsed = mono_usecs() - started;
+	cpu = thread_cpu_usecs() - cpu;
 	log_info("copied %" PRIu64 " rows of \"%s.%s\" in %.1f s (%.0f rows/s)", rows,
 		 t->nspname, t->relname, elapsed / 1e6,
 		 elapsed > 0 ? rows * 1e6 / (double)elapsed : 0.0);
-	/* which side was the slower one */
-	log_debug("copy of \"%s.%s\": the writer waited %.3f s for rows, the reader %.3f s "
-		  "for room", t->nspname, t->relname, c->rd.waited_rows / 1e6,
+	/* which side was the slower one, and what each cost */
+	log_debug("copy of \"%s.%s\": the writer used %.3f s of CPU and waited %.3f s for rows, "
+		  "the reader used %.3f s of CPU and waited %.3f s for room", t->nspname, t->relname,
+		  cpu / 1e6, c->rd.waited_rows / 1e6, c->rd.reader_cpu / 1e6,
 		  c->rd.waited_room / 1e6);
 	return true;
 }

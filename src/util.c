@@ -196,12 +196,23 @@ int hex_digit_value(int c)
 	return -1;
 }
 
-int64_t mono_usecs(void)
+static int64_t clock_usecs(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (clock_gettime(id, &ts) != 0)
+		return 0;
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int64_t mono_usecs(void)
+{
+	return clock_usecs(CLOCK_MONOTONIC);
+}
+
+int64_t thread_cpu_usecs(void)
+{
+	return clock_usecs(CLOCK_THREAD_CPUTIME_ID);
 }
 
 int backoff_next(int secs, int max_secs)

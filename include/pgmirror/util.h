@@ -60,6 +60,10 @@ int hex_digit_value(int c);
 /* A monotonic clock in microseconds, for intervals. */
 int64_t mono_usecs(void);
 
+/* The CPU time the calling thread has used, in microseconds (0 where the
+ * system cannot tell). */
+int64_t thread_cpu_usecs(void);
+
 /* The next wait of an exponential backoff: twice secs, at most max_secs. */
 int backoff_next(int secs, int max_secs);
 

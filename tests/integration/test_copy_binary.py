@@ -19,6 +19,7 @@ them, and pgmirror sets its own for text.
 """
 
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -148,6 +149,12 @@ def test(ctx):
           "bin_t was not copied in binary format:\n%s" % err)
     check('copying "public.text_t" in text format' in err,
           "text_t was not copied in text format:\n%s" % err)
+    # where each copy's time went, for -v -v: both threads' CPU and waits
+    for t in ("bin_t", "text_t"):
+        check(re.search(r'copy of "public\.%s": the writer used \d+\.\d{3} s of CPU and '
+                        r'waited \d+\.\d{3} s for rows, the reader used \d+\.\d{3} s of CPU '
+                        r'and waited \d+\.\d{3} s for room' % t, err),
+              "no CPU and waiting times for the copy of %s:\n%s" % (t, err))
     ctx.assert_mirror_equals_source(path, "bin_t", "text_t")
 
     for t in ("bin_t", "text_t"):
