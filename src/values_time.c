@@ -152,27 +152,30 @@ static void stamp_shift(Stamp *t, int64_t offset)
 	t->sec = (int) (secs % 60);
 }
 
+/* "00" to "99": two digits at a time, without a division each. */
+static const char digit_pairs[] =
+	"0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849"
+	"5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+
+static char *put2(char *p, int v)
+{
+	memcpy(p, digit_pairs + 2 * v, 2);
+	return p + 2;
+}
+
 /* v (0 or more) in decimal, at least width digits (zeros before). */
 static char *put_digits(char *p, int64_t v, int width)
 {
 	char rev[20];
 	int k = 0;
 
-	if (width == 2 && v < 100) {    /* the usual cases first */
-		p[0] = (char) ('0' + v / 10);
-		p[1] = (char) ('0' + v % 10);
-		return p + 2;
-	}
-	if (width == 4 && v < 10000) {
-		int x = (int) v;
-
-		p[0] = (char) ('0' + x / 1000);
-		p[1] = (char) ('0' + x / 100 % 10);
-		p[2] = (char) ('0' + x / 10 % 10);
-		p[3] = (char) ('0' + x % 10);
-		return p + 4;
-	}
-
+	/* the usual cases first: month, day, time; year; microseconds */
+	if (width == 2 && v < 100)
+		return put2(p, (int) v);
+	if (width == 4 && v < 10000)
+		return put2(put2(p, (int) v / 100), (int) v % 100);
+	if (width == 6 && v < 1000000)
+		return put2(put2(put2(p, (int) v / 10000), (int) v / 100 % 100), (int) v % 100);
 	do {
 		rev[k++] = (char) ('0' + v % 10);
 		v /= 10;
@@ -195,27 +198,29 @@ static char *put_date(char *p, const Stamp *t)
 	return put_digits(p, t->day, 2);
 }
 
-/* The stored form: "YYYY-MM-DD HH:MM:SS[.ffffff][ BC]". */
+/* The stored form: "YYYY-MM-DD HH:MM:SS[.ffffff][ BC]", put at once. */
 static void stamp_append(ValueBuf *b, const Stamp *t)
 {
 	char tmp[STAMP_TEXT_MAX + 24], *p = tmp;
-	bool bc = t->year <= 0;
 
 	p = put_date(p, t);
 	*p++ = ' ';
-	p = put_digits(p, t->hour, 2);
+	p = put2(p, t->hour);
 	*p++ = ':';
-	p = put_digits(p, t->min, 2);
+	p = put2(p, t->min);
 	*p++ = ':';
-	p = put_digits(p, t->sec, 2);
-	values_buf_put(b, tmp, (size_t) (p - tmp));
-	if (t->flen > 0) {
-		values_buf_putc(b, '.');
-		values_buf_put(b, t->frac, t->flen);
-		values_buf_put(b, "000000", FRAC_DIGITS - t->flen);
+	p = put2(p, t->sec);
+	if (t->flen > 0) { /* 1 to FRAC_DIGITS digits (stamp_parse_fields()) */
+		*p++ = '.';
+		memcpy(p, t->frac, t->flen);
+		memset(p + t->flen, '0', FRAC_DIGITS - t->flen);
+		p += FRAC_DIGITS;
 	}
-	if (bc)
-		values_buf_puts(b, " BC");
+	if (t->year <= 0) {
+		memcpy(p, " BC", 3);
+		p += 3;
+	}
+	values_buf_put(b, tmp, (size_t) (p - tmp));
 }
 
 bool values_is_infinity_word(const char *s, size_t n)
