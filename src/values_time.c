@@ -169,12 +169,14 @@ static char *put_digits(char *p, int64_t v, int width)
 	char rev[20];
 	int k = 0;
 
-	/* the usual cases first: month, day, time; year; microseconds */
-	if (width == 2 && v < 100)
+	/* the usual cases first: month, day, time; year; microseconds (the
+	 * unsigned compare keeps a negative v, which no caller gives, out of
+	 * the table) */
+	if (width == 2 && (uint64_t) v < 100)
 		return put2(p, (int) v);
-	if (width == 4 && v < 10000)
+	if (width == 4 && (uint64_t) v < 10000)
 		return put2(put2(p, (int) v / 100), (int) v % 100);
-	if (width == 6 && v < 1000000)
+	if (width == 6 && (uint64_t) v < 1000000)
 		return put2(put2(put2(p, (int) v / 10000), (int) v / 100 % 100), (int) v % 100);
 	do {
 		rev[k++] = (char) ('0' + v % 10);
@@ -205,11 +207,11 @@ static void stamp_append(ValueBuf *b, const Stamp *t)
 
 	p = put_date(p, t);
 	*p++ = ' ';
-	p = put2(p, t->hour);
+	p = put_digits(p, t->hour, 2);
 	*p++ = ':';
-	p = put2(p, t->min);
+	p = put_digits(p, t->min, 2);
 	*p++ = ':';
-	p = put2(p, t->sec);
+	p = put_digits(p, t->sec, 2);
 	if (t->flen > 0) { /* 1 to FRAC_DIGITS digits (stamp_parse_fields()) */
 		*p++ = '.';
 		memcpy(p, t->frac, t->flen);
