@@ -273,7 +273,7 @@ for r in $(seq "$REPEATS"); do
             echo "bench: pgmirror first run failed (copy, repeat $r)" >&2
         fi
     fi
-    alone=n/a
+    alone=n/a beside=n/a
     if [ -n "$ALONE" ] && [ "$pgm" != n/a ]; then
         # the same rows, as pgmirror stored them; it times only the inserting
         if out=$(timeout "$T" "$ALONE" "$WORK/mirror.db" bench_t "$WORK/alone.db" \
@@ -290,7 +290,6 @@ for r in $(seq "$REPEATS"); do
         # again, while the server sends the table to a psql beside, as it
         # sends it to pgmirror's reader during its copy (in binary: every
         # column of bench_t is of a type pgmirror reads in it)
-        beside=n/a
         rm -f "$WORK/beside.stop"
         ( while [ ! -e "$WORK/beside.stop" ]; do
               timeout "$T" psql -X -q -d "$DB" -c "COPY bench_t TO STDOUT (FORMAT binary)" \
@@ -308,7 +307,7 @@ for r in $(seq "$REPEATS"); do
         rm -f "$WORK"/alone.db*
     fi
     echo "  copy #$r: $CN rows, psql COPY $(tail -n1 "$WORK/copy.psql")s pgmirror ${pgm}s" \
-         "SQLite alone ${alone}s, beside a COPY ${beside:-n/a}s" >&2
+         "SQLite alone ${alone}s, beside a COPY ${beside}s" >&2
 done
 COPY_PSQL=$(median < "$WORK/copy.psql")
 COPY_PGM=$(median < "$WORK/copy.pgm")
