@@ -247,6 +247,21 @@ if wanted copy && ! cc -O2 -o "$ALONE" "$HERE/sqlite_alone.c" $(pkg-config --cfl
     echo "bench: could not build bench/sqlite_alone.c: its column will be n/a" >&2
     ALONE=
 fi
+sqlite_alone() {  # sqlite_alone WHAT: its seconds for pgmirror's rows, or a failure said
+    local out
+    if out=$(timeout "$T" "$ALONE" "$WORK/mirror.db" bench_t "$WORK/alone.db" \
+             2>>"$WORK/pgmirror.err"); then
+        [ "$(echo "$out" | awk '{ print $1 }')" = "$CN" ] ||
+            echo "bench: WARNING: $1 inserted $out rows, not $CN" >&2
+        echo "$out" | awk '{ print $2 }'
+    else
+        echo "bench: $1 failed (copy, repeat $r)" >&2
+        echo n/a
+        rm -f "$WORK"/alone.db*
+        return 1
+    fi
+    rm -f "$WORK"/alone.db*
+}
 : > "$WORK/copy.psql"; : > "$WORK/copy.pgm"; : > "$WORK/copy.alone"; : > "$WORK/copy.pair"
 : > "$WORK/copy.beside"
 for r in $(seq "$REPEATS"); do
@@ -276,35 +291,25 @@ for r in $(seq "$REPEATS"); do
     alone=n/a beside=n/a
     if [ -n "$ALONE" ] && [ "$pgm" != n/a ]; then
         # the same rows, as pgmirror stored them; it times only the inserting
-        if out=$(timeout "$T" "$ALONE" "$WORK/mirror.db" bench_t "$WORK/alone.db" \
-                 2>>"$WORK/pgmirror.err"); then
-            alone=$(echo "$out" | awk '{ print $2 }')
+        if alone=$(sqlite_alone "SQLite alone"); then
             echo "$alone" >> "$WORK/copy.alone"
             echo "$alone / $pgm" | bc -l >> "$WORK/copy.pair"
-            [ "$(echo "$out" | awk '{ print $1 }')" = "$CN" ] ||
-                echo "bench: WARNING: SQLite alone inserted $out rows, not $CN" >&2
-        else
-            echo "bench: sqlite_alone failed (copy, repeat $r)" >&2
         fi
-        rm -f "$WORK"/alone.db*
         # again, while the server sends the table to a psql beside, as it
         # sends it to pgmirror's reader during its copy (in binary: every
         # column of bench_t is of a type pgmirror reads in it)
         rm -f "$WORK/beside.stop"
         ( while [ ! -e "$WORK/beside.stop" ]; do
               timeout "$T" psql -X -q -d "$DB" -c "COPY bench_t TO STDOUT (FORMAT binary)" \
-                  > /dev/null || break
+                  > /dev/null ||
+                  { echo "bench: the COPY beside SQLite alone failed: that run had no load" >&2
+                    break; }
           done ) &
         busy=$!
         sleep 0.2
-        if out=$(timeout "$T" "$ALONE" "$WORK/mirror.db" bench_t "$WORK/alone.db" \
-                 2>>"$WORK/pgmirror.err"); then
-            beside=$(echo "$out" | awk '{ print $2 }')
-            echo "$beside" >> "$WORK/copy.beside"
-        fi
+        beside=$(sqlite_alone "SQLite alone beside a COPY") && echo "$beside" >> "$WORK/copy.beside"
         touch "$WORK/beside.stop"
         wait "$busy"
-        rm -f "$WORK"/alone.db*
     fi
     echo "  copy #$r: $CN rows, psql COPY $(tail -n1 "$WORK/copy.psql")s pgmirror ${pgm}s" \
          "SQLite alone ${alone}s, beside a COPY ${beside}s" >&2

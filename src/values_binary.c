@@ -252,7 +252,7 @@ bool values_convert_binary(uint32_t type_oid, ColumnType type, const char *data,
 		if (len != 1)
 			return bad_length(&e, vt, len);
 		if (p[0] > 1) /* boolrecv's own rule is any non-zero byte; boolsend writes 0 or 1 */
-			return values_fail(&e, "invalid binary value for type boolean: byte %u",
+			return values_fail(&e, "invalid binary value for type boolean: byte %u, not 0 or 1",
 					   (unsigned) p[0]);
 		out->kind = VAL_INT;
 		out->i = p[0];

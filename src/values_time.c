@@ -200,6 +200,15 @@ static char *put_date(char *p, const Stamp *t)
 	return put_digits(p, t->day, 2);
 }
 
+/* " BC" at p for a date of that era; returns its end. */
+static char *put_era(char *p, const Stamp *t)
+{
+	if (t->year > 0)
+		return p;
+	memcpy(p, " BC", 3);
+	return p + 3;
+}
+
 /* The stored form: "YYYY-MM-DD HH:MM:SS[.ffffff][ BC]", put at once. */
 static void stamp_append(ValueBuf *b, const Stamp *t)
 {
@@ -218,10 +227,7 @@ static void stamp_append(ValueBuf *b, const Stamp *t)
 		memset(p + t->flen, '0', FRAC_DIGITS - t->flen);
 		p += FRAC_DIGITS;
 	}
-	if (t->year <= 0) {
-		memcpy(p, " BC", 3);
-		p += 3;
-	}
+	p = put_era(p, t);
 	values_buf_put(b, tmp, (size_t) (p - tmp));
 }
 
@@ -293,10 +299,8 @@ void values_date_append(ValueBuf *b, int32_t days)
 
 	memset(&t, 0, sizeof t);
 	civil_from_days(days + (int64_t) PG_EPOCH_DAYS, &t.year, &t.mon, &t.day);
-	p = put_date(tmp, &t);
+	p = put_era(put_date(tmp, &t), &t);
 	values_buf_put(b, tmp, (size_t) (p - tmp));
-	if (t.year <= 0)
-		values_buf_puts(b, " BC");
 }
 
 void values_stamp_append(ValueBuf *b, int64_t usecs)
