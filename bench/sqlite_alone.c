@@ -7,8 +7,9 @@
  * Reads every row of TABLE from a mirror pgmirror made (the values as
  * pgmirror stores them: integers, reals, text, blobs) into memory, then,
  * timed, does what pgmirror's first run does with them in SQLite: opens a
- * new OUT.db with the same settings (WAL, synchronous = FULL, foreign_keys
- * and trusted_schema off, no mutex on the connection), creates the table
+ * new OUT.db with the same settings (SQLite's memory statistics off, WAL,
+ * synchronous = FULL, foreign_keys and trusted_schema off, no mutex on the
+ * connection), creates the table
  * with the mirror's own CREATE TABLE, and inserts every row in one
  * transaction through the same prepared INSERT OR REPLACE, binding each
  * value as pgmirror does (text and blobs SQLITE_STATIC), then commits.
@@ -79,6 +80,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: sqlite_alone MIRROR.db TABLE OUT.db\n");
 		return 2;
 	}
+	/* before SQLite's first use, as mirror_open() does */
+	if (sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) != SQLITE_OK)
+		die(NULL, "turn SQLite's memory statistics off");
 	if (sqlite3_open_v2(argv[1], &src, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
 		die(src, "open the mirror");
 	sql = sqlite3_mprintf("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = %Q",

@@ -4,7 +4,8 @@
  * helpers every part uses. mirror.c owns the file, its state and its
  * lock; mirror_plan.c the table plans and rebuilds; mirror_rows.c the row
  * statements; mirror_index.c pgmirror's indexes on mirror tables; mirror_userobj.c
- * the user's objects. Only these files include sqlite3.h.
+ * the user's objects; mirror_writeback.c a big transaction's disk
+ * writes. Only these files include sqlite3.h.
  */
 #ifndef PGMIRROR_MIRROR_INTERNAL_H
 #define PGMIRROR_MIRROR_INTERNAL_H
@@ -12,6 +13,8 @@
 #include <sqlite3.h>
 
 #include "pgmirror/mirror.h"
+
+typedef struct MirrorWriteback MirrorWriteback;
 
 struct Mirror {
 	sqlite3 *db;
@@ -22,6 +25,9 @@ struct Mirror {
 	TickFn tick;             /* called from long statements; NULL: none */
 	void *tick_ctx;
 	bool no_interrupt;       /* a commit or rollback: tick, never stop */
+	int txn_rows;            /* about how many rows the transaction wrote */
+	bool wb_started;         /* the writeback helper was started for it */
+	MirrorWriteback *wb;     /* the helper, while it runs; NULL: none */
 	ErrBuf err;          /* the last error */
 };
 
@@ -58,6 +64,14 @@ bool mirror_step_done(Mirror *m, sqlite3_stmt *st, const char *what) PGM_MUST_CH
 /* The one integer sql_fmt (with a "%w" for the table name) yields on table. */
 bool mirror_scalar(Mirror *m, const char *sql_fmt, const char *table, int64_t *out)
 	PGM_MUST_CHECK;
+
+/* mirror_writeback.c: notes that the open transaction wrote about rows
+ * rows; past a threshold, a helper thread starts the disk's writes of its
+ * pages while it goes on. */
+void mirror_writeback_note(Mirror *m, int rows);
+/* mirror_writeback.c: at the end of a transaction (after its commit and
+ * checkpoint, or its rollback): stops the helper, if any. */
+void mirror_writeback_end(Mirror *m);
 
 /* mirror_sync.c: brings an older mirror's own tables up to this
  * format; inside the open's transaction. */
