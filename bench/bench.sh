@@ -249,6 +249,7 @@ if wanted copy && ! cc -O2 -o "$ALONE" "$HERE/sqlite_alone.c" $(pkg-config --cfl
 fi
 sqlite_alone() {  # sqlite_alone WHAT: its seconds for pgmirror's rows, or a failure said
     local out
+    sync  # the disk writes of the run before are not this one's
     if out=$(timeout "$T" "$ALONE" "$WORK/mirror.db" bench_t "$WORK/alone.db" \
              2>>"$WORK/pgmirror.err"); then
         [ "$(echo "$out" | awk '{ print $1 }')" = "$CN" ] ||
@@ -270,7 +271,9 @@ for r in $(seq "$REPEATS"); do
     q "INSERT INTO bench_t (a, b, d) SELECT g, md5(g::text), g / 100.0
        FROM generate_series(1, $CN) g" || exit 1
     # the load's dirty pages and WAL written out before anything is timed
+    # (the cluster runs with fsync=off: sync(1) writes them to the disk)
     q "VACUUM ANALYZE bench_t" && q "CHECKPOINT" || exit 1
+    sync
     t0=$(now)
     timeout "$T" psql -X -q -d "$DB" -c "COPY bench_t TO STDOUT" > /dev/null \
         || { echo "bench: psql COPY failed" >&2; exit 1; }
@@ -278,6 +281,7 @@ for r in $(seq "$REPEATS"); do
     echo "$t1 - $t0" | bc -l >> "$WORK/copy.psql"
     pgm=n/a
     if [ "$have_pgmirror" = yes ]; then
+        sync
         t0=$(now)
         if timeout "$T" "$BIN" -q -d "dbname=$DB" -S "$S1" -P "$PUB" --once \
                 "$WORK/mirror.db" 2>>"$WORK/pgmirror.err"; then
