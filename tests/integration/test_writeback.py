@@ -29,48 +29,41 @@ def asked(err):
     return [int(n) for n in ASKED.findall(err)]
 
 
+def run_expecting(ctx, path, slot, what, big):
+    """A --once run with -v -v; its big transaction (big) started the helper,
+    or no transaction did; then the mirror equals the source."""
+    rc, out, err = ctx.once(path, slot, "pub", "-v", "-v", timeout=120)
+    counts = asked(err)
+    if big:
+        check(len(counts) == 1 and counts[0] >= 1,
+              "%s did not start its disk writes early: %s\n%s" % (what, counts, err))
+    else:
+        check(counts == [], "%s started the disk writes' helper: %s\n%s" % (what, counts, err))
+    ctx.assert_mirror_equals_source(path, "big")
+
+
 def test(ctx):
     ctx.sql("CREATE TABLE big (id int PRIMARY KEY, t text, n numeric(10,2));"
             "INSERT INTO big SELECT g, md5(g::text), g / 7.0 "
             "FROM generate_series(1, %d) g;"
             "CREATE PUBLICATION pub FOR TABLE big" % ROWS)
     path, slot = ctx.path(), ctx.slot()
+    run_expecting(ctx, path, slot, "the copy of %d rows" % ROWS, True)
 
-    rc, out, err = ctx.once(path, slot, "pub", "-v", "-v", timeout=120)
-    counts = asked(err)
-    check(len(counts) == 1 and counts[0] >= 1,
-          "the copy of %d rows did not start its disk writes early: %s\n%s"
-          % (ROWS, counts, err))
-    ctx.assert_mirror_equals_source(path, "big")
-
-    # one source transaction of ROWS rows
     ctx.sql("INSERT INTO big SELECT g, md5(g::text), 1 FROM generate_series(%d, %d) g"
             % (ROWS + 1, 2 * ROWS))
-    rc, out, err = ctx.once(path, slot, "pub", "-v", "-v", timeout=120)
-    counts = asked(err)
-    check(len(counts) == 1 and counts[0] >= 1,
-          "a streamed transaction of %d rows did not start its disk writes early: %s\n%s"
-          % (ROWS, counts, err))
-    ctx.assert_mirror_equals_source(path, "big")
+    run_expecting(ctx, path, slot, "a streamed transaction of %d rows" % ROWS, True)
 
     # rebuilds: an added column is refilled row by row; a dropped one
     # takes one long statement (its progress calls count), no row statement
     for change in ("ADD COLUMN k int DEFAULT 7", "DROP COLUMN n"):
         ctx.sql("ALTER TABLE big %s; UPDATE big SET t = 'x' WHERE id = 1" % change)
-        rc, out, err = ctx.once(path, slot, "pub", "-v", "-v", timeout=120)
-        counts = asked(err)
-        check(len(counts) == 1 and counts[0] >= 1,
-              "the rebuild of %d rows for %s did not start its disk writes early: %s\n%s"
-              % (2 * ROWS, change, counts, err))
-        ctx.assert_mirror_equals_source(path, "big")
+        run_expecting(ctx, path, slot, "the rebuild of %d rows for %s" % (2 * ROWS, change),
+                      True)
 
-    # small transactions: no helper
     for i in range(50):
         ctx.sql("UPDATE big SET t = 'small %d' WHERE id = %d" % (i, i + 1))
-    rc, out, err = ctx.once(path, slot, "pub", "-v", "-v")
-    check(asked(err) == [],
-          "small transactions started the disk writes' helper: %s\n%s" % (asked(err), err))
-    ctx.assert_mirror_equals_source(path, "big")
+    run_expecting(ctx, path, slot, "50 small transactions", False)
 
 
 harness.main(test)
