@@ -265,6 +265,8 @@ static void remove_new_file(const char *path)
  * fails harmlessly if the process used SQLite before; the setting is then
  * SQLite's default.
  */
+static pthread_once_t library_configured = PTHREAD_ONCE_INIT;
+
 static void configure_library(void)
 {
 	(void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
@@ -279,9 +281,7 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 	int flags = (mode == MIRROR_READ ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) |
 		    SQLITE_OPEN_NOMUTEX;
 
-	static pthread_once_t configured = PTHREAD_ONCE_INIT;
-
-	(void)pthread_once(&configured, configure_library);
+	(void)pthread_once(&library_configured, configure_library);
 	m->lock_fd = -1;
 	m->path = xstrdup(path);
 	*out = NULL;

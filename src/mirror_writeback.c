@@ -11,11 +11,12 @@
  * pgmirror waits: for the copy of a million rows (80 MB), 135 ms of a
  * second here, and seconds on a device's SD card.
  *
- * Once a transaction has written about WRITEBACK_AFTER rows (row statements,
- * and a long statement's progress calls: a rebuild's), a helper thread asks the kernel every
- * WRITEBACK_MS to start writing what is dirty in the WAL and in the
- * database file (sync_file_range() with SYNC_FILE_RANGE_WRITE: it starts
- * the writes and waits for none). The disk then works while rows are
+ * Once a transaction has written about WRITEBACK_AFTER rows (counted by
+ * its row statements, and by a long statement's progress calls: a
+ * rebuild's), a helper thread asks the kernel every WRITEBACK_MS to start
+ * writing what is dirty in the WAL and in the database file
+ * (sync_file_range() with SYNC_FILE_RANGE_WRITE: it starts the writes and
+ * waits for none). The disk then works while rows are
  * inserted and while the checkpoint copies them, and the commit's syncs
  * find most pages written. The helper ends when the transaction does,
  * after the commit's checkpoint. Durability is unchanged: it comes from
