@@ -31,7 +31,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -393,14 +392,8 @@ static Batch *batch_next(Copier *c, const SourceTable *t, bool *stop)
 
 	pthread_mutex_lock(&rd->mu);
 	while (rd->nfilled == 0 && !rd->done) {
-		struct timespec ts;
+		struct timespec ts = mono_deadline(100);
 
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += 100 * 1000 * 1000;
-		if (ts.tv_nsec >= 1000 * 1000 * 1000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000 * 1000 * 1000;
-		}
 		if (pthread_cond_timedwait(&rd->filled, &rd->mu, &ts) == ETIMEDOUT) {
 			pthread_mutex_unlock(&rd->mu);
 			if ((*stop = stopped(c, t)))
@@ -534,7 +527,6 @@ static bool copy_rows(Copier *c, const SourceTable *t)
 	const ColumnType *types;
 	uint64_t rows = 0;
 	pthread_t reader;
-	sigset_t all, old;
 	int ncols, rc;
 	bool ok;
 
@@ -557,10 +549,7 @@ static bool copy_rows(Copier *c, const SourceTable *t)
 	atomic_store(&reader_cancel, false);
 	session_set_stop_check(c->s, reader_stop_check);
 	/* signals stay with this thread, whose waits they interrupt */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&reader, NULL, reader_main, c);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rc = thread_start_quiet(&reader, reader_main, c);
 	if (rc != 0) {
 		session_set_stop_check(c->s, c->stopping);
 		errbuf_set(&c->err, "could not start the thread that reads \"%s.%s\": %s",

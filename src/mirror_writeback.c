@@ -28,7 +28,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -70,12 +69,7 @@ static void *writeback_main(void *arg)
 		push(wb->db_fd);
 		pthread_mutex_lock(&wb->mu);
 		wb->pushes++;
-		clock_gettime(CLOCK_MONOTONIC, &at);
-		at.tv_nsec += WRITEBACK_MS * 1000000L;
-		if (at.tv_nsec >= 1000000000L) {
-			at.tv_sec++;
-			at.tv_nsec -= 1000000000L;
-		}
+		at = mono_deadline(WRITEBACK_MS);
 		while (!wb->stop && pthread_cond_timedwait(&wb->wake, &wb->mu, &at) != ETIMEDOUT)
 			;
 	}
@@ -96,7 +90,6 @@ static void writeback_start(Mirror *m)
 {
 	MirrorWriteback *wb = xcalloc(1, sizeof(*wb));
 	pthread_condattr_t attr;
-	sigset_t all, old;
 	char *wal;
 	int rc;
 
@@ -110,11 +103,7 @@ static void writeback_start(Mirror *m)
 	wal = xasprintf("%s-wal", sqlite3_db_filename(m->db, "main"));
 	wb->wal_fd = open(wal, O_RDONLY | O_CLOEXEC);
 	free(wal);
-	/* signals stay with the threads that wait on them */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&wb->thread, NULL, writeback_main, wb);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rc = thread_start_quiet(&wb->thread, writeback_main, wb);
 	if (rc != 0) {
 		/* the syncs at the commit write it all, as without the helper */
 		log_debug("could not start the thread that writes mirror \"%s\" ahead: %s", m->path,

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,6 +214,32 @@ int64_t mono_usecs(void)
 int64_t thread_cpu_usecs(void)
 {
 	return clock_usecs(CLOCK_THREAD_CPUTIME_ID);
+}
+
+struct timespec mono_deadline(int ms)
+{
+	struct timespec at;
+
+	clock_gettime(CLOCK_MONOTONIC, &at);
+	at.tv_sec += ms / 1000;
+	at.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (at.tv_nsec >= 1000000000L) {
+		at.tv_sec++;
+		at.tv_nsec -= 1000000000L;
+	}
+	return at;
+}
+
+int thread_start_quiet(pthread_t *thread, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	int rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(thread, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
 }
 
 int backoff_next(int secs, int max_secs)

@@ -5,10 +5,12 @@
 #ifndef PGMIRROR_UTIL_H
 #define PGMIRROR_UTIL_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #define PGM_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #define PGM_NORETURN __attribute__((noreturn))
@@ -63,6 +65,15 @@ int64_t mono_usecs(void);
 /* The CPU time the calling thread has used, in microseconds (0 where the
  * system cannot tell). */
 int64_t thread_cpu_usecs(void);
+
+/* The monotonic clock's time ms milliseconds from now: the deadline for
+ * pthread_cond_timedwait() on a condition made with CLOCK_MONOTONIC. */
+struct timespec mono_deadline(int ms);
+
+/* pthread_create(), with every signal blocked in the new thread: signals
+ * stay with the threads whose waits they are meant to interrupt. Returns
+ * pthread_create()'s result. */
+int thread_start_quiet(pthread_t *thread, void *(*fn)(void *), void *arg);
 
 /* The next wait of an exponential backoff: twice secs, at most max_secs. */
 int backoff_next(int secs, int max_secs);

@@ -129,6 +129,22 @@ static void test_hex_digit_value(void **state)
 	assert_int_equal(hex_digit_value(0x80 | '1'), -1);
 }
 
+/* A deadline is ms ahead of the clock, its nanoseconds within a second,
+ * whatever the clock's own nanoseconds (a whole second carried). */
+static void test_mono_deadline(void **state)
+{
+	(void)state;
+	for (int ms = 0; ms <= 2500; ms += 7) {
+		int64_t before = mono_usecs();
+		struct timespec at = mono_deadline(ms);
+		int64_t at_us = (int64_t)at.tv_sec * 1000000 + at.tv_nsec / 1000;
+
+		assert_true(at.tv_nsec >= 0 && at.tv_nsec < 1000000000L);
+		assert_true(at_us >= before + (int64_t)ms * 1000);
+		assert_true(at_us <= mono_usecs() + (int64_t)ms * 1000);
+	}
+}
+
 static void test_backoff_next(void **state)
 {
 	int secs = 1, seen[8];
@@ -168,6 +184,7 @@ int main(void)
 		cmocka_unit_test(test_pgtime),
 		cmocka_unit_test(test_strv_split_join),
 		cmocka_unit_test(test_hex_digit_value),
+		cmocka_unit_test(test_mono_deadline),
 		cmocka_unit_test(test_backoff_next),
 		cmocka_unit_test(test_errbuf),
 	};
