@@ -11,7 +11,18 @@ CREATE TABLE IF NOT EXISTS pgmirror_state (
     confirmed_lsn     TEXT NOT NULL,          -- X/Y: everything up to here is applied
     last_commit_time  TEXT,                   -- UTC source commit time of the last transaction
     initial_copy_done INTEGER NOT NULL DEFAULT 0, -- 1 once the first run's copy committed
-    format_version    INTEGER NOT NULL DEFAULT 1 -- MIRROR_FORMAT_VERSION (mirror.h): a newer one is refused
+    format_version    INTEGER NOT NULL DEFAULT 1, -- MIRROR_FORMAT_VERSION (mirror.h): a newer one is refused
+    -- the device's health, for --status (format 3; mirror_upgrade() adds
+    -- these columns to an older file)
+    last_sync_time    TEXT,                   -- UTC: a run last knew the mirror held all the source had committed
+    last_sync_lag_bytes   INTEGER,            -- the lag at that moment: server WAL end minus confirmed_lsn
+    last_sync_lag_seconds REAL,               -- and now minus the last applied commit's time
+    last_check_time   TEXT,                   -- UTC: the last integrity check
+    last_check_result TEXT,                   -- 'ok', or what the check found
+    last_rebuild_time TEXT,                   -- UTC: the last rebuild from a fresh copy
+    last_rebuild_reason TEXT,                 -- why (slot lost, mirror damaged, ...)
+    last_error        TEXT,                   -- the last run's error; NULL once a run succeeds
+    last_error_time   TEXT                    -- UTC: when it happened
 );
 
 -- One row per mirrored column, in source order.
@@ -35,7 +46,11 @@ CREATE TABLE IF NOT EXISTS pgmirror_tables (
     source_table  TEXT NOT NULL,
     relation_oid  INTEGER NOT NULL,           -- source pg_class OID
     replica_identity TEXT NOT NULL,           -- d, n, f or i
-    sync_lsn      TEXT                        -- X/Y: the rows are a snapshot's at this LSN;
+    sync_lsn      TEXT,                       -- X/Y: the rows are a snapshot's at this LSN;
                                               -- the table's changes apply from transactions
                                               -- committed at or after it (NULL: all)
+    generation    INTEGER NOT NULL DEFAULT 1, -- changes whenever the rows are replaced
+                                              -- without being applied as changes (format 3)
+    definition    TEXT                        -- what the publications publish of the table
+                                              -- at its last sync (NULL: not known yet)
 );

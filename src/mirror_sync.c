@@ -12,17 +12,47 @@
 
 #include "mirror_internal.h"
 
+/* the columns that newer formats added to pgmirror's own tables */
+static const struct {
+	const char *table, *column, *decl;
+} added_columns[] = {
+	/* format 2 (a mirror of format 1: every table applies every change) */
+	{ "pgmirror_tables", "sync_lsn", "TEXT" },
+	/* format 3 */
+	{ "pgmirror_tables", "generation", "INTEGER NOT NULL DEFAULT 1" },
+	{ "pgmirror_tables", "definition", "TEXT" },
+	{ "pgmirror_state", "last_sync_time", "TEXT" },
+	{ "pgmirror_state", "last_sync_lag_bytes", "INTEGER" },
+	{ "pgmirror_state", "last_sync_lag_seconds", "REAL" },
+	{ "pgmirror_state", "last_check_time", "TEXT" },
+	{ "pgmirror_state", "last_check_result", "TEXT" },
+	{ "pgmirror_state", "last_rebuild_time", "TEXT" },
+	{ "pgmirror_state", "last_rebuild_reason", "TEXT" },
+	{ "pgmirror_state", "last_error", "TEXT" },
+	{ "pgmirror_state", "last_error_time", "TEXT" },
+};
+
 bool mirror_upgrade(Mirror *m)
 {
-	int64_t has = 0;
+	for (size_t i = 0; i < sizeof added_columns / sizeof added_columns[0]; i++) {
+		/* the table is a constant; the column goes in as mirror_scalar()'s argument */
+		char *fmt = sqlite3_mprintf("SELECT count(*) FROM pragma_table_info(%Q) "
+					    "WHERE name = %%Q", added_columns[i].table);
+		int64_t has = 0;
+		bool ok;
 
-	if (!mirror_scalar(m, "SELECT count(*) FROM pragma_table_info('%w') "
-			   "WHERE name = 'sync_lsn'", "pgmirror_tables", &has))
-		return false;
-	/* a mirror of format 1: every table applies every change (NULL) */
-	if (has == 0 && !mirror_exec(m, "ALTER TABLE pgmirror_tables ADD COLUMN sync_lsn TEXT"))
-		return false;
-	/* an older pgmirror would apply changes a sync already holds */
+		if (fmt == NULL)
+			return false;
+		ok = mirror_scalar(m, fmt, added_columns[i].column, &has);
+		sqlite3_free(fmt);
+		if (!ok)
+			return false;
+		if (has == 0 && !mirror_exec_owned(m, sqlite3_mprintf(
+				"ALTER TABLE \"%w\" ADD COLUMN \"%w\" %s", added_columns[i].table,
+				added_columns[i].column, added_columns[i].decl)))
+			return false;
+	}
+	/* an older pgmirror would misread what a newer one wrote */
 	return mirror_exec_owned(m, sqlite3_mprintf(
 		"UPDATE pgmirror_state SET format_version = %d WHERE format_version < %d",
 		MIRROR_FORMAT_VERSION, MIRROR_FORMAT_VERSION));

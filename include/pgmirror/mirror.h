@@ -22,7 +22,7 @@ typedef struct MirrorTable MirrorTable;
  * pgmirror_state.format_version. Raise it when an older pgmirror could no
  * longer use a mirror correctly; mirror_open() refuses a newer one.
  */
-#define MIRROR_FORMAT_VERSION 2 /* 2: pgmirror_tables.sync_lsn */
+#define MIRROR_FORMAT_VERSION 3 /* 2: pgmirror_tables.sync_lsn; 3: health, generation, definition */
 
 /* Results of mirror_open(). */
 typedef enum MirrorOpenResult {

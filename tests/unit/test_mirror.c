@@ -259,7 +259,7 @@ static void test_format_upgrade(void **state)
 	assert_int_equal(sqlite3_prepare_v2(db, "SELECT format_version FROM pgmirror_state", -1,
 					    &q, NULL), SQLITE_OK);
 	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-	assert_int_equal(sqlite3_column_int(q, 0), 2);
+	assert_int_equal(sqlite3_column_int(q, 0), MIRROR_FORMAT_VERSION);
 	sqlite3_finalize(q);
 	assert_int_equal(sqlite3_close(db), SQLITE_OK);
 }
