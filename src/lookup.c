@@ -15,7 +15,7 @@
 struct Lookup {
 	Session *session;       /* the one asked: own, or the caller's */
 	Session *own;           /* the plain connection */
-	const char *conninfo;
+	const ConnParams *conn;
 	TickFn tick;            /* while streaming: the stream's tick */
 	void *tick_ctx;
 	bool stopped;           /* the last look-up was stopped by the tick */
@@ -45,7 +45,7 @@ static bool lookup_ready(Lookup *l)
 {
 	l->stopped = false;
 	return session_connected(l->session) ||
-	       (l->session == l->own && session_connect_plain(l->session, l->conninfo));
+	       (l->session == l->own && session_connect_plain(l->session, l->conn));
 }
 
 /* Runs a look-up; once more on a new connection if the old one was dead
@@ -133,12 +133,12 @@ static bool lookup_lost(void *ctx)
 	return !l->stopped && !session_connected(l->session);
 }
 
-Lookup *lookup_new(const char *conninfo)
+Lookup *lookup_new(const ConnParams *cp)
 {
 	Lookup *l = xcalloc(1, sizeof(Lookup));
 
 	l->session = l->own = session_new();
-	l->conninfo = conninfo;
+	l->conn = cp;
 	l->catalog = (Catalog){.ctx = l, .type_info = lookup_type, .column_fill = lookup_fill,
 			       .column_attnums = lookup_attnums, .column_values = lookup_values,
 			       .indexes = lookup_indexes, .error = lookup_error, .lost = lookup_lost,

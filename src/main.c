@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -11,7 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pgmirror/mirror.h"
+#include "pgmirror/prompt.h"
 #include "pgmirror/replicate.h"
+#include "pgmirror/session.h"
 #include "pgmirror/status.h"
 
 static void usage(FILE *out)
@@ -23,7 +27,6 @@ static void usage(FILE *out)
 		"  pgmirror [OPTION]... MIRROR.db\n"
 		"\n"
 		"Options:\n"
-		"  -d, --dbname=CONNSTR         source database (libpq connection string or URI)\n"
 		"  -S, --slot=NAME              replication slot (default \"pgmirror\")\n"
 		"  -P, --publication=NAME[,..]  publication(s) to mirror; needed on the first run\n"
 		"      --once                   stop once everything committed before connecting\n"
@@ -40,11 +43,29 @@ static void usage(FILE *out)
 		"  -s, --status-interval=SECS   feedback to the server every SECS (default 10)\n"
 		"  -v, --verbose                more messages\n"
 		"  -q, --quiet                  only errors\n"
-		"  -V, --version                print the version and exit\n"
-		"  -h, --help                   print this help and exit\n"
+		"  -V, --version                print the versions of pgmirror, libpq and SQLite\n"
+		"                               and exit\n"
+		"  -?, --help                   print this help and exit\n"
+		"\n"
+		"Connection options (as in psql; -h, -p and -U override -d and PG* variables):\n"
+		"  -d, --dbname=DBNAME          source database: a name, a connection string\n"
+		"                               or a URI\n"
+		"  -h, --host=HOSTNAME          source server host or socket directory\n"
+		"  -p, --port=PORT              source server port\n"
+		"  -U, --username=USERNAME      connect as this user\n"
+		"  -w, --no-password            never prompt for a password (the default)\n"
+		"  -W, --password               prompt for a password before connecting\n"
 		"\n"
 		"Exit status: 0 success, 1 error, 2 usage error, 3 mirror or slot in use,\n"
 		"4 --verify found a difference.\n");
+}
+
+/* -V: pgmirror's version and the libraries' in use, which may differ from
+ * those it was built with. */
+static void print_version(void)
+{
+	printf("pgmirror %s\nlibpq %s\nSQLite %s\n", PACKAGE_VERSION, session_libpq_version(),
+	       mirror_sqlite_version());
 }
 
 static void handle_stop(int sig)
@@ -63,6 +84,33 @@ static PGM_NORETURN PGM_PRINTF(1, 2) void usage_error(const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "\nTry \"pgmirror --help\" for more information.\n");
 	exit(EXIT_USAGE);
+}
+
+/* -h, -p, -U: a value, which libpq would otherwise skip when empty. */
+static const char *conn_value(const char *opt, const char *arg)
+{
+	if (*arg == '\0')
+		usage_error("%s needs a value: the empty string would silently fall back to what "
+			    "-d and the environment say", opt);
+	return arg;
+}
+
+/* -W: asks before anything connects, with psql's prompt. */
+static int ask_password(ReplicateOptions *opt, char **password)
+{
+	ErrBuf err;
+	char *prompt = opt->conn.user
+		? xasprintf("Password for user %s: ", opt->conn.user)
+		: xstrdup("Password: ");
+
+	*password = prompt_password(prompt, &err);
+	free(prompt);
+	if (*password == NULL) {
+		fprintf(stderr, "pgmirror: %s\n", err.text);
+		return errno == EINTR ? EXIT_OK : EXIT_ERROR;
+	}
+	opt->conn.password = *password;
+	return -1;
 }
 
 /* Slot names are limited by the server to [a-z0-9_], 63 bytes. */
@@ -126,9 +174,14 @@ static void add_resync_tables(ReplicateOptions *opt, const char *arg)
 int main(int argc, char **argv)
 {
 	enum { OPT_ONCE = 256, OPT_NO_COPY, OPT_DROP_SLOT, OPT_STATUS, OPT_VERIFY, OPT_RESYNC,
-	       OPT_FAILOVER };
+	       OPT_FAILOVER, OPT_HELP };
 	static const struct option longopts[] = {
 		{"dbname", required_argument, NULL, 'd'},
+		{"host", required_argument, NULL, 'h'},
+		{"port", required_argument, NULL, 'p'},
+		{"username", required_argument, NULL, 'U'},
+		{"no-password", no_argument, NULL, 'w'},
+		{"password", no_argument, NULL, 'W'},
 		{"slot", required_argument, NULL, 'S'},
 		{"publication", required_argument, NULL, 'P'},
 		{"once", no_argument, NULL, OPT_ONCE},
@@ -143,18 +196,34 @@ int main(int argc, char **argv)
 		{"verbose", no_argument, NULL, 'v'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"version", no_argument, NULL, 'V'},
-		{"help", no_argument, NULL, 'h'},
+		{"help", no_argument, NULL, OPT_HELP},
 		{NULL, 0, NULL, 0},
 	};
 	ReplicateOptions opt = {.slot = "pgmirror", .status_interval = 10};
-	bool drop_slot = false, status = false;
+	bool drop_slot = false, status = false, no_password = false, ask = false;
+	char *password = NULL;
 	int level = LOG_INFO, c, rc;
 	struct sigaction sa;
 
-	while ((c = getopt_long(argc, argv, "d:S:P:E:s:vqVh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:h:p:U:wWS:P:E:s:vqV?", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			opt.conninfo = optarg;
+			opt.conn.dbname = optarg;
+			break;
+		case 'h':
+			opt.conn.host = conn_value("-h/--host", optarg);
+			break;
+		case 'p':
+			opt.conn.port = conn_value("-p/--port", optarg);
+			break;
+		case 'U':
+			opt.conn.user = conn_value("-U/--username", optarg);
+			break;
+		case 'w':
+			no_password = true;
+			break;
+		case 'W':
+			ask = true;
 			break;
 		case 'S':
 			if (!valid_slot_name(optarg))
@@ -211,11 +280,20 @@ int main(int argc, char **argv)
 			level = LOG_ERROR;
 			break;
 		case 'V':
-			printf("pgmirror %s\n", PACKAGE_VERSION);
+			print_version();
 			return EXIT_OK;
-		case 'h':
+		case OPT_HELP:
 			usage(stdout);
 			return EXIT_OK;
+		case '?':
+			/* getopt's answer to an unknown option too, after its
+			 * message: -? itself is told apart as psql does */
+			if (strcmp(argv[optind - 1], "-?") == 0) {
+				usage(stdout);
+				return EXIT_OK;
+			}
+			fprintf(stderr, "Try \"pgmirror --help\" for more information.\n");
+			return EXIT_USAGE;
 		default:
 			fprintf(stderr, "Try \"pgmirror --help\" for more information.\n");
 			return EXIT_USAGE;
@@ -224,7 +302,8 @@ int main(int argc, char **argv)
 	if (optind >= argc)
 		usage_error("%s", "no mirror file given (pgmirror [OPTION]... MIRROR.db)");
 	if (optind + 1 < argc)
-		usage_error("too many arguments, starting with \"%s\"", argv[optind + 1]);
+		usage_error("too many arguments: the mirror file is \"%s\", and \"%s\" is left "
+			    "over", argv[optind], argv[optind + 1]);
 	opt.mirror_path = argv[optind];
 	if (opt.mirror_path[0] == '\0')
 		usage_error("%s", "the mirror file name is empty");
@@ -236,6 +315,10 @@ int main(int argc, char **argv)
 		usage_error("%s", "--once and --endpos do not go together");
 	if (opt.resync && (drop_slot || status || opt.verify))
 		usage_error("%s", "--resync does not go with --drop-slot, --status or --verify");
+	if (no_password && ask)
+		usage_error("%s", "-w/--no-password and -W/--password do not go together");
+	if (status && ask)
+		usage_error("%s", "-W/--password does not go with --status, which does not connect");
 	log_set_level(level);
 	if (opt.npubs > 1)
 		qsort(opt.pubs, (size_t)opt.npubs, sizeof(char *), cmp_str);
@@ -246,6 +329,8 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	if (ask && (rc = ask_password(&opt, &password)) >= 0)
+		return rc;
 
 	if (status)
 		rc = status_print(opt.mirror_path);
@@ -259,5 +344,9 @@ int main(int argc, char **argv)
 	for (int i = 0; i < opt.npubs; i++)
 		free(opt.pubs[i]);
 	free(opt.pubs);
+	if (password != NULL) {
+		explicit_bzero(password, strlen(password));
+		free(password);
+	}
 	return rc;
 }

@@ -39,6 +39,11 @@ const char *mirror_error(const Mirror *m)
 	return m->err.text;
 }
 
+const char *mirror_sqlite_version(void)
+{
+	return sqlite3_libversion();
+}
+
 /* Runs SQL text (one or more statements); false with the error set. */
 bool mirror_exec(Mirror *m, const char *sql)
 {

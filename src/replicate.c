@@ -150,7 +150,7 @@ static int connect_source(Run *run)
 
 	system_info_clear(&run->sys);
 	run->conn_failed = false;
-	if (!session_connect(run->session, run->opt->conninfo) ||
+	if (!session_connect(run->session, &run->opt->conn) ||
 	    !session_identify(run->session, &run->sys)) {
 		run->conn_failed = true;
 		log_error("%s", session_error(run->session));
@@ -263,7 +263,7 @@ bool replicate_slot_wal_lost(const Run *run)
 
 	/* the walsender that failed lets go of the slot as it exits */
 	for (int i = 0; i < 20 && !stop_requested; i++) {
-		if (!session_connected(s) && !session_connect_plain(s, run->opt->conninfo))
+		if (!session_connected(s) && !session_connect_plain(s, &run->opt->conn))
 			break;
 		slot_info_clear(&si);
 		if (!session_slot_info(s, run->state.slot, &si))
@@ -430,7 +430,7 @@ int replicate_run(const ReplicateOptions *opt)
 	bool rebuilt_unreadable = false; /* a slot whose WAL was gone was made again */
 
 	run.pubs_text = strv_join(opt->pubs, opt->npubs, ",");
-	run.lookup = lookup_new(opt->conninfo);
+	run.lookup = lookup_new(&opt->conn);
 	run.catalog = lookup_catalog(run.lookup);
 	run.session = session_new();
 	session_set_stop_check(run.session, replicate_stopping);
@@ -592,7 +592,7 @@ int replicate_drop_slot(const ReplicateOptions *opt)
 		slot = run.state.slot;
 	}
 	rc = EXIT_ERROR;
-	if (!session_connect(run.session, opt->conninfo) ||
+	if (!session_connect(run.session, &opt->conn) ||
 	    !session_slot_info(run.session, slot, &si)) {
 		log_error("%s", session_error(run.session));
 		goto done;

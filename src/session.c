@@ -310,16 +310,19 @@ bool session_run(Session *s, const char *sql, int nparams, const char *const *pa
 	return session_run_noted(s, sql, nparams, params, want, out, what, NULL);
 }
 
-/* Connects; replication: "database" for the walsender, NULL for plain. */
-static bool connect_with(Session *s, const char *conninfo, const char *replication)
+/*
+ * libpq's keywords for cp (NULL-terminated; keys and vals hold at least
+ * CONN_KEYWORDS entries): processed in order, a later keyword wins, and -d
+ * is expanded in place (expand_dbname), so -h, -p and -U override what -d
+ * says as in psql, and replication (when not NULL) and client_encoding
+ * override both. An empty or NULL value is skipped by libpq.
+ */
+#define CONN_KEYWORDS 11
+static void conn_keywords(const ConnParams *cp, const char *replication, const char **keys,
+			  const char **vals)
 {
-	const char *keys[6], *vals[6];
-	const char *enc;
 	int n = 0;
-	bool ok;
 
-	session_disconnect(s);
-	s->in_use = s->no_room = false;
 	/*
 	 * A cron job must not hang on a host that does not answer: unless the
 	 * user says otherwise (PGCONNECT_TIMEOUT, or connect_timeout in -d,
@@ -330,15 +333,18 @@ static bool connect_with(Session *s, const char *conninfo, const char *replicati
 		vals[n++] = "30";
 	}
 	/* without -d, the PG* environment alone: no dbname to expand */
-	if (conninfo != NULL) {
-		keys[n] = "dbname";
-		vals[n++] = conninfo;
-	}
-	if (replication != NULL) {
-		keys[n] = "replication";
-		vals[n++] = replication;
-	}
-	s->walsender = replication != NULL;
+	keys[n] = "dbname";
+	vals[n++] = cp->dbname;
+	keys[n] = "host";
+	vals[n++] = cp->host;
+	keys[n] = "port";
+	vals[n++] = cp->port;
+	keys[n] = "user";
+	vals[n++] = cp->user;
+	keys[n] = "password";
+	vals[n++] = cp->password;
+	keys[n] = "replication";
+	vals[n++] = replication;
 	keys[n] = "fallback_application_name";
 	vals[n++] = "pgmirror";
 	/*
@@ -351,6 +357,19 @@ static bool connect_with(Session *s, const char *conninfo, const char *replicati
 	vals[n++] = "UTF8";
 	keys[n] = NULL;
 	vals[n] = NULL;
+}
+
+/* Connects; replication: "database" for the walsender, NULL for plain. */
+static bool connect_with(Session *s, const ConnParams *cp, const char *replication)
+{
+	const char *keys[CONN_KEYWORDS], *vals[CONN_KEYWORDS];
+	const char *enc;
+	bool ok;
+
+	session_disconnect(s);
+	s->in_use = s->no_room = false;
+	s->walsender = replication != NULL;
+	conn_keywords(cp, replication, keys, vals);
 	s->conn = PQconnectdbParams(keys, vals, 1);
 	if (s->conn == NULL || PQstatus(s->conn) != CONNECTION_OK) {
 		const char *msg = s->conn ? PQerrorMessage(s->conn) : "out of memory";
@@ -369,7 +388,8 @@ static bool connect_with(Session *s, const char *conninfo, const char *replicati
 			       "(ALTER ROLE name REPLICATION)";
 		else if (strstr(msg, "password authentication failed") != NULL ||
 			 strstr(msg, "no password supplied") != NULL)
-			hint = "check the password in -d, PGPASSWORD or ~/.pgpass";
+			hint = "check the password in the password file (~/.pgpass or PGPASSFILE), "
+			       "PGPASSWORD, -d, or give -W to be asked for it";
 		errbuf_set(&s->err, "could not connect to the source: %.*s%s%s",
 			   session_trimmed(msg), msg,
 			  hint ? "; " : "", hint ? hint : "");
@@ -406,14 +426,27 @@ static bool connect_with(Session *s, const char *conninfo, const char *replicati
 	return ok;
 }
 
-bool session_connect(Session *s, const char *conninfo)
+bool session_connect(Session *s, const ConnParams *cp)
 {
-	return connect_with(s, conninfo, "database");
+	return connect_with(s, cp, "database");
 }
 
-bool session_connect_plain(Session *s, const char *conninfo)
+bool session_connect_plain(Session *s, const ConnParams *cp)
 {
-	return connect_with(s, conninfo, NULL);
+	return connect_with(s, cp, NULL);
+}
+
+const char *session_libpq_version(void)
+{
+	static char text[32];
+	int v = PQlibVersion();
+
+	/* 150004 is 15.4; before 10, 90624 was 9.6.24 */
+	if (v >= 100000)
+		snprintf(text, sizeof(text), "%d.%d", v / 10000, v % 10000);
+	else
+		snprintf(text, sizeof(text), "%d.%d.%d", v / 10000, v / 100 % 100, v % 100);
+	return text;
 }
 
 bool session_lsn_field(Session *s, PGresult *res, int row, int col, Lsn *out,

@@ -150,11 +150,11 @@ bool session_begin_snapshot(Session *s)
 			   PGRES_COMMAND_OK, NULL, "begin the initial copy's transaction");
 }
 
-bool session_snapshot_slot(Session *s, const char *conninfo, const char *slot, Lsn *point)
+bool session_snapshot_slot(Session *s, const ConnParams *cp, const char *slot, Lsn *point)
 {
 	SourceKind kind;
 
-	return session_connect(s, conninfo) && session_source_kind(s, &kind) &&
+	return session_connect(s, cp) && session_source_kind(s, &kind) &&
 	       session_begin_snapshot(s) &&
 	       session_create_slot(s, slot, SLOT_TEMPORARY | SLOT_USE_SNAPSHOT, point);
 }

@@ -129,7 +129,7 @@ static int sync_table(Run *run, Applier *apply, uint32_t oid, const char *nspnam
 
 	session_set_stop_check(ss, sync_stopping);
 	snprintf(slot, sizeof(slot), "pgmirror_sync_%ld_%u", (long)getpid(), oid);
-	if (!session_snapshot_slot(ss, run->opt->conninfo, slot, &at)) {
+	if (!session_snapshot_slot(ss, &run->opt->conn, slot, &at)) {
 		if (session_error_stopped(ss)) {
 			log_info("%s; the table is synced on the next run", session_error(ss));
 			rc = EXIT_OK;

@@ -48,7 +48,7 @@ Verifier *verify_begin(Run *run, int *rc)
 	*rc = EXIT_ERROR;
 	v->s = session_new();
 	session_set_stop_check(v->s, replicate_stopping);
-	if (!session_snapshot_slot(v->s, run->opt->conninfo, slot, &v->point)) {
+	if (!session_snapshot_slot(v->s, &run->opt->conn, slot, &v->point)) {
 		if (session_error_stopped(v->s))
 			log_error("%s; nothing was compared", session_error(v->s));
 		else

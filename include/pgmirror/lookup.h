@@ -13,8 +13,8 @@
 
 typedef struct Lookup Lookup;
 
-/* conninfo as session_connect_plain() takes it; not copied. */
-Lookup *lookup_new(const char *conninfo);
+/* cp as session_connect_plain() takes it; not copied. */
+Lookup *lookup_new(const ConnParams *cp);
 void lookup_free(Lookup *l);
 
 /* The Catalog that asks l; valid as long as l. */

@@ -62,6 +62,8 @@ void mirror_close(Mirror *m);
 
 /* The last error on this mirror; owned by the mirror. */
 const char *mirror_error(const Mirror *m);
+/* The SQLite library in use (not the headers' version), e.g. "3.40.1". */
+const char *mirror_sqlite_version(void);
 
 /* Reads pgmirror_state into *st (st->present false when there is none). */
 bool mirror_read_state(Mirror *m, MirrorState *st) PGM_MUST_CHECK;

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 
+#include "pgmirror/connparams.h"
 #include "pgmirror/util.h"
 
 /* Exit codes of the contract. */
@@ -18,7 +19,7 @@
 #define EXIT_DIFFERS 4     /* --verify found a difference */
 
 typedef struct ReplicateOptions {
-	const char *conninfo;      /* -d; NULL: PG* environment */
+	ConnParams conn;           /* -d, -h, -p, -U and -W's password */
 	const char *slot;          /* -S */
 	bool slot_given;           /* -S was on the command line */
 	char **pubs;               /* -P, sorted, no duplicates */

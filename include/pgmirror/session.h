@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "pgmirror/catalog.h"
+#include "pgmirror/connparams.h"
 #include "pgmirror/util.h"
 
 typedef struct Session Session;
@@ -96,14 +97,14 @@ bool session_error_stopped(const Session *s);
 void session_set_stop_check(Session *s, bool (*stopping)(void));
 
 /*
- * Connects with replication=database added to conninfo (NULL: the PG*
- * environment alone), with client_encoding UTF8 (checked) and with the
+ * Connects to the source cp names (connparams.h; a NULL or empty field:
+ * what -d and the PG* environment say) with replication=database, with client_encoding UTF8 (checked) and with the
  * timeouts a role or database may set (statement_timeout, lock_timeout,
  * idle_in_transaction_session_timeout, transaction_timeout) turned off, and
  * fixes the settings that shape text output (TimeZone, DateStyle,
  * IntervalStyle, extra_float_digits, bytea_output).
  */
-bool session_connect(Session *s, const char *conninfo) PGM_MUST_CHECK;
+bool session_connect(Session *s, const ConnParams *cp) PGM_MUST_CHECK;
 void session_disconnect(Session *s);
 /* The connection is (still) up. */
 bool session_connected(const Session *s);
@@ -174,14 +175,14 @@ bool session_begin_snapshot(Session *s) PGM_MUST_CHECK;
 
 /*
  * A snapshot with a known LSN, for a table's sync and for --verify:
- * connects s to conninfo, opens the snapshot's transaction and creates
+ * connects s to cp, opens the snapshot's transaction and creates
  * the temporary slot `slot` (SLOT_TEMPORARY | SLOT_USE_SNAPSHOT) whose
  * consistent point is *point. The snapshot lasts while s runs nothing but
  * queries and COPYs in it; session_free() or session_disconnect() ends it
  * and the slot with it. On a standby the wait is announced as
  * session_create_slot() says.
  */
-bool session_snapshot_slot(Session *s, const char *conninfo, const char *slot, Lsn *point)
+bool session_snapshot_slot(Session *s, const ConnParams *cp, const char *slot, Lsn *point)
 	PGM_MUST_CHECK;
 bool session_commit(Session *s) PGM_MUST_CHECK;
 
@@ -215,7 +216,9 @@ bool session_send_status(Session *s, Lsn write, Lsn flush, Lsn apply,
  * A plain (non-replication) connection to the same database, for catalog
  * look-ups while the replication connection streams. Same settings.
  */
-bool session_connect_plain(Session *s, const char *conninfo) PGM_MUST_CHECK;
+bool session_connect_plain(Session *s, const ConnParams *cp) PGM_MUST_CHECK;
+/* The libpq in use (PQlibVersion()), as text: "15.4". */
+const char *session_libpq_version(void);
 
 /* The applier's look-ups below need a plain connection: they pass their
  * values as parameters, which a walsender does not take. */

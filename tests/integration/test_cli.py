@@ -1,6 +1,6 @@
 """Command-line surface: usage errors exit 2 with a message on stderr
 (unknown option, no MIRROR.db, a bad --endpos, no -P on the first run);
---help and --version exit 0; an unreachable source with --once exits 1
+--help, -? and --version exit 0; an unreachable source with --once exits 1
 with a message; nothing here creates a slot or leaves a mirror behind
 for a usage error."""
 
@@ -30,7 +30,7 @@ def test(ctx):
     out, _ = expect(ctx, ["--help"], 0, "--help")
     check("MIRROR" in out.upper() or "usage" in out.lower(),
           "--help prints no usage on stdout: %r" % out[:200])
-    out, _ = expect(ctx, ["-h"], 0, "-h")
+    out, _ = expect(ctx, ["-?"], 0, "-?")
     out, _ = expect(ctx, ["--version"], 0, "--version")
     check(out.strip(), "--version prints nothing on stdout")
     expect(ctx, ["-V"], 0, "-V")
