@@ -324,6 +324,8 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 			errbuf_set(&m->err, "could not lock mirror \"%s\": %s", path, strerror(errno));
 		goto error;
 	}
+	if (mode != MIRROR_READ && !mirror_share_mend(m))
+		goto error;
 	if (sqlite3_open_v2(path, &m->db, flags, NULL) != SQLITE_OK) {
 		errbuf_set(&m->err, "could not open mirror \"%s\": %s", path,
 			  m->db ? sqlite3_errmsg(m->db) : "out of memory");
@@ -354,8 +356,12 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 		*out = m;
 		return MIRROR_OPEN_OK;
 	}
+	mirror_share_keep_wal(m);
 	if (!use_wal(m) ||
 	    !mirror_exec(m, "PRAGMA synchronous = FULL; "
+		      /* the kept -wal is emptied on close, and shrinks after a
+		       * big transaction */
+		      "PRAGMA journal_size_limit = 67108864; "
 		      "PRAGMA foreign_keys = OFF; PRAGMA trusted_schema = OFF; "
 		      /* a renamed table's views and triggers follow it */
 		      "PRAGMA legacy_alter_table = OFF"))
@@ -365,6 +371,7 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 		(void)sqlite3_exec(m->db, "ROLLBACK", NULL, NULL, NULL);
 		goto error;
 	}
+	mirror_share_files(m);
 	m->set_pos = mirror_prepare(m,
 		"UPDATE pgmirror_state SET confirmed_lsn = ?1, "
 		"last_commit_time = coalesce(?2, last_commit_time) WHERE id = 1",
@@ -528,6 +535,7 @@ bool mirror_commit(Mirror *m)
 		return false;
 	}
 	m->in_txn = false;
+	mirror_share_files(m);
 	return true;
 }
 

@@ -5,7 +5,8 @@
  * lock; mirror_plan.c the table plans and rebuilds; mirror_rows.c the row
  * statements; mirror_index.c pgmirror's indexes on mirror tables; mirror_userobj.c
  * the user's objects; mirror_writeback.c a big transaction's disk
- * writes. Only these files include sqlite3.h.
+ * writes; mirror_share.c the -wal and -shm that readers in other accounts
+ * need. Only these files include sqlite3.h.
  */
 #ifndef PGMIRROR_MIRROR_INTERNAL_H
 #define PGMIRROR_MIRROR_INTERNAL_H
@@ -28,6 +29,7 @@ struct Mirror {
 	int txn_rows;            /* about how many rows the transaction wrote */
 	bool wb_started;         /* the writeback helper was started for it */
 	MirrorWriteback *wb;     /* the helper, while it runs; NULL: none */
+	bool share_warned;       /* -wal/-shm could not take the file's group: said once */
 	ErrBuf err;          /* the last error */
 };
 
@@ -72,6 +74,18 @@ void mirror_writeback_note(Mirror *m, int rows);
 /* mirror_writeback.c: at the end of a transaction (after its commit and
  * checkpoint, or its rollback): stops the helper, if any. */
 void mirror_writeback_end(Mirror *m);
+
+/* mirror_share.c: before SQLite opens the mirror (locked, writing):
+ * removes a -wal or -shm that a reader made under its own account while
+ * pgmirror was not running, when nothing has the mirror open; false with
+ * the error set (what to do) when that cannot be done. */
+bool mirror_share_mend(Mirror *m) PGM_MUST_CHECK;
+/* mirror_share.c: SQLite keeps -wal (emptied) and -shm when pgmirror
+ * closes the mirror, so readers in other accounts can open it then. */
+void mirror_share_keep_wal(Mirror *m);
+/* mirror_share.c: gives -wal and -shm the mirror file's group and mode
+ * (a warning, once, when the group cannot be given). */
+void mirror_share_files(Mirror *m);
 
 /* mirror_sync.c: brings an older mirror's own tables up to this
  * format; inside the open's transaction. */

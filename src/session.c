@@ -388,8 +388,8 @@ static bool connect_with(Session *s, const ConnParams *cp, const char *replicati
 			       "(ALTER ROLE name REPLICATION)";
 		else if (strstr(msg, "password authentication failed") != NULL ||
 			 strstr(msg, "no password supplied") != NULL)
-			hint = "check the password in the password file (~/.pgpass or PGPASSFILE), "
-			       "PGPASSWORD, -d, or give -W to be asked for it";
+			hint = "check the password in -d, PGPASSWORD or ~/.pgpass (or the "
+			       "file PGPASSFILE names), or give -W to be asked for it";
 		errbuf_set(&s->err, "could not connect to the source: %.*s%s%s",
 			   session_trimmed(msg), msg,
 			  hint ? "; " : "", hint ? hint : "");

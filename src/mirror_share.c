@@ -1,0 +1,190 @@
+/*
+ * mirror_share.c: readers in other accounts. A reader needs to read the
+ * mirror file and SQLite's -wal and -shm beside it. SQLite gives the two
+ * the mirror file's mode when it creates them, but their group is the
+ * creator's (only a root process gives them the file's owner and group),
+ * so a reader in the mirror's group could not open them; pgmirror gives
+ * them the file's group and mode after opening and after each commit, so
+ * a chgrp or chmod of the mirror reaches them while it runs.
+ *
+ * The two are kept when pgmirror closes the mirror (SQLite's persistent
+ * WAL, emptied): without them, a reader that may not create files in the
+ * directory could not open the mirror while pgmirror is stopped ("unable
+ * to open database file"), and one that may made them its own, which
+ * pgmirror could then not write ("attempt to write a readonly database").
+ * Such files, made by a reader under its own account, are replaced before
+ * SQLite opens the mirror when nobody has it open: SQLite keeps a read
+ * lock on the database's shared byte range for as long as a connection is
+ * open, which pgmirror takes for writing while it removes them. A reader
+ * writes nothing into them, so they hold nothing; an -wal with content in
+ * it is left alone, with what to do.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mirror_internal.h"
+
+/* SQLite's lock bytes (os_unix.c): the pending byte, the reserved byte and
+ * the shared range that follow it. */
+#define LOCK_FIRST 0x40000000
+#define LOCK_SIZE 512
+
+static const char *const companions[] = {"-wal", "-shm"};
+
+static const char *user_name(uid_t uid, char *buf, size_t n)
+{
+	struct passwd *pw = getpwuid(uid);
+
+	if (pw != NULL)
+		return pw->pw_name;
+	snprintf(buf, n, "%u", (unsigned)uid);
+	return buf;
+}
+
+static const char *group_name(gid_t gid, char *buf, size_t n)
+{
+	struct group *gr = getgrgid(gid);
+
+	if (gr != NULL)
+		return gr->gr_name;
+	snprintf(buf, n, "%u", (unsigned)gid);
+	return buf;
+}
+
+/* True when name exists and pgmirror may not write it (st: its lstat). */
+static bool is_foreign(const char *name, struct stat *st)
+{
+	int fd;
+
+	if (lstat(name, st) != 0)
+		return false;
+	/* before SQLite opens the mirror: no lock of ours to lose by closing */
+	fd = open(name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		return false;
+	}
+	return errno == EACCES || errno == EPERM || errno == ELOOP;
+}
+
+static bool set_lock(Mirror *m, short type)
+{
+	struct flock fl = {.l_type = type, .l_whence = SEEK_SET, .l_start = LOCK_FIRST,
+			   .l_len = LOCK_SIZE};
+
+	return fcntl(m->lock_fd, F_SETLK, &fl) == 0;
+}
+
+/* The error for a foreign companion pgmirror must not remove: what to run. */
+static void set_keep_error(Mirror *m, const char *name, const struct stat *st)
+{
+	char ub[16], mb[16];
+
+	errbuf_set(&m->err, "could not open mirror \"%s\": \"%s\" belongs to user %s, pgmirror "
+		  "may not write it, and %s; as root, run: chown %s \"%s-wal\" \"%s-shm\"", m->path,
+		  name, user_name(st->st_uid, ub, sizeof(ub)),
+		  S_ISREG(st->st_mode) ? "it holds changes" : "it is not a plain file",
+		  user_name(geteuid(), mb, sizeof(mb)), m->path, m->path);
+}
+
+bool mirror_share_mend(Mirror *m)
+{
+	char *names[2];
+	struct stat st[2];
+	bool foreign[2], ok = true, locked = false;
+	char ub[16];
+	int first = -1;
+
+	for (int i = 0; i < 2; i++) {
+		names[i] = xasprintf("%s%s", m->path, companions[i]);
+		foreign[i] = is_foreign(names[i], &st[i]);
+		if (!foreign[i])
+			continue;
+		if (first < 0)
+			first = i;
+		/* -wal comes first: a reader's holds nothing */
+		if (ok && (!S_ISREG(st[i].st_mode) || (i == 0 && st[i].st_size > 0))) {
+			set_keep_error(m, names[i], &st[i]);
+			ok = false;
+		}
+	}
+	if (first < 0)
+		goto done;
+	if (ok && !(locked = set_lock(m, F_WRLCK))) {
+		errbuf_set(&m->err, "could not open mirror \"%s\": \"%s\" belongs to user %s, who "
+			  "made it by opening the mirror while pgmirror was not running, and pgmirror "
+			  "may not write it; that account has the mirror open now: close it, and "
+			  "pgmirror replaces the file on its next start", m->path, names[first],
+			  user_name(st[first].st_uid, ub, sizeof(ub)));
+		ok = false;
+	}
+	for (int i = 0; i < 2 && ok; i++) {
+		if (!foreign[i])
+			continue;
+		if (unlink(names[i]) != 0) {
+			errbuf_set(&m->err, "could not open mirror \"%s\": \"%s\" belongs to user %s "
+				  "and pgmirror may neither write nor remove it (%s); as root, remove "
+				  "\"%s-wal\" and \"%s-shm\" while nothing has the mirror open", m->path,
+				  names[i], user_name(st[i].st_uid, ub, sizeof(ub)), strerror(errno),
+				  m->path, m->path);
+			ok = false;
+		} else
+			log_warning("removed \"%s\", which user %s had made by opening the mirror "
+				    "while pgmirror was not running and which pgmirror could not write; "
+				    "SQLite makes it again", names[i],
+				    user_name(st[i].st_uid, ub, sizeof(ub)));
+	}
+	if (locked)
+		(void)set_lock(m, F_UNLCK);
+done:
+	free(names[0]);
+	free(names[1]);
+	return ok;
+}
+
+void mirror_share_keep_wal(Mirror *m)
+{
+	int on = 1;
+
+	(void)sqlite3_file_control(m->db, "main", SQLITE_FCNTL_PERSIST_WAL, &on);
+}
+
+void mirror_share_files(Mirror *m)
+{
+	struct stat db, f;
+	uid_t me = geteuid();
+
+	if (fstat(m->lock_fd, &db) != 0)
+		return;
+	for (size_t i = 0; i < 2; i++) {
+		char *name = xasprintf("%s%s", m->path, companions[i]);
+
+		if (lstat(name, &f) == 0 && S_ISREG(f.st_mode) && (f.st_uid == me || me == 0)) {
+			if ((f.st_mode & 07777) != (db.st_mode & 0777))
+				(void)chmod(name, db.st_mode & 0777);
+			if (f.st_gid != db.st_gid && lchown(name, (uid_t)-1, db.st_gid) != 0 &&
+			    !m->share_warned) {
+				char ub[16], gb[16];
+				const char *u = user_name(me, ub, sizeof(ub));
+				const char *g = group_name(db.st_gid, gb, sizeof(gb));
+
+				log_warning("could not give \"%s\" the group of mirror \"%s\" (%s): %s; "
+					    "readers in that group cannot open the mirror: add user %s "
+					    "to group %s (adduser %s %s), or keep the mirror in a "
+					    "directory of group %s with the set-group-ID bit (chmod g+s)",
+					    name, m->path, g, strerror(errno), u, g, u, g, g);
+				m->share_warned = true;
+			}
+		}
+		free(name);
+	}
+}
