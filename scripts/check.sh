@@ -19,7 +19,10 @@
 #     unit tests and all integration tests of both;
 #  8. the Debian package for amd64 and, cross-built, for arm64
 #     (scripts/build-deb.sh, lintian-clean), the amd64 one installed with
-#     dpkg -i, and scripts/demo.sh run against the installed /usr/bin/pgmirror.
+#     dpkg -i, scripts/demo.sh run against the installed /usr/bin/pgmirror,
+#     and scripts/package-check.sh (the installed units, their sandbox, the
+#     cron example and readers in other accounts, against a throwaway
+#     PostgreSQL).
 #
 # Builds go to build/ (out of tree). Ends with "N passed, M failed"; exits
 # non-zero when anything failed.
@@ -196,6 +199,7 @@ step "the amd64 package installed (dpkg -i), and the demo against /usr/bin/pgmir
 t0=$SECONDS
 one_result dpkg -i "$top"/build/deb-"$(dpkg --print-architecture)"/pgmirror_*_"$(dpkg --print-architecture)".deb
 one_result demo_installed
+one_result "${pgv[@]}" "$top/scripts/package-check.sh"
 took "$t0"
 
 echo

@@ -10,6 +10,8 @@ packages=(
 	postgresql postgresql-common postgresql-client sqlite3
 	clang libclang-rt-dev
 	python3 python3-psycopg2 valgrind time
+	# systemd-analyze, for scripts/package-check.sh (systemd need not run)
+	systemd
 )
 
 missing=()

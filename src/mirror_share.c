@@ -40,25 +40,27 @@
 
 static const char *const companions[] = {"-wal", "-shm"};
 
-static const char *user_name(uid_t uid, char *buf, size_t n)
+/* A user's (group false) or a group's name, or its number. */
+static const char *id_name(bool group, unsigned id, char *buf, size_t n)
 {
-	struct passwd *pw = getpwuid(uid);
+	const char *name = NULL;
 
-	if (pw != NULL)
-		return pw->pw_name;
-	snprintf(buf, n, "%u", (unsigned)uid);
+	if (group) {
+		struct group *gr = getgrgid((gid_t)id);
+
+		name = gr ? gr->gr_name : NULL;
+	} else {
+		struct passwd *pw = getpwuid((uid_t)id);
+
+		name = pw ? pw->pw_name : NULL;
+	}
+	if (name != NULL)
+		return name;
+	snprintf(buf, n, "%u", id);
 	return buf;
 }
 
-static const char *group_name(gid_t gid, char *buf, size_t n)
-{
-	struct group *gr = getgrgid(gid);
-
-	if (gr != NULL)
-		return gr->gr_name;
-	snprintf(buf, n, "%u", (unsigned)gid);
-	return buf;
-}
+#define user_name(uid, buf, n) id_name(false, (unsigned)(uid), buf, n)
 
 /* True when name exists and pgmirror may not write it (st: its lstat). */
 static bool is_foreign(const char *name, struct stat *st)
@@ -175,7 +177,7 @@ void mirror_share_files(Mirror *m)
 			    !m->share_warned) {
 				char ub[16], gb[16];
 				const char *u = user_name(me, ub, sizeof(ub));
-				const char *g = group_name(db.st_gid, gb, sizeof(gb));
+				const char *g = id_name(true, (unsigned)db.st_gid, gb, sizeof(gb));
 
 				log_warning("could not give \"%s\" the group of mirror \"%s\" (%s): %s; "
 					    "readers in that group cannot open the mirror: add user %s "

@@ -49,7 +49,12 @@ int replicate_open_mirror(Run *run, MirrorMode mode)
 	MirrorOpenResult r = mirror_open(run->opt->mirror_path, mode, &run->mirror, &err);
 
 	if (r != MIRROR_OPEN_OK) {
-		log_error("%s", err);
+		/* a cron job that overlaps itself: exit 3 says it, and -q
+		 * keeps cron from mailing about it */
+		if (r == MIRROR_OPEN_LOCKED)
+			log_info("%s", err);
+		else
+			log_error("%s", err);
 		free(err);
 		return r == MIRROR_OPEN_LOCKED ? EXIT_IN_USE : EXIT_ERROR;
 	}

@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# package-check.sh: the installed package, as an operator uses it. Run as
+# root after "dpkg -i pgmirror_*.deb", with the PG* variables naming a
+# PostgreSQL with wal_level=logical (pg_virtualenv; scripts/check.sh runs it
+# so). Checks:
+#  - the system user pgmirror and /var/lib/pgmirror;
+#  - systemd-analyze verify of an instance of each installed unit, and
+#    systemd-analyze security's exposure of both services at most 2.0
+#    (both work without systemd running);
+#  - the ExecStart command lines of the installed pgmirror-once@.service and
+#    pgmirror@.service, with a sample /etc/pgmirror/NAME.conf (a
+#    pg_service.conf service and a password file), run by hand as pgmirror:
+#    they make and follow a mirror;
+#  - a second account in group pgmirror reads the mirror (README's recipe)
+#    while the service runs and after it stopped;
+#  - the cron example parsed as cron reads /etc/cron.d (variables; five time
+#    fields, a user, a command), its command run through sh -c as that user
+#    (with a spread of 1 s, to stay fast): it brings the mirror up to date,
+#    and exits 0 when it overlaps a running pgmirror (exit 3).
+# Prints "ok: ..." per check; exits non-zero at the first failure.
+set -euo pipefail
+export PGOPTIONS="-c client_min_messages=warning"
+
+units=/lib/systemd/system
+examples=/usr/share/doc/pgmirror/examples
+name=pgmci
+conf=/etc/pgmirror/$name.conf
+mirror=/var/lib/pgmirror/$name.db
+db=pgm_package
+role=pgm_package_user
+reader=pgm_package_reader
+secret="pkg-$RANDOM-$RANDOM"
+tmp=$(mktemp -d)
+service_pid=
+shop_conf_made=
+
+fail() { echo "package-check: FAILED: $*" >&2; exit 1; }
+ok() { echo "ok: $*"; }
+
+cleanup() {
+	[ -n "$service_pid" ] && kill "$service_pid" 2>/dev/null && wait "$service_pid" 2>/dev/null
+	if [ -f "$conf" ]; then
+		runuser -u pgmirror -- env -i PATH=/usr/bin:/bin sh -c \
+			"set -a; . $conf; pgmirror -q --drop-slot --slot=\$SLOT \$MIRROR" >/dev/null 2>&1 || true
+	fi
+	rm -f "$conf" /etc/pgmirror/$name.service.conf /etc/pgmirror/$name.pgpass "$mirror"*
+	[ -n "$shop_conf_made" ] && rm -f /etc/pgmirror/shop.conf
+	id "$reader" >/dev/null 2>&1 && userdel "$reader"
+	psql -qX -d postgres -c "DROP DATABASE IF EXISTS $db" -c "DROP ROLE IF EXISTS $role" >/dev/null 2>&1 || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# rows in the mirror's table t, as the given account reads it ("" when it cannot)
+rows_as() { runuser -u "$1" -- sqlite3 "$mirror" "SELECT count(*) FROM t" 2>/dev/null || true; }
+# waits until the mirror holds $1 rows (as root, read-only: a read-write
+# connection that closes last would remove -wal and -shm)
+wait_rows() {
+	local i
+	for i in $(seq 1 150); do
+		[ "$(sqlite3 -readonly "$mirror" 'SELECT count(*) FROM t' 2>/dev/null)" = "$1" ] && return 0
+		sleep 0.2
+	done
+	fail "the mirror did not reach $1 rows: $(sqlite3 -readonly "$mirror" 'SELECT count(*) FROM t' 2>&1)"
+}
+# an installed unit's ExecStart, run by hand as pgmirror with only the
+# conf file's environment, as systemd would (%i is the instance); in a
+# subshell, which becomes pgmirror (exec all the way down)
+exec_start() {
+	local line
+	line=$(sed -n 's/^ExecStart=//p' "$units/$1")
+	[ -n "$line" ] || fail "$1 has no ExecStart"
+	line=${line//%i/$name}
+	exec setpriv --reuid=pgmirror --regid=pgmirror --init-groups -- \
+		env -i PATH=/usr/bin:/bin sh -c "set -a; . $conf; exec $line"
+}
+
+# --- the user, the units ---
+getent passwd pgmirror >/dev/null || fail "no user pgmirror"
+[ "$(stat -c %U /var/lib/pgmirror)" = pgmirror ] || fail "/var/lib/pgmirror does not belong to pgmirror"
+ok "system user pgmirror, /var/lib/pgmirror"
+for u in pgmirror@.service pgmirror-once@.service pgmirror-once@.timer; do
+	[ -f "$units/$u" ] || fail "$units/$u is not installed"
+	cp "$units/$u" "$tmp/${u/@./@$name.}"
+done
+systemd-analyze verify "$tmp/pgmirror@$name.service" "$tmp/pgmirror-once@$name.service" \
+	"$tmp/pgmirror-once@$name.timer" || fail "systemd-analyze verify"
+ok "systemd-analyze verify of the three units"
+for u in pgmirror@$name.service pgmirror-once@$name.service; do
+	score=$(systemd-analyze security --offline=true "$tmp/$u" 2>&1 |
+		sed -n 's/.*Overall exposure level for .*: \([0-9.]*\) .*/\1/p')
+	[ -n "$score" ] || fail "no exposure level for $u"
+	awk -v s="$score" 'BEGIN { exit !(s <= 2.0) }' || fail "$u: exposure $score, more than 2.0"
+	ok "$u: exposure $score"
+done
+
+# --- a source, and the sample conf ---
+psql -qX -d postgres -c "DROP DATABASE IF EXISTS $db" -c "DROP ROLE IF EXISTS $role" \
+	-c "CREATE ROLE $role LOGIN REPLICATION PASSWORD '$secret'" -c "CREATE DATABASE $db" >/dev/null
+psql -qX -d "$db" -c "CREATE TABLE t (id int PRIMARY KEY)" -c "INSERT INTO t VALUES (1)" \
+	-c "GRANT SELECT ON t TO $role" -c "CREATE PUBLICATION pub FOR TABLE t" >/dev/null
+host=${PGHOST:-localhost}
+case $host in /*) host=localhost ;; esac
+sed -e "s/^\[shop\]/[$name]/" -e "s/^host=.*/host=$host/" -e "s/^port=.*/port=${PGPORT:-5432}/" \
+	-e "s/^dbname=.*/dbname=$db/" -e "s/^user=.*/user=$role/" \
+	"$examples/pg_service.conf" >/etc/pgmirror/$name.service.conf
+install -m 0600 -o pgmirror -g pgmirror /dev/null /etc/pgmirror/$name.pgpass
+echo "*:*:$db:$role:$secret" >/etc/pgmirror/$name.pgpass
+sed -e "s|^MIRROR=.*|MIRROR=$mirror|" -e "s/^SLOT=.*/SLOT=pgm_package_slot/" \
+	-e "s/^PUBLICATIONS=.*/PUBLICATIONS=pub/" \
+	-e "s|^PGSERVICEFILE=.*|PGSERVICEFILE=/etc/pgmirror/$name.service.conf|" \
+	-e "s/^PGSERVICE=.*/PGSERVICE=$name/" -e "s|^PGPASSFILE=.*|PGPASSFILE=/etc/pgmirror/$name.pgpass|" \
+	"$examples/shop.conf" >"$conf"
+grep -q "$secret" "$units"/pgmirror* "$conf" /etc/pgmirror/$name.service.conf && fail "the secret is in a unit or conf"
+
+# --- the timer's service, then the service, by hand ---
+(exec_start pgmirror-once@.service) || fail "pgmirror-once@.service's ExecStart exited $?"
+wait_rows 1
+ok "pgmirror-once@.service's ExecStart made the mirror"
+# README's recipe for readers in other accounts
+id "$reader" >/dev/null 2>&1 || useradd --user-group --no-create-home --shell /usr/sbin/nologin "$reader"
+adduser --quiet "$reader" pgmirror
+chmod 0640 "$mirror"*
+[ "$(rows_as "$reader")" = 1 ] || fail "$reader cannot read the mirror with pgmirror stopped"
+ok "a reader in group pgmirror reads the mirror while pgmirror is stopped"
+
+(exec_start pgmirror@.service) >"$tmp/service.log" 2>&1 &
+service_pid=$!
+psql -qX -d "$db" -c "INSERT INTO t VALUES (2)"
+wait_rows 2
+[ "$(rows_as "$reader")" = 2 ] || fail "$reader cannot read the mirror while the service runs"
+ok "pgmirror@.service's ExecStart follows the source; the reader reads meanwhile"
+
+# --- the cron example ---
+cronfile=$examples/pgmirror.cron
+cronenv=()
+jobs=0
+while IFS= read -r line; do
+	case $line in '' | '#'*) continue ;; esac
+	if [[ $line =~ ^[A-Za-z_][A-Za-z0-9_]*= ]]; then
+		cronenv+=("$line")
+		continue
+	fi
+	read -r m h dom mon dow user command <<<"$line"
+	for f in "$m" "$h" "$dom" "$mon" "$dow"; do
+		[[ $f =~ ^(\*|[0-9]+(-[0-9]+)?)(/[0-9]+)?(,(\*|[0-9]+(-[0-9]+)?)(/[0-9]+)?)*$ ]] ||
+			fail "cron line with a bad time field \"$f\": $line"
+	done
+	[ "$user" = pgmirror ] || fail "the cron line's user is \"$user\", not pgmirror"
+	[ -n "$command" ] || fail "the cron line has no command"
+	jobs=$((jobs + 1))
+	cron_command=$command
+done <"$cronfile"
+[ "$jobs" -eq 1 ] || fail "$cronfile has $jobs job lines, expected 1"
+ok "the cron example: variables ${cronenv[*]}; five time fields, user pgmirror, a command"
+[ -e /etc/pgmirror/shop.conf ] || { cp "$conf" /etc/pgmirror/shop.conf; shop_conf_made=1; }
+[ -n "$shop_conf_made" ] || fail "/etc/pgmirror/shop.conf exists: not touching it"
+run_cron() { runuser -u pgmirror -- env -i "${cronenv[@]}" PGMIRROR_SPREAD=1 sh -c "$cron_command"; }
+psql -qX -d "$db" -c "INSERT INTO t VALUES (3)"
+out=$(run_cron 2>&1) || fail "the cron command, overlapping the service, exited $? (expected 0: exit 3 is no error)"
+[ -z "$out" ] || fail "the cron command, overlapping the service, wrote (cron would mail it): $out"
+ok "the cron command overlapping a running pgmirror exits 0, silently"
+kill -TERM "$service_pid"
+rc=0
+wait "$service_pid" || rc=$?
+service_pid=
+[ "$rc" -eq 0 ] || fail "the service exited $rc on SIGTERM: $(cat "$tmp/service.log")"
+wait_rows 3
+[ "$(rows_as "$reader")" = 3 ] || fail "$reader cannot read the mirror after the service stopped"
+ok "the service stops with 0 on SIGTERM; the reader reads after"
+psql -qX -d "$db" -c "INSERT INTO t VALUES (4)"
+run_cron || fail "the cron command exited $?"
+wait_rows 4
+[ "$(rows_as "$reader")" = 4 ] || fail "$reader cannot read the mirror after the cron run"
+ok "the cron command brings the mirror up to date; the reader reads it"
+echo "package-check: all passed"
