@@ -37,8 +37,10 @@ char *prompt_password(const char *prompt, ErrBuf *err)
 	errno = 0;
 	n = getline(&line, &cap, in);
 	saved_errno = errno;
-	if (echo_off) {
+	if (echo_off)
 		(void)tcsetattr(fileno(in), TCSAFLUSH, &saved);
+	/* the typed newline was not shown, or nothing was typed here */
+	if (echo_off || !isatty(fileno(in))) {
 		fputc('\n', out);
 		fflush(out);
 	}
