@@ -23,16 +23,6 @@ import harness  # noqa: E402
 from harness import check, fail  # noqa: E402
 
 
-def expect(ctx, args, code, what, stdout_re=None):
-    rc, out, err = ctx.run(args, timeout=30)
-    if rc != code:
-        fail("%s: pgmirror %s exited %d, expected %d\nstdout:\n%s\nstderr:\n%s"
-             % (what, " ".join(args), rc, code, out, err))
-    if code != 0:
-        check(err.strip(), "%s: exit %d but nothing on stderr" % (what, code))
-    return out, err
-
-
 USER = "pgm_cli_user"
 SECRET = "cli-Secret-42"
 
