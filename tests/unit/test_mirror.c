@@ -14,6 +14,7 @@
 #include "mirror_fixture.h"
 
 #define NROWS 100000
+#define FEW 10
 
 typedef struct Ticks {
 	int calls;
@@ -35,8 +36,8 @@ static void define(Fixture *f, uint32_t v_oid)
 	fixture_table(&f->def, f->cols, 2, 'd');
 }
 
-/* A mirror with table t (id int4 key, v int4) of NROWS rows. */
-static int setup(void **state)
+/* A mirror with table t (id int4 key, v int4) of n rows. */
+static Fixture *setup_rows(int n)
 {
 	Fixture *f = fixture_setup("mirror");
 	MirrorTable *t;
@@ -44,14 +45,27 @@ static int setup(void **state)
 	define(f, OID_INT4);
 	assert_true(mirror_begin(f->m));
 	t = fixture_sync(f->m, &f->def);
-	for (int i = 0; i < NROWS; i++) {
+	for (int i = 0; i < n; i++) {
 		Value vals[2] = {{.kind = VAL_INT, .i = i}, {.kind = VAL_INT, .i = i * 2}};
 
 		assert_true(mirror_table_insert(t, vals));
 	}
 	mirror_table_free(t);
 	assert_true(mirror_commit(f->m));
-	*state = f;
+	return f;
+}
+
+/* t of NROWS rows, for the tick of a long rebuild; FEW for the others
+ * (under valgrind, a tenth of the unit tests' time went to filling t) */
+static int setup_many(void **state)
+{
+	*state = setup_rows(NROWS);
+	return 0;
+}
+
+static int setup(void **state)
+{
+	*state = setup_rows(FEW);
 	return 0;
 }
 
@@ -253,7 +267,7 @@ static void assert_named(Fixture *f, uint32_t oid, const char *name, const char 
 	mirror_table_info_clear(&info);
 }
 
-/* t (NROWS rows) and u (3 rows) swap names, as on the source. */
+/* t (FEW rows) and u (3 rows) swap names, as on the source. */
 static void test_rename_swap(void **state)
 {
 	Fixture *f = *state;
@@ -282,9 +296,9 @@ static void test_rename_swap(void **state)
 	assert_true(mirror_commit(f->m));
 	assert_named(f, 16384, "u", "u");
 	assert_named(f, 16390, "t", "t");
-	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM u"), NROWS);
+	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM u"), FEW);
 	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM t"), 3);
-	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM vt"), NROWS);
+	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM vt"), FEW);
 	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM sqlite_schema WHERE name = 'ix_t' "
 				     "AND tbl_name = 'u'"), 1);
 	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM sqlite_schema WHERE name = 'tr_u' "
@@ -333,14 +347,14 @@ static void test_rename_onto_user_table(void **state)
 			    "rename or drop it");
 	mirror_rollback(f->m);
 	assert_named(f, 16384, "t", "t");
-	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM t"), NROWS);
+	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM t"), FEW);
 	/* a trigger's name is not a table's */
 	rn.name = rn.source_table = "y";
 	assert_true(mirror_begin(f->m));
 	assert_true(mirror_tables_rename(f->m, &rn, 1));
 	assert_true(mirror_commit(f->m));
 	assert_named(f, 16384, "y", "y");
-	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM y"), NROWS);
+	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM y"), FEW);
 }
 
 /* t's indexes are want: the CREATE of each, one a line. */
@@ -409,9 +423,9 @@ static void test_indexes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_rebuild_ticks, setup, fixture_teardown),
-		cmocka_unit_test_setup_teardown(test_rebuild_stopped, setup, fixture_teardown),
-		cmocka_unit_test_setup_teardown(test_commit_not_interrupted, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_rebuild_ticks, setup_many, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_rebuild_stopped, setup_many, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_commit_not_interrupted, setup_many, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_format_version, setup, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_format_upgrade, setup, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_name_taken, setup, fixture_teardown),
