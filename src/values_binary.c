@@ -232,6 +232,32 @@ static void uuid_text(ValueBuf *b, const unsigned char *p)
 	values_buf_put(b, t, sizeof t);
 }
 
+/*
+ * A date (4 bytes: days) or a timestamp (8 bytes: microseconds) from
+ * PostgreSQL's epoch into buf as date_out or timestamp_out writes it:
+ * "infinity" and "-infinity" at the integer's ends, a value past the
+ * type's range refused.
+ */
+static bool datetime_text(const unsigned char *p, size_t len, bool date, ValueBuf *buf, Err *e,
+			  ValueType vt)
+{
+	int64_t v, top = date ? INT32_MAX : INT64_MAX;
+
+	if (len != (date ? 4 : 8))
+		return bad_length(e, vt, len);
+	v = date ? (int32_t) get32(p) : (int64_t) get64(p);
+	if (v == top || v == -top - 1)
+		values_buf_puts(buf, v > 0 ? "infinity" : "-infinity");
+	else if (v < (date ? MIN_DATE : MIN_TIMESTAMP) || v >= (date ? END_DATE : END_TIMESTAMP))
+		return values_fail(e, "%s out of range: %lld %s", date ? "date" : "timestamp",
+				   (long long) v, date ? "days" : "microseconds");
+	else if (date)
+		values_date_append(buf, (int32_t) v);
+	else
+		values_stamp_append(buf, v);
+	return true;
+}
+
 bool values_convert_binary(uint32_t type_oid, ColumnType type, const char *data, size_t len,
 			   ValueBuf *buf, Value *out, char *err, size_t errsize)
 {
@@ -316,38 +342,13 @@ bool values_convert_binary(uint32_t type_oid, ColumnType type, const char *data,
 		       values_convert_numeric_num(buf->data, buf->len, out, &e) :
 		       values_convert_numeric_text(buf->data, buf->len, out, &e);
 	}
-	case OID_DATE: {
-		int32_t days;
-
-		if (len != 4)
-			return bad_length(&e, vt, len);
-		days = (int32_t) get32(p);
-		if (days == INT32_MAX || days == INT32_MIN)
-			values_buf_puts(buf, days > 0 ? "infinity" : "-infinity");
-		else if (days < MIN_DATE || days >= END_DATE)
-			return values_fail(&e, "date out of range: %d days", (int) days);
-		else
-			values_date_append(buf, days);
-		values_set_from_buf(out, VAL_TEXT, buf);
-		return true;
-	}
+	case OID_DATE:
 	case OID_TIMESTAMP:
-	case OID_TIMESTAMPTZ: {
-		int64_t usecs;
-
-		if (len != 8)
-			return bad_length(&e, vt, len);
-		usecs = (int64_t) get64(p);
-		if (usecs == INT64_MAX || usecs == INT64_MIN)
-			values_buf_puts(buf, usecs > 0 ? "infinity" : "-infinity");
-		else if (usecs < MIN_TIMESTAMP || usecs >= END_TIMESTAMP)
-			return values_fail(&e, "timestamp out of range: %lld microseconds",
-					   (long long) usecs);
-		else
-			values_stamp_append(buf, usecs);
+	case OID_TIMESTAMPTZ:
+		if (!datetime_text(p, len, type_oid == OID_DATE, buf, &e, vt))
+			return false;
 		values_set_from_buf(out, VAL_TEXT, buf);
 		return true;
-	}
 	default: /* text, varchar, bpchar, name, json: their text */
 		return values_convert(type, data, len, buf, out, err, errsize);
 	}

@@ -4,11 +4,11 @@ from the mirror, "1 missing"; --resync of that table mends it, and
 stays small (the table is never held in memory: it is compared on disk,
 and copied as a stream).  Logs the speed of
 --verify (its own rows/s on stderr, and the whole run) next to a plain
-COPY ... TO STDOUT of the same rows, medians of 3."""
+COPY ... TO STDOUT of the same rows, one run each (a figure, not a
+benchmark: every build of the suite runs this test)."""
 
 import os
 import re
-import statistics
 import subprocess
 import sys
 import time
@@ -87,24 +87,17 @@ def test(ctx):
     harness.log("pgmirror --status peaks at %d kB; the runs below may take %d kB"
                 % (base, limit))
 
-    runs = []
-    for _ in range(3):
-        rc, out, err, rss, secs = run_measured(ctx, args)
-        if rc != 0 or out != "big: ok\n":
-            fail("--verify exited %d\nstdout:\n%s\nstderr:\n%s" % (rc, out, err))
-        check(rss <= limit, "--verify of %d rows peaked at %d kB of RSS "
-              "(at most %d expected)" % (ROWS, rss, limit))
-        runs.append((verify_rate(err), secs, rss))
-    copies = [copy_secs(ctx) for _ in range(3)]
-    med_rate = statistics.median(r[0] for r in runs)
-    med_secs = statistics.median(r[1] for r in runs)
-    med_copy = statistics.median(copies)
-    harness.log("--verify of %d rows: %d rows/s comparing (median of 3), whole run "
-                "%.2f s = %.0f rows/s; peak RSS %s kB" % (
-                    ROWS, med_rate, med_secs, ROWS / med_secs,
-                    ", ".join(str(r[2]) for r in runs)))
-    harness.log("plain COPY TO STDOUT of the same rows: %.2f s = %.0f rows/s "
-                "(median of 3)" % (med_copy, ROWS / med_copy))
+    rc, out, err, rss, secs = run_measured(ctx, args)
+    if rc != 0 or out != "big: ok\n":
+        fail("--verify exited %d\nstdout:\n%s\nstderr:\n%s" % (rc, out, err))
+    check(rss <= limit, "--verify of %d rows peaked at %d kB of RSS "
+          "(at most %d expected)" % (ROWS, rss, limit))
+    copy = copy_secs(ctx)
+    harness.log("--verify of %d rows: %d rows/s comparing, whole run %.2f s = "
+                "%.0f rows/s; peak RSS %d kB" % (ROWS, verify_rate(err), secs,
+                                                  ROWS / secs, rss))
+    harness.log("plain COPY TO STDOUT of the same rows: %.2f s = %.0f rows/s"
+                % (copy, ROWS / copy))
 
     con = ctx.mirror_connect(path)
     con.execute("DELETE FROM big WHERE id = 500000")

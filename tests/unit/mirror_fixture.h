@@ -1,15 +1,24 @@
 /*
- * mirror_fixture.h: what the unit tests of the mirror module share: a
- * mirror file in a directory of its own, the definition of a table "t" of
- * "public" (relation OID 16384) and a connection of the test's own to the
- * file. Include after cmocka.h.
+ * mirror_fixture.h: what the unit tests of the mirror module share: the
+ * Fixture of each test (a mirror file in a directory of its own, made by
+ * fixture_setup() and removed by fixture_teardown()), the definition of
+ * a table "t" of "public" (relation OID 16384), making it in the mirror,
+ * and a connection of the test's own to the file. Include after config.h;
+ * it includes cmocka.h.
  */
 #ifndef PGMIRROR_TEST_MIRROR_FIXTURE_H
 #define PGMIRROR_TEST_MIRROR_FIXTURE_H
 
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -18,26 +27,48 @@
 
 #define FIXTURE_RELID 16384
 
-/* A new mirror m.db in a new directory /tmp/pgm_test_NAME.XXXXXX. */
-static inline void fixture_create(const char *name, char *dir, size_t dirsize, char *path,
-				  size_t pathsize, Mirror **m)
+/* The built-in types of the tests' columns. */
+#define OID_BYTEA 17
+#define OID_INT8 20
+#define OID_INT4 23
+#define OID_TEXT 25
+
+/* A test's mirror file (path, in dir), open as m, and its table t: def,
+ * with up to three columns. */
+typedef struct Fixture {
+	char dir[64];
+	char path[96];
+	Mirror *m;
+	MirrorColumnDef cols[3];
+	MirrorTableDef def;
+} Fixture;
+
+/* A new Fixture with a new mirror m.db in a new directory
+ * /tmp/pgm_test_NAME.XXXXXX; t is not defined yet. */
+static inline Fixture *fixture_setup(const char *name)
 {
+	Fixture *f = calloc(1, sizeof(*f));
 	char *err = NULL;
 
-	snprintf(dir, dirsize, "/tmp/pgm_test_%s.XXXXXX", name);
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, pathsize, "%s/m.db", dir);
-	assert_int_equal(mirror_open(path, MIRROR_CREATE, m, &err), MIRROR_OPEN_OK);
+	assert_non_null(f);
+	snprintf(f->dir, sizeof(f->dir), "/tmp/pgm_test_%s.XXXXXX", name);
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->path, sizeof(f->path), "%s/m.db", f->dir);
+	assert_int_equal(mirror_open(f->path, MIRROR_CREATE, &f->m, &err), MIRROR_OPEN_OK);
+	return f;
 }
 
-/* Closes m and removes dir with the file. */
-static inline void fixture_remove(const char *dir, Mirror *m)
+/* Each test's teardown: closes the mirror and removes its directory. */
+static inline int fixture_teardown(void **state)
 {
+	Fixture *f = *state;
 	char cmd[128];
 
-	mirror_close(m);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	mirror_close(f->m);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
 	assert_int_equal(system(cmd), 0);
+	free(f);
+	return 0;
 }
 
 /* Column attnum of t: a built-in type named pg_type. */

@@ -11,25 +11,10 @@
  */
 #include "config.h"
 
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
-
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-#include <sqlite3.h>
-
-#include "pgmirror/mirror.h"
 #include "mirror_fixture.h"
 
 #define NROWS 100000
-#define OID_INT4 23
-#define OID_INT8 20
+#define FEW 10
 
 typedef struct Ticks {
 	int calls;
@@ -44,14 +29,6 @@ static bool count_tick(void *ctx)
 	return t->stop_after < 0 || t->calls < t->stop_after;
 }
 
-typedef struct Fixture {
-	char dir[64];
-	char path[96];
-	Mirror *m;
-	MirrorColumnDef cols[2];
-	MirrorTableDef def;
-} Fixture;
-
 static void define(Fixture *f, uint32_t v_oid)
 {
 	fixture_column(&f->cols[0], "id", OID_INT4, "int4", true, 1);
@@ -59,33 +36,36 @@ static void define(Fixture *f, uint32_t v_oid)
 	fixture_table(&f->def, f->cols, 2, 'd');
 }
 
-/* A mirror with table t (id int4 key, v int4) of NROWS rows. */
-static int setup(void **state)
+/* A mirror with table t (id int4 key, v int4) of n rows. */
+static Fixture *setup_rows(int n)
 {
-	Fixture *f = calloc(1, sizeof(*f));
+	Fixture *f = fixture_setup("mirror");
 	MirrorTable *t;
 
-	fixture_create("mirror", f->dir, sizeof(f->dir), f->path, sizeof(f->path), &f->m);
 	define(f, OID_INT4);
 	assert_true(mirror_begin(f->m));
 	t = fixture_sync(f->m, &f->def);
-	for (int i = 0; i < NROWS; i++) {
+	for (int i = 0; i < n; i++) {
 		Value vals[2] = {{.kind = VAL_INT, .i = i}, {.kind = VAL_INT, .i = i * 2}};
 
 		assert_true(mirror_table_insert(t, vals));
 	}
 	mirror_table_free(t);
 	assert_true(mirror_commit(f->m));
-	*state = f;
+	return f;
+}
+
+/* t of NROWS rows, for the tick of a long rebuild; FEW for the others
+ * (under valgrind, a tenth of the unit tests' time went to filling t) */
+static int setup_many(void **state)
+{
+	*state = setup_rows(NROWS);
 	return 0;
 }
 
-static int teardown(void **state)
+static int setup(void **state)
 {
-	Fixture *f = *state;
-
-	fixture_remove(f->dir, f->m);
-	free(f);
+	*state = setup_rows(FEW);
 	return 0;
 }
 
@@ -164,36 +144,43 @@ static void test_commit_not_interrupted(void **state)
 	assert_int_equal(n, NROWS);
 }
 
-/* format_version: the current one opens; a newer one is refused, for
- * writing and for reading, and the file is left as it was. */
-static void test_format_version(void **state)
+/* Writes a state (a first run's) and closes the mirror. */
+static void close_with_state(Fixture *f)
 {
-	Fixture *f = *state;
-	MirrorState st = {0};
-	Mirror *m = NULL;
-	sqlite3 *db;
-	char *err = NULL, *expect, *sql;
+	MirrorState st = {.slot = "s", .publications = "p", .system_identifier = "1",
+			  .database = "d"};
 
-	st.slot = "s";
-	st.publications = "p";
-	st.system_identifier = "1";
-	st.database = "d";
 	assert_true(mirror_begin(f->m));
 	assert_true(mirror_write_state(f->m, &st));
 	assert_true(mirror_commit(f->m));
 	mirror_close(f->m);
 	f->m = NULL;
+}
+
+/* Sets the file's format version, outside pgmirror. */
+static void set_format_version(Fixture *f, int version)
+{
+	char *sql = sqlite3_mprintf("UPDATE pgmirror_state SET format_version = %d", version);
+
+	fixture_exec(f->path, sql);
+	sqlite3_free(sql);
+}
+
+/* format_version: the current one opens; a newer one is refused, for
+ * writing and for reading, and the file is left as it was. */
+static void test_format_version(void **state)
+{
+	Fixture *f = *state;
+	Mirror *m = NULL;
+	char *err = NULL, *expect;
+
+	close_with_state(f);
 
 	assert_int_equal(mirror_open(f->path, MIRROR_WRITE, &f->m, &err), MIRROR_OPEN_OK);
 	mirror_close(f->m);
 	f->m = NULL;
 
-	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-	sql = sqlite3_mprintf("UPDATE pgmirror_state SET format_version = %d",
-			      MIRROR_FORMAT_VERSION + 1);
-	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-	sqlite3_free(sql);
-	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+	set_format_version(f, MIRROR_FORMAT_VERSION + 1);
 
 	expect = sqlite3_mprintf("mirror \"%s\" was made by a newer pgmirror (format version "
 				 "%d; this pgmirror knows format version %d and older); use a "
@@ -208,12 +195,7 @@ static void test_format_version(void **state)
 	free(err);
 	sqlite3_free(expect);
 	/* put back, so that teardown finds a mirror it can open */
-	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-	sql = sqlite3_mprintf("UPDATE pgmirror_state SET format_version = %d",
-			      MIRROR_FORMAT_VERSION);
-	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-	sqlite3_free(sql);
-	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+	set_format_version(f, MIRROR_FORMAT_VERSION);
 	assert_int_equal(mirror_open(f->path, MIRROR_WRITE, &f->m, &err), MIRROR_OPEN_OK);
 }
 
@@ -223,31 +205,17 @@ static void test_format_version(void **state)
 static void test_format_upgrade(void **state)
 {
 	Fixture *f = *state;
-	MirrorState st = {0};
 	MirrorTableInfo *mt = NULL;
 	int nmt = 0;
-	sqlite3 *db;
-	sqlite3_stmt *q;
 	char *err = NULL;
 
-	st.slot = "s";
-	st.publications = "p";
-	st.system_identifier = "1";
-	st.database = "d";
-	assert_true(mirror_begin(f->m));
-	assert_true(mirror_write_state(f->m, &st));
-	assert_true(mirror_commit(f->m));
-	mirror_close(f->m);
-	f->m = NULL;
-	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, "UPDATE pgmirror_state SET format_version = 1; "
-				      "DROP TABLE pgmirror_tables; "
-				      "CREATE TABLE pgmirror_tables (table_name TEXT PRIMARY KEY, "
-				      "source_schema TEXT NOT NULL, source_table TEXT NOT NULL, "
-				      "relation_oid INTEGER NOT NULL, replica_identity TEXT NOT NULL); "
-				      "INSERT INTO pgmirror_tables VALUES ('t', 'public', 't', "
-				      "16384, 'd')", NULL, NULL, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+	close_with_state(f);
+	fixture_exec(f->path, "UPDATE pgmirror_state SET format_version = 1; "
+		     "DROP TABLE pgmirror_tables; "
+		     "CREATE TABLE pgmirror_tables (table_name TEXT PRIMARY KEY, "
+		     "source_schema TEXT NOT NULL, source_table TEXT NOT NULL, "
+		     "relation_oid INTEGER NOT NULL, replica_identity TEXT NOT NULL); "
+		     "INSERT INTO pgmirror_tables VALUES ('t', 'public', 't', 16384, 'd')");
 
 	assert_int_equal(mirror_open(f->path, MIRROR_WRITE, &f->m, &err), MIRROR_OPEN_OK);
 	assert_true(mirror_table_infos(f->m, &mt, &nmt));
@@ -255,13 +223,8 @@ static void test_format_upgrade(void **state)
 	assert_int_equal(mt[0].relation_oid, 16384);
 	assert_true(mt[0].sync_lsn == LSN_INVALID);
 	mirror_table_infos_free(mt, nmt);
-	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(db, "SELECT format_version FROM pgmirror_state", -1,
-					    &q, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-	assert_int_equal(sqlite3_column_int(q, 0), MIRROR_FORMAT_VERSION);
-	sqlite3_finalize(q);
-	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+	assert_int_equal(fixture_int(f->path, "SELECT format_version FROM pgmirror_state"),
+			 MIRROR_FORMAT_VERSION);
 }
 
 /* Another source table under the same name, in another case. */
@@ -304,7 +267,7 @@ static void assert_named(Fixture *f, uint32_t oid, const char *name, const char 
 	mirror_table_info_clear(&info);
 }
 
-/* t (NROWS rows) and u (3 rows) swap names, as on the source. */
+/* t (FEW rows) and u (3 rows) swap names, as on the source. */
 static void test_rename_swap(void **state)
 {
 	Fixture *f = *state;
@@ -316,9 +279,7 @@ static void test_rename_swap(void **state)
 	f->def.name = f->def.source_table = "u";
 	f->def.relation_oid = 16390;
 	assert_true(mirror_begin(f->m));
-	assert_true(mirror_table_plan(f->m, &f->def, false, &plan));
-	assert_true(mirror_table_sync(f->m, &f->def, &plan, NULL, &t));
-	mirror_plan_free(&plan);
+	t = fixture_sync(f->m, &f->def);
 	for (int i = 0; i < 3; i++) {
 		Value vals[2] = {{.kind = VAL_INT, .i = i}, {.kind = VAL_INT, .i = i}};
 
@@ -335,9 +296,9 @@ static void test_rename_swap(void **state)
 	assert_true(mirror_commit(f->m));
 	assert_named(f, 16384, "u", "u");
 	assert_named(f, 16390, "t", "t");
-	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM u"), NROWS);
+	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM u"), FEW);
 	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM t"), 3);
-	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM vt"), NROWS);
+	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM vt"), FEW);
 	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM sqlite_schema WHERE name = 'ix_t' "
 				     "AND tbl_name = 'u'"), 1);
 	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM sqlite_schema WHERE name = 'tr_u' "
@@ -386,32 +347,24 @@ static void test_rename_onto_user_table(void **state)
 			    "rename or drop it");
 	mirror_rollback(f->m);
 	assert_named(f, 16384, "t", "t");
-	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM t"), NROWS);
+	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM t"), FEW);
 	/* a trigger's name is not a table's */
 	rn.name = rn.source_table = "y";
 	assert_true(mirror_begin(f->m));
 	assert_true(mirror_tables_rename(f->m, &rn, 1));
 	assert_true(mirror_commit(f->m));
 	assert_named(f, 16384, "y", "y");
-	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM y"), NROWS);
+	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM y"), FEW);
 }
 
-/* The CREATE of each of t's indexes, one a line. */
-static char *indexes_of_t(Fixture *f)
+/* t's indexes are want: the CREATE of each, one a line. */
+static void assert_indexes(Fixture *f, const char *want)
 {
-	return fixture_rows(f->path, "SELECT sql FROM sqlite_schema WHERE type = 'index' AND "
-			    "tbl_name = 't' AND sql IS NOT NULL ORDER BY name", "", "\n");
-}
+	char *got = fixture_rows(f->path, "SELECT sql FROM sqlite_schema WHERE type = 'index' AND "
+				 "tbl_name = 't' AND sql IS NOT NULL ORDER BY name", "", "\n");
 
-static void table_sync(Fixture *f)
-{
-	MirrorPlan plan;
-	MirrorTable *t = NULL;
-
-	assert_true(mirror_table_plan(f->m, &f->def, false, &plan));
-	assert_true(mirror_table_sync(f->m, &f->def, &plan, NULL, &t));
-	mirror_plan_free(&plan);
-	mirror_table_free(t);
+	assert_string_equal(got, want);
+	free(got);
 }
 
 /* Source indexes on the table's columns are made (one on a column the
@@ -424,72 +377,61 @@ static void test_indexes(void **state)
 	const bool d1[] = {false}, d3[] = {true, false};
 	MirrorIndexDef defs[] = {{100, "t_v", 1, c1, d1}, {101, "t_nope", 1, c2, d1},
 				 {102, "t v\"id", 2, c3, d3}};
-	char *got;
 
 	assert_true(mirror_begin(f->m));
 	assert_true(mirror_table_indexes(f->m, "t", defs, 3));
 	assert_true(mirror_commit(f->m));
-	got = indexes_of_t(f);
-	assert_string_equal(got, "CREATE INDEX \"pgmirror_index_100_t_v\" ON \"t\" (\"v\")\n"
-			    "CREATE INDEX \"pgmirror_index_102_t v\"\"id\" ON \"t\" (\"v\" DESC, "
-			    "\"id\")\n");
-	free(got);
+	assert_indexes(f, "CREATE INDEX \"pgmirror_index_100_t_v\" ON \"t\" (\"v\")\n"
+			  "CREATE INDEX \"pgmirror_index_102_t v\"\"id\" ON \"t\" (\"v\" DESC, "
+			  "\"id\")\n");
 
 	/* a rebuild (v retyped) keeps them */
 	assert_true(mirror_begin(f->m));
 	assert_true(rebuild(f));
 	assert_true(mirror_commit(f->m));
-	got = indexes_of_t(f);
-	assert_string_equal(got, "CREATE INDEX \"pgmirror_index_100_t_v\" ON \"t\" (\"v\")\n"
-			    "CREATE INDEX \"pgmirror_index_102_t v\"\"id\" ON \"t\" (\"v\" DESC, "
-			    "\"id\")\n");
-	free(got);
+	assert_indexes(f, "CREATE INDEX \"pgmirror_index_100_t_v\" ON \"t\" (\"v\")\n"
+			  "CREATE INDEX \"pgmirror_index_102_t v\"\"id\" ON \"t\" (\"v\" DESC, "
+			  "\"id\")\n");
 
 	/* REPLICA IDENTITY FULL: the match index, on both (short) columns */
 	define(f, OID_INT8);
 	f->def.replident = 'f';
 	assert_true(mirror_begin(f->m));
-	table_sync(f);
+	mirror_table_free(fixture_sync(f->m, &f->def));
 	assert_true(mirror_commit(f->m));
-	got = indexes_of_t(f);
-	assert_string_equal(got, "CREATE INDEX \"pgmirror_index_100_t_v\" ON \"t\" (\"v\")\n"
-			    "CREATE INDEX \"pgmirror_index_102_t v\"\"id\" ON \"t\" (\"v\" DESC, "
-			    "\"id\")\n"
-			    "CREATE INDEX \"pgmirror_match_16384\" ON \"t\" (\"id\", \"v\")\n");
-	free(got);
+	assert_indexes(f, "CREATE INDEX \"pgmirror_index_100_t_v\" ON \"t\" (\"v\")\n"
+			  "CREATE INDEX \"pgmirror_index_102_t v\"\"id\" ON \"t\" (\"v\" DESC, "
+			  "\"id\")\n"
+			  "CREATE INDEX \"pgmirror_match_16384\" ON \"t\" (\"id\", \"v\")\n");
 
 	/* v dropped: its indexes go */
 	define(f, OID_INT8);
 	f->def.replident = 'f';
 	f->def.ncols = 1;
 	assert_true(mirror_begin(f->m));
-	table_sync(f);
+	mirror_table_free(fixture_sync(f->m, &f->def));
 	assert_true(mirror_commit(f->m));
-	got = indexes_of_t(f);
-	assert_string_equal(got, "CREATE INDEX \"pgmirror_match_16384\" ON \"t\" (\"id\")\n");
-	free(got);
+	assert_indexes(f, "CREATE INDEX \"pgmirror_match_16384\" ON \"t\" (\"id\")\n");
 
 	/* and asked again with none: only the match index stays */
 	assert_true(mirror_begin(f->m));
 	assert_true(mirror_table_indexes(f->m, "t", NULL, 0));
 	assert_true(mirror_commit(f->m));
-	got = indexes_of_t(f);
-	assert_string_equal(got, "CREATE INDEX \"pgmirror_match_16384\" ON \"t\" (\"id\")\n");
-	free(got);
+	assert_indexes(f, "CREATE INDEX \"pgmirror_match_16384\" ON \"t\" (\"id\")\n");
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_rebuild_ticks, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_rebuild_stopped, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_commit_not_interrupted, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_format_version, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_format_upgrade, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_name_taken, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_rename_swap, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_rename_onto_user_table, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_indexes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rebuild_ticks, setup_many, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_rebuild_stopped, setup_many, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_commit_not_interrupted, setup_many, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_format_version, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_format_upgrade, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_name_taken, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_rename_swap, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_rename_onto_user_table, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_indexes, setup, fixture_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,31 +12,7 @@
  */
 #include "config.h"
 
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
-
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-#include <sqlite3.h>
-
-#include "pgmirror/mirror.h"
 #include "mirror_fixture.h"
-
-#define OID_INT4 23
-
-typedef struct Fixture {
-	char dir[64];
-	char path[96];
-	Mirror *m;
-	MirrorColumnDef cols[3];
-	MirrorTableDef def;
-} Fixture;
 
 /* t (id key, v, w); ncols 2: w dropped. */
 static void define(Fixture *f, int ncols)
@@ -45,17 +21,6 @@ static void define(Fixture *f, int ncols)
 	fixture_column(&f->cols[1], "v", OID_INT4, "int4", false, 2);
 	fixture_column(&f->cols[2], "w", OID_INT4, "int4", false, 3);
 	fixture_table(&f->def, f->cols, ncols, 'd');
-}
-
-static void sync_table(Fixture *f, MirrorTable **t)
-{
-	*t = fixture_sync(f->m, &f->def);
-}
-
-/* Runs sql on a connection of the user's own. */
-static void user_sql(Fixture *f, const char *sql)
-{
-	fixture_exec(f->path, sql);
 }
 
 /* The names of the file's objects but pgmirror's, comma-separated. */
@@ -78,13 +43,12 @@ static void assert_names(Fixture *f, const char *want)
 /* t with two rows, and the user's objects. */
 static int setup(void **state)
 {
-	Fixture *f = calloc(1, sizeof(*f));
+	Fixture *f = fixture_setup("userobj");
 	MirrorTable *t;
 
-	fixture_create("userobj", f->dir, sizeof(f->dir), f->path, sizeof(f->path), &f->m);
 	define(f, 3);
 	assert_true(mirror_begin(f->m));
-	sync_table(f, &t);
+	t = fixture_sync(f->m, &f->def);
 	for (int i = 1; i <= 2; i++) {
 		Value vals[3] = {{.kind = VAL_INT, .i = i}, {.kind = VAL_INT, .i = 10 * i},
 				 {.kind = VAL_INT, .i = 100 * i}};
@@ -93,7 +57,8 @@ static int setup(void **state)
 	}
 	mirror_table_free(t);
 	assert_true(mirror_commit(f->m));
-	user_sql(f, "CREATE TABLE log (id INTEGER, v INTEGER); CREATE INDEX log_v ON log (v);"
+	/* the user's, on a connection of their own */
+	fixture_exec(f->path, "CREATE TABLE log (id INTEGER, v INTEGER); CREATE INDEX log_v ON log (v);"
 		    "CREATE INDEX ix_v ON t (v); CREATE INDEX ix_w ON t (w);"
 		    /* vvv and vvw name views made after them */
 		    "CREATE VIEW vvv AS SELECT * FROM vv; CREATE VIEW vvw AS SELECT * FROM vw;"
@@ -108,15 +73,6 @@ static int setup(void **state)
 		    "CREATE TABLE app_fn (x)");
 	assert_names(f, ALL);
 	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	Fixture *f = *state;
-
-	fixture_remove(f->dir, f->m);
-	free(f);
 	return 0;
 }
 
@@ -137,7 +93,7 @@ static void test_rebuild_drops_column(void **state)
 	assert_names(f, "app_fn,log,log_v,t");
 	assert_true(mirror_begin(f->m));
 	define(f, 2);
-	sync_table(f, &t);
+	t = fixture_sync(f->m, &f->def);
 	assert_true(mirror_user_objects_restore(f->m, u, &dropped, &n));
 	mirror_user_objects_free(u);
 	assert_int_equal(n, 5);
@@ -223,9 +179,9 @@ static void test_rollback(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_rebuild_drops_column, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_columns_swap_names, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_rollback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rebuild_drops_column, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_columns_swap_names, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_rollback, setup, fixture_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,37 +9,8 @@
  */
 #include "config.h"
 
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
-
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-#include <sqlite3.h>
-
-#include "pgmirror/mirror.h"
 #include "pgmirror/mirror_verify.h"
 #include "mirror_fixture.h"
-
-#define OID_INT4 23
-#define OID_TEXT 25
-#define OID_BYTEA 17
-
-typedef struct Fixture {
-	char dir[64];
-	char path[96];
-	Mirror *m;
-	MirrorColumnDef cols[3];
-	MirrorTableDef def;
-	ColumnType types[3];
-	const char *names[3];
-	bool is_key[3];
-} Fixture;
 
 static const char *type_name(uint32_t oid)
 {
@@ -55,9 +26,6 @@ static void make_table(Fixture *f, char replident)
 	for (int i = 0; i < 3; i++) {
 		fixture_column(&f->cols[i], names[i], oids[i], type_name(oids[i]),
 			       replident == 'f' || i == 0, i + 1);
-		f->types[i] = f->cols[i].type;
-		f->names[i] = names[i];
-		f->is_key[i] = replident != 'f' && i == 0;
 	}
 	fixture_table(&f->def, f->cols, 3, replident);
 	assert_true(mirror_begin(f->m));
@@ -67,19 +35,7 @@ static void make_table(Fixture *f, char replident)
 
 static int setup(void **state)
 {
-	Fixture *f = calloc(1, sizeof(*f));
-
-	fixture_create("verify", f->dir, sizeof(f->dir), f->path, sizeof(f->path), &f->m);
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	Fixture *f = *state;
-
-	fixture_remove(f->dir, f->m);
-	free(f);
+	*state = fixture_setup("verify");
 	return 0;
 }
 
@@ -118,13 +74,10 @@ static void to_values(const Row *r, Value v[3])
 
 static void fill_mirror(Fixture *f, const Row *rows, int n)
 {
-	MirrorPlan plan;
 	MirrorTable *t;
 
 	assert_true(mirror_begin(f->m));
-	assert_true(mirror_table_plan(f->m, &f->def, false, &plan));
-	assert_true(mirror_table_sync(f->m, &f->def, &plan, NULL, &t));
-	mirror_plan_free(&plan);
+	t = fixture_sync(f->m, &f->def);
 	for (int i = 0; i < n; i++) {
 		Value v[3];
 
@@ -139,8 +92,17 @@ static MirrorDiff compare(Fixture *f, const Row *rows, int n)
 {
 	MirrorCompare *c = NULL;
 	MirrorDiff d;
+	ColumnType types[3];
+	const char *names[3];
+	bool is_key[3];
 
-	assert_true(mirror_compare_begin(f->m, "t", f->names, f->types, f->is_key, 3, &c));
+	/* a keyless table's columns are all keys of its match, none of the compare's */
+	for (int i = 0; i < 3; i++) {
+		types[i] = f->cols[i].type;
+		names[i] = f->cols[i].name;
+		is_key[i] = f->def.replident != 'f' && f->cols[i].is_key;
+	}
+	assert_true(mirror_compare_begin(f->m, "t", names, types, is_key, 3, &c));
 	for (int i = 0; i < n; i++) {
 		Value v[3];
 
@@ -216,27 +178,20 @@ static void test_wide(void **state)
 	MirrorTableDef def = {.name = "w", .source_schema = "public", .source_table = "w",
 			      .relation_oid = 16385, .replident = 'd', .ncols = WIDE, .cols = cols};
 	MirrorCompare *c = NULL;
-	MirrorPlan plan;
 	MirrorTable *t;
 	MirrorDiff d;
 
 	for (int i = 0; i < WIDE; i++) {
 		snprintf(buf[i], 8, "c%d", i);
-		names[i] = cols[i].name = buf[i];
-		cols[i].pg_type = "int4";
-		cols[i].type_oid = OID_INT4;
-		cols[i].type_mod = -1;
-		assert_true(values_builtin_type(OID_INT4, -1, &cols[i].type));
+		fixture_column(&cols[i], buf[i], OID_INT4, "int4", i == 0, i + 1);
+		names[i] = cols[i].name;
 		types[i] = cols[i].type;
-		is_key[i] = cols[i].is_key = i == 0;
-		cols[i].attnum = i + 1;
+		is_key[i] = cols[i].is_key;
 		vals[i].kind = VAL_INT;
 		vals[i].i = i;
 	}
 	assert_true(mirror_begin(f->m));
-	assert_true(mirror_table_plan(f->m, &def, false, &plan));
-	assert_true(mirror_table_sync(f->m, &def, &plan, NULL, &t));
-	mirror_plan_free(&plan);
+	t = fixture_sync(f->m, &def);
 	assert_true(mirror_table_insert(t, vals));
 	mirror_table_free(t);
 	assert_true(mirror_commit(f->m));
@@ -258,26 +213,8 @@ static void test_wide(void **state)
 /* The schema of the mirror file, as another connection sees it. */
 static char *schema_text(const Fixture *f)
 {
-	sqlite3 *db;
-	sqlite3_stmt *q;
-	char *out = calloc(1, 1);
-	size_t len = 0;
-
-	assert_int_equal(sqlite3_open_v2(f->path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(db, "SELECT type || ' ' || name FROM sqlite_master "
-					    "ORDER BY 1", -1, &q, NULL), SQLITE_OK);
-	while (sqlite3_step(q) == SQLITE_ROW) {
-		const char *t = (const char *)sqlite3_column_text(q, 0);
-
-		out = realloc(out, len + strlen(t) + 2);
-		memcpy(out + len, t, strlen(t));
-		len += strlen(t);
-		out[len++] = '\n';
-		out[len] = '\0';
-	}
-	sqlite3_finalize(q);
-	sqlite3_close(db);
-	return out;
+	return fixture_rows(f->path, "SELECT type || ' ' || name FROM sqlite_master ORDER BY 1",
+			    "", "\n");
 }
 
 /* The scratch database goes with the comparison: the mirror file keeps
@@ -303,10 +240,10 @@ static void test_nothing_left(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_keyed, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_keyless, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_wide, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_nothing_left, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_keyed, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_keyless, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_wide, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_nothing_left, setup, fixture_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
