@@ -11,6 +11,12 @@
  * that commit at or after its sync LSN (the applier's skip rule): the
  * snapshot holds the others. A sync that does not finish leaves nothing,
  * and the next reconciliation starts that table over.
+ *
+ * A table stays the same relation but may be published differently: each
+ * mirror table stores the text of what made its published contents when it
+ * was copied (SourceTable's definition: memberships by catalog row, row
+ * filter, column list, publish_via_partition_root, a root's partitions);
+ * a table whose text differs now is synced again, the same way.
  */
 #include "config.h"
 
@@ -251,17 +257,83 @@ failed:
 	return EXIT_ERROR;
 }
 
+/*
+ * The relation OIDs of the mirror tables named in resync, read before the
+ * renames: a name the table had before its source table was renamed
+ * resyncs it under its new name. malloc'd; false with the error logged.
+ */
+static bool resync_oids(Run *run, char *const *resync, int nresync, uint32_t **oids, int *n)
+{
+	MirrorTableInfo *mt = NULL;
+	int nmt = 0;
+
+	*oids = NULL;
+	*n = 0;
+	if (nresync == 0)
+		return true;
+	if (!mirror_table_infos(run->mirror, &mt, &nmt)) {
+		log_error("%s", mirror_error(run->mirror));
+		return false;
+	}
+	*oids = xcalloc((size_t)nmt + 1, sizeof(uint32_t));
+	for (int j = 0; j < nmt; j++)
+		if (strv_contains(resync, nresync, mt[j].name))
+			(*oids)[(*n)++] = mt[j].relation_oid;
+	mirror_table_infos_free(mt, nmt);
+	return true;
+}
+
+/*
+ * Stores the published definition of each mirror table that has none (a
+ * mirror made by an older pgmirror): its rows were right when it last
+ * checked, so no sync is needed.
+ */
+static int fill_definitions(Run *run, const MirrorTableInfo *mt, int nmt, const SourceTable *pub,
+			    int npub)
+{
+	bool any = false;
+
+	for (int j = 0; j < nmt; j++) {
+		const SourceTable *t = find_published(pub, npub, mt[j].relation_oid);
+
+		if (mt[j].definition != NULL || t == NULL || t->definition == NULL)
+			continue;
+		if (!any && !mirror_begin(run->mirror))
+			goto failed;
+		any = true;
+		if (!mirror_set_definition(run->mirror, t->oid, t->definition))
+			goto failed;
+	}
+	if (any && !mirror_commit(run->mirror))
+		goto failed;
+	return EXIT_OK;
+failed:
+	log_error("%s", mirror_error(run->mirror));
+	mirror_rollback(run->mirror);
+	return EXIT_ERROR;
+}
+
+/* Whether the publications publish mirror table mt differently from when
+ * it was last copied (t: its relation as published now). */
+static bool definition_changed(const MirrorTableInfo *mt, const SourceTable *t)
+{
+	return mt->definition != NULL && t->definition != NULL &&
+	       strcmp(mt->definition, t->definition) != 0;
+}
+
 int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resync,
 			int nresync, bool resync_all, TickFn tick, void *tick_ctx)
 {
 	SourceTable *pub = NULL;
-	int npub = 0, nmt = 0, rc = EXIT_ERROR;
+	int npub = 0, nmt = 0, noids = 0, rc = EXIT_ERROR;
 	MirrorTableInfo *mt = NULL;
+	uint32_t *oids = NULL; /* those of resync */
 
 	sync_tick = tick;
 	sync_tick_ctx = tick_ctx;
 	run->sync_deferred = false;
-	if (!published_tables(run, s, &pub, &npub))
+	if (!published_tables(run, s, &pub, &npub) ||
+	    !resync_oids(run, resync, nresync, &oids, &noids))
 		goto done;
 	/*
 	 * Renames first (renames.c): a published OID the mirror knows under
@@ -280,7 +352,8 @@ int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resyn
 	}
 	/* Leaves before joins: a table dropped and made again under its old
 	 * name has a new OID, and its old mirror table must go first. */
-	if ((rc = drop_leaves(run, apply, mt, nmt, pub, npub)) != EXIT_OK)
+	if ((rc = drop_leaves(run, apply, mt, nmt, pub, npub)) != EXIT_OK ||
+	    (rc = fill_definitions(run, mt, nmt, pub, npub)) != EXIT_OK)
 		goto done;
 	/* (no room for one sync: none for the next either) */
 	for (int i = 0; i < npub && rc == EXIT_OK && !run->sync_deferred && !replicate_stopping();
@@ -292,10 +365,21 @@ int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resyn
 		if (!known)
 			rc = sync_table(run, apply, pub[i].oid, pub[i].nspname, pub[i].relname, NULL);
 	}
+	/* tables resynced, and those whose definition changed: copied again
+	 * at a snapshot of now, as a joining table is */
 	for (int j = 0; j < nmt && rc == EXIT_OK && !replicate_stopping(); j++) {
-		if (!(resync_all || strv_contains(resync, nresync, mt[j].name)) ||
-		    find_published(pub, npub, mt[j].relation_oid) == NULL)
+		const SourceTable *t = find_published(pub, npub, mt[j].relation_oid);
+		bool asked = resync_all;
+
+		for (int k = 0; k < noids && !asked; k++)
+			asked = oids[k] == mt[j].relation_oid;
+		if (t == NULL || !(asked || definition_changed(&mt[j], t)))
 			continue;
+		if (!asked)
+			log_info("the publications changed what they publish of source table "
+				 "\"%s.%s\" (its memberships, row filter, column list or "
+				 "partitions); mirror table \"%s\" is synced again", t->nspname,
+				 t->relname, mt[j].name);
 		rc = sync_table(run, apply, mt[j].relation_oid, mt[j].source_schema,
 				mt[j].source_table, mt[j].name);
 	}
@@ -306,5 +390,6 @@ done:
 	sync_tick_ctx = NULL;
 	mirror_table_infos_free(mt, nmt);
 	source_tables_free(pub, npub);
+	free(oids);
 	return rc;
 }

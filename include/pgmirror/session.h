@@ -55,6 +55,8 @@ typedef struct SourceTable {
 	char replident;     /* d, n, f or i */
 	bool partitioned;   /* a partitioned root: its rows are in the leaves */
 	char *rowfilter;    /* the publications' row filters OR-ed; NULL: all rows */
+	char *definition;   /* what makes its published contents, as text
+			     * (sql/source-tables.sql); compared, not read */
 	int ncols;
 	SourceColumn *cols;
 } SourceTable;

@@ -1,0 +1,227 @@
+"""The mirror follows what the publications publish of a table, not just
+which tables: a table that leaves and joins again (by ALTER PUBLICATION,
+by moving it out of a FOR TABLES IN SCHEMA schema and back, by switching
+publish_via_partition_root off and on) with changes made while it was out,
+a row filter added, replaced and removed, a column list widened and
+narrowed (on a keyed and a keyless table), partitions attached to and
+detached from a root published with publish_via_partition_root: each is
+seen by the check at start (--once) and the table synced again, and by the
+service's periodic check (a change with no later change to the table).
+--resync with the name a table had before a rename resyncs the renamed
+table. Row filters, column lists and schema publications need
+PostgreSQL 15; on an older server those cases are left out."""
+
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import check, fail  # noqa: E402
+
+
+def published(ctx, path, table, cols, where="true"):
+    """The mirror table holds exactly the source rows matching where, with
+    only the columns cols (ints); a list of differences."""
+    src = sorted(ctx.sql("SELECT %s FROM %s WHERE %s" % (", ".join(cols), table, where)))
+    mcols = [r[1] for r in ctx.mirror_query(path, "PRAGMA table_info(%s)" % table)]
+    if mcols != cols:
+        return ["%s: mirror columns %s, want %s" % (table, mcols, cols)]
+    mir = sorted(tuple(r) for r in ctx.mirror_query(
+        path, "SELECT %s FROM %s" % (", ".join(cols), table)))
+    if src != mir:
+        return ["%s: source %s, mirror %s" % (table, src[:20], mir[:20])]
+    return []
+
+
+def assert_published(ctx, path, *specs):
+    problems = []
+    for spec in specs:
+        problems += published(ctx, path, *spec)
+    check(not problems, "\n".join(problems))
+
+
+def change(ctx, table, base):
+    """An insert, an update and a delete on table (store, v ints)."""
+    ctx.sql("INSERT INTO %s (store, v) VALUES (1, %d), (2, %d); "
+            "UPDATE %s SET v = v + 1000 WHERE v = (SELECT min(v) FROM %s); "
+            "DELETE FROM %s WHERE v = (SELECT max(v) FROM %s WHERE v < %d)"
+            % (table, base, base + 1, table, table, table, table, base))
+
+
+def test_once(ctx, v15):
+    ctx.sql("""
+        CREATE TABLE k (id serial, store int, v int, PRIMARY KEY (id, store));
+        CREATE TABLE f (store int, v int);
+        ALTER TABLE f REPLICA IDENTITY FULL;
+        CREATE TABLE r (id int PRIMARY KEY, store int, v int) PARTITION BY RANGE (id);
+        CREATE TABLE r1 PARTITION OF r FOR VALUES FROM (0) TO (100);
+        CREATE TABLE r2 PARTITION OF r FOR VALUES FROM (100) TO (200);
+        CREATE TABLE r3 (id int NOT NULL, store int, v int);
+        CREATE TABLE k2 (id serial PRIMARY KEY, store int, v int);
+        INSERT INTO k (store, v) SELECT g % 3, g FROM generate_series(1, 30) g;
+        INSERT INTO f (store, v) SELECT g % 3, g FROM generate_series(1, 30) g;
+        INSERT INTO k2 (store, v) SELECT g % 3, g FROM generate_series(1, 30) g;
+        INSERT INTO r SELECT g, g % 3, g FROM generate_series(1, 199, 7) g;
+        INSERT INTO r3 SELECT g, g % 3, g FROM generate_series(200, 299, 9) g;
+        CREATE PUBLICATION pub FOR TABLE k, r, k2 WITH (publish_via_partition_root = true);
+        CREATE PUBLICATION pf FOR TABLE f;
+    """)
+    ctx.create_marker("pub")
+    pubs = ["pub", "pf"]
+    if v15:
+        ctx.sql("""
+            CREATE SCHEMA s; CREATE SCHEMA elsewhere;
+            CREATE TABLE s.m (id serial PRIMARY KEY, store int, v int);
+            INSERT INTO s.m (store, v) SELECT g % 3, g FROM generate_series(1, 20) g;
+            CREATE PUBLICATION ps FOR TABLES IN SCHEMA s;
+        """)
+        pubs.append("ps")
+    path, slot = ctx.path(), ctx.slot()
+
+    def once(*extra):
+        started = time.time()
+        rc, out, err = ctx.once(path, slot, pubs, *extra)
+        harness.log("--once %s: %.1f s\n%s" % (" ".join(extra), time.time() - started, err))
+    once()
+    all_k = ("k", ["id", "store", "v"])
+    all_f = ("f", ["store", "v"])
+    all_r = ("r", ["id", "store", "v"])
+
+    # leave, change, join again
+    ctx.sql("ALTER PUBLICATION pub DROP TABLE k")
+    change(ctx, "k", 100)
+    ctx.sql("ALTER PUBLICATION pub ADD TABLE k")
+    ctx.sql("ALTER PUBLICATION pf DROP TABLE f")
+    change(ctx, "f", 100)
+    ctx.sql("ALTER PUBLICATION pf ADD TABLE f")
+    # publish_via_partition_root off (the root leaves), changes, on again
+    ctx.sql("ALTER PUBLICATION pub SET (publish_via_partition_root = false)")
+    ctx.sql("UPDATE r SET v = v + 1 WHERE id < 50; DELETE FROM r WHERE id > 150")
+    ctx.sql("ALTER PUBLICATION pub SET (publish_via_partition_root = true)")
+    # partitions attached and detached under the published root
+    ctx.sql("ALTER TABLE r DETACH PARTITION r2")
+    ctx.sql("ALTER TABLE r ATTACH PARTITION r3 FOR VALUES FROM (200) TO (300)")
+    tables = ["k", "f", "r"]
+    if v15:
+        # moved out of a FOR TABLES IN SCHEMA schema, changed, moved back
+        ctx.sql("ALTER TABLE s.m SET SCHEMA elsewhere")
+        change(ctx, "elsewhere.m", 100)
+        ctx.sql("ALTER TABLE elsewhere.m SET SCHEMA s")
+        tables.append("s.m")
+    once()
+    ctx.assert_mirror_equals_source(path, *tables)
+    # ... and detached and attached again between two runs, changed meanwhile
+    ctx.sql("ALTER TABLE r DETACH PARTITION r3")
+    ctx.sql("UPDATE r3 SET v = -v WHERE id < 250; DELETE FROM r3 WHERE id > 280")
+    ctx.sql("ALTER TABLE r ATTACH PARTITION r3 FOR VALUES FROM (200) TO (300)")
+    once()
+    ctx.assert_mirror_equals_source(path, "r")
+
+    # --resync with the name the table had before its rename
+    con = ctx.mirror_connect(path)
+    con.execute("UPDATE k2 SET v = -1 WHERE id = 5")
+    con.commit()
+    con.close()
+    ctx.sql("ALTER TABLE k2 RENAME TO k2new")
+    once("--resync=k2")
+    check("k2new" in ctx.mirror_tables(path), "no k2new: %s" % ctx.mirror_tables(path))
+    ctx.assert_mirror_equals_source(path, "k2new")
+
+    if not v15:
+        return
+
+    # row filters added, replaced, removed on a keyed (its key holds the
+    # filter's column, as an UPDATE's needs) and a keyless table
+    ctx.sql("ALTER PUBLICATION pub DROP TABLE k; ALTER PUBLICATION pf ADD TABLE k")
+    for where in ("store = 1", "store = 2", None):
+        clause = " WHERE (%s)" % where if where else ""
+        ctx.sql("ALTER PUBLICATION pf SET TABLE k%s, f%s" % (clause, clause))
+        change(ctx, "k", 200)
+        change(ctx, "f", 200)
+        once()
+        assert_published(ctx, path, all_k + (where or "true",), all_f + (where or "true",))
+
+    # column lists narrowed and widened (a keyless table's only while no
+    # UPDATE or DELETE: its replica identity is every column)
+    ctx.sql("ALTER PUBLICATION pf SET TABLE k (id, store), f (v)")
+    change(ctx, "k", 300)
+    ctx.sql("INSERT INTO f VALUES (1, 301), (2, 302)")
+    once()
+    assert_published(ctx, path, ("k", ["id", "store"]), ("f", ["v"]))
+    ctx.sql("ALTER PUBLICATION pf SET TABLE k (id, store, v), f (store, v)")
+    change(ctx, "k", 400)
+    ctx.sql("INSERT INTO f VALUES (1, 401)")
+    once()
+    ctx.assert_mirror_equals_source(path, "k", "f")
+
+
+def test_service(ctx, v15):
+    """Changes to the definitions while a service runs, with no later
+    change to the tables: the periodic check finds them."""
+    ctx.sql("""
+        CREATE TABLE sk (id serial PRIMARY KEY, store int, v int);
+        CREATE TABLE sf (store int, v int);
+        ALTER TABLE sf REPLICA IDENTITY FULL;
+        CREATE TABLE sr (id int PRIMARY KEY, store int, v int) PARTITION BY RANGE (id);
+        CREATE TABLE sr1 PARTITION OF sr FOR VALUES FROM (0) TO (100);
+        INSERT INTO sk (store, v) SELECT g % 3, g FROM generate_series(1, 30) g;
+        INSERT INTO sf (store, v) SELECT g % 3, g FROM generate_series(1, 30) g;
+        INSERT INTO sr SELECT g, g % 3, g FROM generate_series(1, 99, 3) g;
+        CREATE PUBLICATION spub FOR TABLE sk, sr WITH (publish_via_partition_root = true);
+        CREATE PUBLICATION spf FOR TABLE sf;
+    """)
+    ctx.create_marker("spub", "smarker")
+    pubs = ["spub", "spf"]
+    if v15:
+        ctx.sql("""
+            CREATE SCHEMA ss; CREATE SCHEMA ssout;
+            CREATE TABLE ss.m (id serial PRIMARY KEY, store int, v int);
+            INSERT INTO ss.m (store, v) SELECT g % 3, g FROM generate_series(1, 20) g;
+            CREATE PUBLICATION sps FOR TABLES IN SCHEMA ss;
+            ALTER PUBLICATION spf SET TABLE sf (v);
+        """)
+        pubs.append("sps")
+    path, slot = ctx.path("service.db"), ctx.slot("svc")
+    ctx.once(path, slot, pubs)
+    proc = ctx.start_follow(path, slot, pubs, "-v")
+    ctx.catch_up(path, "smarker", proc=proc)
+
+    ctx.sql("ALTER PUBLICATION spub DROP TABLE sk")
+    change(ctx, "sk", 100)
+    ctx.sql("ALTER PUBLICATION spub ADD TABLE sk")
+    ctx.sql("ALTER PUBLICATION spub SET (publish_via_partition_root = false)")
+    ctx.sql("UPDATE sr SET v = v + 1 WHERE id < 50")
+    ctx.sql("ALTER PUBLICATION spub SET (publish_via_partition_root = true)")
+    tables = ["sk", "sr"]
+    if v15:
+        ctx.sql("ALTER TABLE ss.m SET SCHEMA ssout")
+        change(ctx, "ssout.m", 100)
+        ctx.sql("ALTER TABLE ssout.m SET SCHEMA ss")
+        ctx.sql("ALTER PUBLICATION spf SET TABLE sf (store, v)")
+        tables += ["ss.m", "sf"]
+    ctx.catch_up(path, "smarker", proc=proc)
+    started = time.time()
+    deadline = started + 150 * harness.SLOW
+    while True:
+        try:
+            ctx.assert_mirror_equals_source(path, *tables)
+            break
+        except harness.Failure as e:
+            check(proc.poll() is None, "pgmirror exited %s:\n%s" % (proc.poll(), proc.stderr()))
+            if time.time() > deadline:
+                fail("not equal within %.0f s: %s\nstderr:\n%s"
+                     % (time.time() - started, e, proc.stderr()))
+            time.sleep(0.5)
+    harness.log("service: equal after %.1f s" % (time.time() - started))
+    rc = ctx.stop(proc)
+    check(rc == 0, "pgmirror exited %d:\n%s" % (rc, proc.stderr()))
+
+
+def test(ctx):
+    v15 = ctx.server_version >= 150000
+    test_once(ctx, v15)
+    test_service(ctx, v15)
+
+
+harness.main(test)
