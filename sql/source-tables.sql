@@ -65,7 +65,7 @@ WITH RECURSIVE pubrel AS (
   SELECT up.relid, 'table ' || r.oid || ' of ' || r.prpubid || ' for ' || r.prrelid ||
          ' via' || up.link $6
   FROM up JOIN pg_catalog.pg_publication_rel r ON r.prrelid = up.anc
-  WHERE r.prpubid IN (SELECT oid FROM pubs WHERE pubs.relid = up.relid)
+  JOIN pubs ON pubs.relid = up.relid AND pubs.oid = r.prpubid
   UNION ALL
   $7
   UNION ALL
@@ -80,8 +80,9 @@ SELECT t.relid, t.nspname, t.relname, t.relreplident, t.relkind = 'p',
          WHERE i.indrelid = t.relid AND a.attnum = ANY (i.indkey) AND
                CASE t.relreplident WHEN 'i' THEN i.indisreplident
                WHEN 'd' THEN i.indisprimary ELSE false END),
-       (SELECT definition FROM defs WHERE defs.relid = t.relid)
+       d.definition
 FROM t
+LEFT JOIN defs d ON d.relid = t.relid
 LEFT JOIN pg_catalog.pg_attribute a ON a.attrelid = t.relid
   AND a.attnum > 0 AND NOT a.attisdropped $4
   AND EXISTS (SELECT 1 FROM pubrel p WHERE p.relid = t.relid

@@ -459,7 +459,7 @@ static const char schema_memberships[] =
 	"FROM up JOIN pg_catalog.pg_class c2 ON c2.oid = up.anc "
 	"JOIN pg_catalog.pg_publication_namespace pn ON pn.pnnspid = c2.relnamespace "
 	"JOIN pg_catalog.pg_type ty ON ty.oid = c2.reltype "
-	"WHERE pn.pnpubid IN (SELECT oid FROM pubs WHERE pubs.relid = up.relid)";
+	"JOIN pubs ON pubs.relid = up.relid AND pubs.oid = pn.pnpubid";
 static const char no_schema_memberships[] = "SELECT NULL::oid, NULL::text WHERE false";
 
 bool session_publication_tables(Session *s, char *const *pubs, int npubs,
