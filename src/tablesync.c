@@ -328,6 +328,8 @@ int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resyn
 	int npub = 0, nmt = 0, noids = 0, rc = EXIT_ERROR;
 	MirrorTableInfo *mt = NULL;
 	uint32_t *oids = NULL; /* those of resync */
+	const uint32_t *noted = NULL; /* the stream's, to be synced (apply.h) */
+	int nnoted = 0;
 
 	sync_tick = tick;
 	sync_tick_ctx = tick_ctx;
@@ -369,13 +371,18 @@ int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resyn
 	 * at a snapshot of now, as a joining table is */
 	for (int j = 0; j < nmt && rc == EXIT_OK && !replicate_stopping(); j++) {
 		const SourceTable *t = find_published(pub, npub, mt[j].relation_oid);
-		bool asked = resync_all;
+		bool asked = resync_all, needed = t != NULL && definition_changed(&mt[j], t);
 
 		for (int k = 0; k < noids && !asked; k++)
 			asked = oids[k] == mt[j].relation_oid;
-		if (t == NULL || !(asked || definition_changed(&mt[j], t)))
+		/* a keyless table the stream cannot fill a column of (apply_schema.c) */
+		if (apply != NULL)
+			nnoted = apply_unknown_relations(apply, &noted);
+		for (int k = 0; k < nnoted && !needed; k++)
+			needed = noted[k] == mt[j].relation_oid;
+		if (t == NULL || !(asked || needed))
 			continue;
-		if (!asked)
+		if (!asked && definition_changed(&mt[j], t))
 			log_info("the publications changed what they publish of source table "
 				 "\"%s.%s\" (its memberships, row filter, column list or "
 				 "partitions); mirror table \"%s\" is synced again", t->nspname,
