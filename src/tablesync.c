@@ -228,18 +228,30 @@ done:
 	return rc;
 }
 
-/* Drops the mirror tables whose relation is no longer published. */
-static int drop_leaves(Run *run, Applier *apply, const MirrorTableInfo *mt, int nmt,
-		       const SourceTable *pub, int npub)
+/*
+ * Drops the mirror tables whose relation is no longer published, and
+ * stores the published definition of each that has none (a mirror made by
+ * an older pgmirror: its rows were right when it last checked, so no sync
+ * is needed), in one transaction.
+ */
+static int update_known(Run *run, Applier *apply, const MirrorTableInfo *mt, int nmt,
+			const SourceTable *pub, int npub)
 {
 	bool any = false;
 
 	for (int i = 0; i < nmt; i++) {
-		if (find_published(pub, npub, mt[i].relation_oid) != NULL)
+		const SourceTable *t = find_published(pub, npub, mt[i].relation_oid);
+
+		if (t != NULL && (mt[i].definition != NULL || t->definition == NULL))
 			continue;
 		if (!any && !mirror_begin(run->mirror))
 			goto failed;
 		any = true;
+		if (t != NULL) {
+			if (!mirror_set_definition(run->mirror, t->oid, t->definition))
+				goto failed;
+			continue;
+		}
 		if (apply != NULL)
 			apply_forget_table(apply, mt[i].relation_oid);
 		if (!mirror_table_drop(run->mirror, mt[i].relation_oid))
@@ -283,36 +295,6 @@ static bool resync_oids(Run *run, char *const *resync, int nresync, uint32_t **o
 	return true;
 }
 
-/*
- * Stores the published definition of each mirror table that has none (a
- * mirror made by an older pgmirror): its rows were right when it last
- * checked, so no sync is needed.
- */
-static int fill_definitions(Run *run, const MirrorTableInfo *mt, int nmt, const SourceTable *pub,
-			    int npub)
-{
-	bool any = false;
-
-	for (int j = 0; j < nmt; j++) {
-		const SourceTable *t = find_published(pub, npub, mt[j].relation_oid);
-
-		if (mt[j].definition != NULL || t == NULL || t->definition == NULL)
-			continue;
-		if (!any && !mirror_begin(run->mirror))
-			goto failed;
-		any = true;
-		if (!mirror_set_definition(run->mirror, t->oid, t->definition))
-			goto failed;
-	}
-	if (any && !mirror_commit(run->mirror))
-		goto failed;
-	return EXIT_OK;
-failed:
-	log_error("%s", mirror_error(run->mirror));
-	mirror_rollback(run->mirror);
-	return EXIT_ERROR;
-}
-
 /* Whether the publications publish mirror table mt differently from when
  * it was last copied (t: its relation as published now). */
 static bool definition_changed(const MirrorTableInfo *mt, const SourceTable *t)
@@ -354,8 +336,7 @@ int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resyn
 	}
 	/* Leaves before joins: a table dropped and made again under its old
 	 * name has a new OID, and its old mirror table must go first. */
-	if ((rc = drop_leaves(run, apply, mt, nmt, pub, npub)) != EXIT_OK ||
-	    (rc = fill_definitions(run, mt, nmt, pub, npub)) != EXIT_OK)
+	if ((rc = update_known(run, apply, mt, nmt, pub, npub)) != EXIT_OK)
 		goto done;
 	/* (no room for one sync: none for the next either) */
 	for (int i = 0; i < npub && rc == EXIT_OK && !run->sync_deferred && !replicate_stopping();

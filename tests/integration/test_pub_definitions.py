@@ -49,6 +49,18 @@ def change(ctx, table, base):
             % (table, base, base + 1, table, table, table, table, base))
 
 
+def schema_table(ctx, schema, other):
+    """Table schema.m, published by a new publication FOR TABLES IN SCHEMA
+    schema (its name returned), and schema other to move it to."""
+    ctx.sql("""
+        CREATE SCHEMA %s; CREATE SCHEMA %s;
+        CREATE TABLE %s.m (id serial PRIMARY KEY, store int, v int);
+        INSERT INTO %s.m (store, v) SELECT g %% 3, g FROM generate_series(1, 20) g;
+        CREATE PUBLICATION p%s FOR TABLES IN SCHEMA %s;
+    """ % (schema, other, schema, schema, schema, schema))
+    return "p" + schema
+
+
 def test_once(ctx, v15):
     ctx.sql("""
         CREATE TABLE k (id serial, store int, v int, PRIMARY KEY (id, store));
@@ -70,19 +82,14 @@ def test_once(ctx, v15):
     ctx.create_marker("pub")
     pubs = ["pub", "pf"]
     if v15:
-        ctx.sql("""
-            CREATE SCHEMA s; CREATE SCHEMA elsewhere;
-            CREATE TABLE s.m (id serial PRIMARY KEY, store int, v int);
-            INSERT INTO s.m (store, v) SELECT g % 3, g FROM generate_series(1, 20) g;
-            CREATE PUBLICATION ps FOR TABLES IN SCHEMA s;
-        """)
-        pubs.append("ps")
+        pubs.append(schema_table(ctx, "s", "elsewhere"))
     path, slot = ctx.path(), ctx.slot()
 
     def once(*extra):
         started = time.time()
         rc, out, err = ctx.once(path, slot, pubs, *extra)
         harness.log("--once %s: %.1f s\n%s" % (" ".join(extra), time.time() - started, err))
+        return err
     once()
     all_k = ("k", ["id", "store", "v"])
     all_f = ("f", ["store", "v"])
@@ -117,6 +124,17 @@ def test_once(ctx, v15):
     ctx.sql("ALTER TABLE r ATTACH PARTITION r3 FOR VALUES FROM (200) TO (300)")
     once()
     ctx.assert_mirror_equals_source(path, "r")
+
+    # a mirror of an older pgmirror, without definitions: filled in, no copy
+    con = ctx.mirror_connect(path)
+    con.execute("UPDATE pgmirror_tables SET definition = NULL")
+    con.commit()
+    con.close()
+    err = once()
+    check("synced again" not in err, "tables synced for a missing definition:\n" + err)
+    nulls = ctx.mirror_query(path, "SELECT table_name FROM pgmirror_tables "
+                             "WHERE definition IS NULL")
+    check(not nulls, "tables without a definition: %s" % nulls)
 
     # --resync with the name the table had before its rename
     con = ctx.mirror_connect(path)
@@ -201,14 +219,8 @@ def test_service(ctx, v15):
     ctx.create_marker("spub", "smarker")
     pubs = ["spub", "spf"]
     if v15:
-        ctx.sql("""
-            CREATE SCHEMA ss; CREATE SCHEMA ssout;
-            CREATE TABLE ss.m (id serial PRIMARY KEY, store int, v int);
-            INSERT INTO ss.m (store, v) SELECT g % 3, g FROM generate_series(1, 20) g;
-            CREATE PUBLICATION sps FOR TABLES IN SCHEMA ss;
-            ALTER PUBLICATION spf SET TABLE sf (v);
-        """)
-        pubs.append("sps")
+        pubs.append(schema_table(ctx, "ss", "ssout"))
+        ctx.sql("ALTER PUBLICATION spf SET TABLE sf (v)")
     path, slot = ctx.path("service.db"), ctx.slot("svc")
     ctx.once(path, slot, pubs)
     proc = ctx.start_follow(path, slot, pubs, "-v")
