@@ -599,8 +599,8 @@ static void note_unknown(Applier *a, RelEntry *r)
 	r->noted = true;
 	a->unknown = xreallocarray(a->unknown, (size_t)a->nunknown + 1, sizeof(uint32_t));
 	a->unknown[a->nunknown++] = r->oid;
-	log_debug("changes to \"%s\" (OID %u), which the mirror does not have, are skipped "
-		  "until it is synced", r->display, r->oid);
+	log_debug("changes to \"%s\" (OID %u), which the mirror %s, are skipped until it is "
+		  "synced", r->display, r->oid, r->needs_sync ? "must copy again" : "does not have");
 }
 
 /*
