@@ -6,11 +6,13 @@ WAL a checkpoint had already removed). Such a slot can never stream again,
 so it is treated like an invalidated one: pgmirror warns, creates it again
 and rebuilds the mirror from a fresh copy in one SQLite transaction; a
 reader keeps the old rows until it ends its read transaction, and the
-mirror equals the source and follows changes again. The test removes the
-segment file itself (the server's own bug cannot be triggered at will), so
-it runs alone."""
+mirror equals the source and follows changes again. A service meets it
+twice in one run (the second time after the new slot has streamed) and
+mends it both times. The test removes the segment file itself (the
+server's own bug cannot be triggered at will), so it runs alone."""
 
 import os
+import signal
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -94,9 +96,36 @@ def test(ctx):
     try:
         ctx.catch_up(path, proc=proc, timeout=120)
         ctx.assert_mirror_equals_source(path, "r", "k")
+        check("rebuilding" in proc.stderr(), "the service did not rebuild:\n%s"
+              % proc.stderr())
+
+        # A second loss in the same service run, once the new slot has
+        # streamed: mended the same way (not "cannot be read either"). The
+        # service is held while its connection is cut and the WAL removed.
+        ctx.sql("UPDATE r SET v = 'streamed' WHERE id = 800")
+        ctx.catch_up(path, proc=proc)
+        os.kill(proc.pid, signal.SIGSTOP)
+        try:
+            admin.execute("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots "
+                          "WHERE slot_name = %s", (slot,))
+            ctx.wait_slot_inactive(slot)
+            admin.execute("SELECT restart_lsn FROM pg_replication_slots "
+                          "WHERE slot_name = %s", (slot,))
+            segment = wal_file(admin, admin.fetchone()[0])
+            ctx.sql("UPDATE r SET v = 'second loss' WHERE id BETWEEN 700 AND 710")
+            for _ in range(3):
+                admin.execute("SELECT pg_switch_wal()")
+                ctx.sql("INSERT INTO r VALUES (5002, 'later')  ON CONFLICT (id) DO UPDATE "
+                        "SET v = r.v || '+'")
+            os.unlink(os.path.join(os.path.dirname(seg_path), segment))
+        finally:
+            os.kill(proc.pid, signal.SIGCONT)
+        ctx.catch_up(path, proc=proc, timeout=120)
+        ctx.assert_mirror_equals_source(path, "r", "k")
+        n = proc.stderr().count("rebuilding")
+        check(n == 2, "the service rebuilt %d times, want 2:\n%s" % (n, proc.stderr()))
     finally:
         ctx.stop(proc)
-    check("rebuilding" in proc.stderr(), "the service did not rebuild:\n%s" % proc.stderr())
 
 
 harness.main(test, exclusive=True)
