@@ -25,6 +25,20 @@ def wal_file(admin, lsn):
     return admin.fetchone()[0]
 
 
+def remove_slot_wal(ctx, admin, slot, wal_dir, first, key):
+    """Changes rows first..first+10 of r, moves the server three WAL
+    segments on, and removes the segment of the slot's restart_lsn."""
+    admin.execute("SELECT restart_lsn FROM pg_replication_slots WHERE slot_name = %s",
+                  (slot,))
+    segment = wal_file(admin, admin.fetchone()[0])
+    ctx.sql("UPDATE r SET v = 'lost %d' WHERE id BETWEEN %d AND %d" % (first, first, first + 10))
+    for _ in range(3):
+        admin.execute("SELECT pg_switch_wal()")
+        ctx.sql("INSERT INTO r VALUES (%d, 'later')  ON CONFLICT (id) DO UPDATE "
+                "SET v = r.v || '+'" % key)
+    os.unlink(os.path.join(wal_dir, segment))
+
+
 def test(ctx):
     ctx.sql("""
         CREATE TABLE r (id int PRIMARY KEY, v text);
@@ -83,15 +97,7 @@ def test(ctx):
     ctx.assert_mirror_equals_source(path, "r", "k")
 
     # A service meets the same: it rebuilds instead of retrying for ever.
-    admin.execute("SELECT restart_lsn FROM pg_replication_slots WHERE slot_name = %s",
-                  (slot,))
-    segment = wal_file(admin, admin.fetchone()[0])
-    ctx.sql("UPDATE r SET v = 'service' WHERE id BETWEEN 600 AND 610")
-    for _ in range(3):
-        admin.execute("SELECT pg_switch_wal()")
-        ctx.sql("INSERT INTO r VALUES (5001, 'later')  ON CONFLICT (id) DO UPDATE "
-                "SET v = r.v || '+'")
-    os.unlink(os.path.join(os.path.dirname(seg_path), segment))
+    remove_slot_wal(ctx, admin, slot, os.path.dirname(seg_path), 600, 5001)
     proc = ctx.start_follow(path, slot, "pub", tag="service")
     try:
         ctx.catch_up(path, proc=proc, timeout=120)
@@ -109,15 +115,7 @@ def test(ctx):
             admin.execute("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots "
                           "WHERE slot_name = %s", (slot,))
             ctx.wait_slot_inactive(slot)
-            admin.execute("SELECT restart_lsn FROM pg_replication_slots "
-                          "WHERE slot_name = %s", (slot,))
-            segment = wal_file(admin, admin.fetchone()[0])
-            ctx.sql("UPDATE r SET v = 'second loss' WHERE id BETWEEN 700 AND 710")
-            for _ in range(3):
-                admin.execute("SELECT pg_switch_wal()")
-                ctx.sql("INSERT INTO r VALUES (5002, 'later')  ON CONFLICT (id) DO UPDATE "
-                        "SET v = r.v || '+'")
-            os.unlink(os.path.join(os.path.dirname(seg_path), segment))
+            remove_slot_wal(ctx, admin, slot, os.path.dirname(seg_path), 700, 5002)
         finally:
             os.kill(proc.pid, signal.SIGCONT)
         ctx.catch_up(path, proc=proc, timeout=120)

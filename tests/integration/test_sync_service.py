@@ -11,7 +11,8 @@ the publication takes that name (the other table is removed), as a start
 would do; (5) many tables that join at once are synced in one snapshot
 (one sync LSN), and a kill -9 in the middle keeps the tables finished,
 syncs the others in one more snapshot, and doubles nothing in a keyless
-table. CASES=sighup,names,... runs some of them only."""
+table; (6) SIGHUP to a --once run does not end it. CASES=sighup,names,...
+runs some of them only."""
 
 import os
 import re
@@ -23,7 +24,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from harness import check, fail  # noqa: E402
 
-NMANY = 30
+NMANY = 40
+T0 = time.time()
 CASES = [c for c in os.environ.get("CASES", "").split(",") if c]
 
 
@@ -117,6 +119,23 @@ def case_rename(ctx, path, proc):
     ctx.assert_mirror_equals_source(path, "x_y")
 
 
+def case_once_hup(ctx):
+    """SIGHUP to a --once first run that waits for its slot: it goes on."""
+    path, slot = ctx.path("once.db"), ctx.slot("once")
+    holder = ctx.hold_xid()
+    try:
+        proc = ctx.start(ctx.mirror_args(path, slot, "pub", "--once"), tag="once")
+        ctx.wait_slot_creation_waiting(slot, proc)
+        os.kill(proc.pid, signal.SIGHUP)
+        time.sleep(0.2)
+    finally:
+        holder.rollback()
+        holder.close()
+    rc = ctx.stop(proc, sig=0, timeout=60)
+    check(rc == 0, "--once after SIGHUP exited %d:\n%s" % (rc, proc.stderr()))
+    ctx.assert_mirror_equals_source(path, "pgm_marker")
+
+
 def case_kill9(ctx, path, slot):
     ctx.sql("""
         DO $$ BEGIN
@@ -124,18 +143,21 @@ def case_kill9(ctx, path, slot):
             EXECUTE format('CREATE TABLE m%%s (a int, b text)', i);
             EXECUTE format('ALTER TABLE m%%s REPLICA IDENTITY FULL', i);
             EXECUTE format('INSERT INTO m%%s SELECT g %%%% 100, ''dup'' '
-                           'FROM generate_series(1, 20000) g', i);
+                           'FROM generate_series(1, 1000) g', i);
           END LOOP;
         END $$;
     """ % NMANY)
+    harness.log("tables made at %.1f s" % (time.time() - T0))
     proc = ctx.start_follow(path, slot, "pub", "-v", tag="kill9")
     ctx.catch_up(path, proc=proc)
     ctx.sql("ALTER PUBLICATION pub ADD TABLE %s"
             % ", ".join("m%d" % i for i in range(1, NMANY + 1)))
     os.kill(proc.pid, signal.SIGHUP)
-    wait_for("a few tables synced",
-             lambda: len(re.findall(r'table "public\.m\d+" joined', proc.stderr())) >= 3,
-             proc, 60)
+    deadline = time.time() + 60 * harness.SLOW
+    while len(re.findall(r'table "public\.m\d+" joined', proc.stderr())) < 3:
+        check(proc.poll() is None and time.time() < deadline,
+              "no tables synced (exit %s):\n%s" % (proc.poll(), proc.stderr()))
+        time.sleep(0.002)
     proc.popen.kill()
     proc.popen.wait()
     done = len(re.findall(r'table "public\.m\d+" joined', proc.stderr()))
@@ -146,6 +168,7 @@ def case_kill9(ctx, path, slot):
                 "INSERT INTO m%d VALUES (1, 'dup')" % (i, i, i))
     proc = ctx.start_follow(path, slot, "pub", "-v", tag="after")
     ctx.catch_up(path, proc=proc, timeout=120)
+    harness.log("caught up at %.1f s" % (time.time() - T0))
     ctx.assert_mirror_equals_source(path, *["m%d" % i for i in range(1, NMANY + 1)])
     lsns = {r[0] for r in ctx.mirror_query(
         path, "SELECT sync_lsn FROM pgmirror_tables WHERE table_name LIKE 'm%'")}
@@ -172,15 +195,18 @@ def test(ctx):
     for name in ("sighup", "names", "transient", "rename"):
         if CASES and name not in CASES:
             continue
-        harness.log("case %s" % name)
+        harness.log("case %s at %.1f s" % (name, time.time() - T0))
         if name == "names":
             case_names(ctx, path, proc, slot)
         else:
             globals()["case_" + name](ctx, path, proc)
     rc = ctx.stop(proc)
     check(rc == 0, "pgmirror exited %d:\n%s" % (rc, proc.stderr()))
+    if not CASES or "once_hup" in CASES:
+        harness.log("case once_hup at %.1f s" % (time.time() - T0))
+        case_once_hup(ctx)
     if not CASES or "kill9" in CASES:
-        harness.log("case kill9")
+        harness.log("case kill9 at %.1f s" % (time.time() - T0))
         case_kill9(ctx, path, slot)
 
 
