@@ -79,8 +79,8 @@ int renames_at_start(Run *run, const SourceTable *tables, int ntables);
  * the mirror tables named in resync (all of them with resync_all). s: the
  * connection to read the publications on (NULL: the plain connection of
  * the catalog look-ups, run->lookup, so that a service's check once a
- * minute starts no walsender; a table to sync has a replication connection
- * of its own). apply: the stream's applier, or NULL; it is told
+ * minute starts no walsender; the tables to sync share a replication
+ * connection of their own, tablesync_sync()). apply: the stream's applier, or NULL; it is told
  * of every table changed, and must have no group open. tick (NULL: none)
  * is called while a sync waits or copies. Returns an exit code.
  */
