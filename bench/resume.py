@@ -23,18 +23,11 @@ import time
 
 import psycopg2
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tablesync import sql  # noqa: E402
+
 TABLES = int(os.environ.get("TABLES", "1000"))
 KEEP = int(os.environ.get("KEEP", "5"))
-
-
-def sql(q):
-    c = psycopg2.connect("")
-    c.autocommit = True
-    cur = c.cursor()
-    cur.execute(q)
-    out = cur.fetchall() if cur.description else None
-    c.close()
-    return out
 
 
 def load(stop, counter):
