@@ -149,7 +149,7 @@ static int setup(void **state)
 	assert_true(mirror_write_state(f->m, &st));
 	assert_true(mirror_commit(f->m));
 	f->catalog = (Catalog){&f->src, fake_type_info, fake_column_fill, fake_column_attnums,
-			       fake_column_values, fake_error, NULL, fake_relation_name, NULL};
+			       fake_column_values, fake_error, NULL, fake_relation_name, NULL, NULL};
 	f->a = apply_new(f->m, 0x100, &f->catalog);
 	f->lsn = 0x1000;
 	*state = f;
