@@ -111,4 +111,5 @@ def main():
           "%d rows" % (kept, len(copied), sum(copied)))
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -8,13 +8,32 @@
 -- lists and the OR of their row filters; one publication without a filter
 -- means no filter.
 --
+-- The last column, the table's definition, is a canonical text of what
+-- makes its published contents, compared with the one the mirror stored
+-- when it last copied the table (tablesync.c): a change means the table
+-- must be copied again. It names catalog rows by their identity, so that
+-- leaving and joining again shows: each publication that publishes it (its
+-- row's xmin, which ALTER PUBLICATION ... SET (...) changes; FOR ALL
+-- TABLES; publish_via_partition_root), each pg_publication_rel row of the
+-- table or of an ancestor (a new OID when it leaves and joins again; its
+-- row filter and column list), each pg_publication_namespace row of the
+-- schema of the table or of an ancestor (with the xmin of the table's row
+-- type, which moving the table to another schema and back changes), the
+-- pg_inherits rows (their xmin) linking the table to those ancestors, and
+-- for a published root its partitions (with theirs).
+--
 -- What differs between server versions is filled in by the caller: $2 the
 -- row filter (pt.rowfilter from 15 on, else NULL::text), $3 the column list
 -- (pt.attnames from 15 on, else NULL::name[]), $4 the condition that
--- leaves out generated columns (from 12 on, else nothing).
-WITH pubrel AS (
+-- leaves out generated columns (from 12 on, else nothing), $5 the text of
+-- publication p's publish_via_partition_root (from 13 on, else ''), $6 the
+-- text of pg_publication_rel row r's row filter and column list (from 15
+-- on, else ''), $7 the schema memberships of the table and its ancestors
+-- (from 15 on a query of pg_publication_namespace, else one that finds
+-- none).
+WITH RECURSIVE pubrel AS (
   SELECT c.oid AS relid, n.nspname, c.relname, c.relreplident, c.relkind,
-         $2 AS rowfilter, $3 AS attnames
+         $2 AS rowfilter, $3 AS attnames, pt.pubname
   FROM pg_catalog.pg_publication_tables pt
   JOIN pg_catalog.pg_namespace n ON n.nspname = pt.schemaname
   JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = pt.tablename
@@ -25,6 +44,34 @@ WITH pubrel AS (
          ELSE string_agg('(' || rowfilter || ')', ' OR ') END AS rowfilter
   FROM pubrel
   GROUP BY relid, nspname, relname, relreplident, relkind
+), pubs AS (
+  SELECT DISTINCT pr.relid, p.oid, p.xmin::text AS xmin, p.puballtables, $5 AS viaroot
+  FROM pubrel pr JOIN pg_catalog.pg_publication p ON p.pubname = pr.pubname
+), up(relid, anc, link) AS (
+  SELECT relid, relid, ''::text FROM t
+  UNION ALL
+  SELECT up.relid, i.inhparent, up.link || ' ' || i.xmin::text
+  FROM up JOIN pg_catalog.pg_inherits i ON i.inhrelid = up.anc
+), down(relid, part, link) AS (
+  SELECT relid, relid, ''::text FROM t WHERE relkind = 'p'
+  UNION ALL
+  SELECT down.relid, i.inhrelid, down.link || ' ' || i.xmin::text
+  FROM down JOIN pg_catalog.pg_inherits i ON i.inhparent = down.part
+), def AS (
+  SELECT relid, 'publication ' || oid || ' row ' || xmin ||
+         CASE WHEN puballtables THEN ' all tables' ELSE '' END || viaroot AS d
+  FROM pubs p
+  UNION ALL
+  SELECT up.relid, 'table ' || r.oid || ' of ' || r.prpubid || ' for ' || r.prrelid ||
+         ' via' || up.link $6
+  FROM up JOIN pg_catalog.pg_publication_rel r ON r.prrelid = up.anc
+  JOIN pubs ON pubs.relid = up.relid AND pubs.oid = r.prpubid
+  UNION ALL
+  $7
+  UNION ALL
+  SELECT relid, 'partition ' || part || ' via' || link FROM down WHERE part <> relid
+), defs AS (
+  SELECT relid, string_agg(d, '; ' ORDER BY d) AS definition FROM def GROUP BY relid
 )
 SELECT t.relid, t.nspname, t.relname, t.relreplident, t.relkind = 'p',
        t.rowfilter, a.attname, a.atttypid, a.atttypmod,
@@ -32,8 +79,10 @@ SELECT t.relid, t.nspname, t.relname, t.relreplident, t.relkind = 'p',
          SELECT 1 FROM pg_catalog.pg_index i
          WHERE i.indrelid = t.relid AND a.attnum = ANY (i.indkey) AND
                CASE t.relreplident WHEN 'i' THEN i.indisreplident
-               WHEN 'd' THEN i.indisprimary ELSE false END)
+               WHEN 'd' THEN i.indisprimary ELSE false END),
+       d.definition
 FROM t
+LEFT JOIN defs d ON d.relid = t.relid
 LEFT JOIN pg_catalog.pg_attribute a ON a.attrelid = t.relid
   AND a.attnum > 0 AND NOT a.attisdropped $4
   AND EXISTS (SELECT 1 FROM pubrel p WHERE p.relid = t.relid

@@ -507,7 +507,7 @@ void apply_defer_indexes(Applier *a)
 	a->defer_indexes = true;
 }
 
-bool apply_make_table(Applier *a, uint32_t relid, Lsn sync_lsn)
+bool apply_make_table(Applier *a, uint32_t relid, Lsn sync_lsn, const char *definition)
 {
 	bool skip;
 	RelEntry *r;
@@ -528,6 +528,11 @@ bool apply_make_table(Applier *a, uint32_t relid, Lsn sync_lsn)
 			return false;
 		}
 		r->sync_known = false; /* read again with the next change */
+	}
+	if (definition != NULL && !mirror_set_definition(a->m, relid, definition)) {
+		errbuf_set(&a->err, "%s", mirror_error(a->m));
+		abort_group(a);
+		return false;
 	}
 	return true;
 }

@@ -34,6 +34,9 @@ typedef struct RelEntry {
 	bool in_mirror;         /* a mirror table stands for this OID */
 	Lsn sync_lsn;           /* its changes apply from here (LSN_INVALID: all) */
 	bool noted;             /* not in the mirror: noted for the table sync */
+	bool needs_sync;        /* its mirror table must be copied again (a keyless
+				 * table's newly published column): its changes
+				 * are skipped, and it is noted, until then */
 	bool may_create;        /* apply_make_table() is making its table */
 	bool gone;              /* gone from the source, its name another's:
 				 * its changes are not applied (apply_rename.c) */

@@ -108,6 +108,22 @@ static bool in_moves(const Move *mv, int n, uint32_t oid)
 	return false;
 }
 
+/* Whether holder h's source table is published now (asked only when its
+ * name is what r is to take). */
+static bool holder_published(Applier *a, const MirrorTableInfo *h, bool *published)
+{
+	*published = true;
+	if (a->catalog->relation_published == NULL)
+		return true;
+	if (!a->catalog->relation_published(a->catalog->ctx, h->relation_oid, published)) {
+		apply_catalog_failed(a);
+		errbuf_set(&a->err, "could not ask whether table \"%s\" is still published on "
+			  "the source: %s", h->name, a->catalog->error(a->catalog->ctx));
+		return false;
+	}
+	return true;
+}
+
 /*
  * Makes name free for r: the chain of holders, each moved to its source
  * table's name now, appended to *mv; a holder whose source table is gone
@@ -144,8 +160,25 @@ static bool clear_name(Applier *a, RelEntry *r, Move **mv, int *nmv, uint32_t *d
 		}
 		if (ok) {
 			char *name = naming_table(nsp, rel);
+			bool clash = strcasecmp(name, target) == 0, published = true;
 
-			if (strcasecmp(name, target) == 0) {
+			if (clash && !holder_published(a, &h, &published)) {
+				free(name);
+				name = NULL;
+				ok = false;
+			} else if (clash && !published) {
+				/* it left the publications: the next check removes
+				 * it, as a start does at once (renames.c) */
+				*drop = h.relation_oid;
+				log_warning("mirror table \"%s\" is removed: its source table "
+					    "\"%s\".\"%s\" is no longer published, and \"%s\" "
+					    "takes its name", h.name, nsp, rel, r->display);
+				free(name);
+				free(nsp);
+				free(rel);
+				mirror_table_info_clear(&h);
+				return true;
+			} else if (clash) {
 				why = naming_clash(nsp, rel, r->def.source_schema, r->def.source_table);
 				if (why == NULL) /* r's names are history: not its own now */
 					why = xasprintf("mirror table \"%s\" has the name \"%s\".\"%s\" "
@@ -156,15 +189,17 @@ static bool clear_name(Applier *a, RelEntry *r, Move **mv, int *nmv, uint32_t *d
 				errbuf_set(&a->err, "could not mirror table \"%s\": %s", r->display, why);
 				ok = false;
 			}
-			*mv = xreallocarray(*mv, (size_t)*nmv + 1, sizeof(Move));
-			m = &(*mv)[(*nmv)++];
-			m->oid = h.relation_oid;
-			m->old = xstrdup(h.name);
-			m->name = name;
-			m->nspname = nsp;
-			m->relname = rel;
-			target = m->name;
-			nsp = rel = NULL;
+			if (name != NULL) {
+				*mv = xreallocarray(*mv, (size_t)*nmv + 1, sizeof(Move));
+				m = &(*mv)[(*nmv)++];
+				m->oid = h.relation_oid;
+				m->old = xstrdup(h.name);
+				m->name = name;
+				m->nspname = nsp;
+				m->relname = rel;
+				target = m->name;
+				nsp = rel = NULL;
+			}
 		}
 		free(why);
 		free(nsp);

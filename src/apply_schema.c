@@ -307,6 +307,37 @@ static bool fill_constant(Applier *a, RelEntry *r, int col, const char *name, So
 	return ok;
 }
 
+static void note_unknown(Applier *a, RelEntry *r);
+
+/*
+ * Sets *set when plan fills a column that a column list may have left out
+ * until now (the definition the table was copied with has one): its rows
+ * hold values then, which a keyless table cannot match, so the table must
+ * be copied again rather than filled with NULL or a default. A column that
+ * ALTER TABLE just added is not in a column list yet.
+ */
+static bool column_list_was_set(Applier *a, const RelEntry *r, const MirrorPlan *plan, bool *set)
+{
+	MirrorTableInfo info;
+	bool found, fills = false;
+
+	*set = false;
+	for (int i = 0; i < r->def.ncols; i++)
+		fills = fills || plan->conv[i] == CONV_FILL;
+	if (!fills)
+		return true;
+	if (!mirror_table_by_oid(a->m, r->oid, &found, &info)) {
+		errbuf_set(&a->err, "%s", mirror_error(a->m));
+		return false;
+	}
+	*set = found && info.definition != NULL && strstr(info.definition, " columns ") != NULL;
+	mirror_table_info_clear(&info);
+	if (*set)
+		log_info("a column of \"%s\" is published now whose values its existing rows "
+			 "cannot be matched for (it has no key): the table is synced again", r->display);
+	return true;
+}
+
 typedef struct FillRows {
 	Applier *a;
 	RelEntry *r;
@@ -470,6 +501,15 @@ static bool rel_sync(Applier *a, RelEntry *r)
 		errbuf_set(&a->err, "could not mirror table \"%s\": %s", r->display, mirror_error(a->m));
 		goto done;
 	}
+	if (plan.has_rows && !has_key(r)) {
+		if (!column_list_was_set(a, r, &plan, &r->needs_sync))
+			goto done;
+		if (r->needs_sync) {
+			note_unknown(a, r);
+			ok = true;
+			goto done;
+		}
+	}
 	fills = xcalloc((size_t)def->ncols + 1, sizeof(SourceFill));
 	for (int i = 0; i < def->ncols; i++) {
 		r->newvals[i].kind = VAL_NULL;
@@ -550,7 +590,8 @@ bool apply_type(Applier *a, const PgoType *t)
 	return true;
 }
 
-/* Notes a relation that changed but has no mirror table, once. */
+/* Notes a relation that changed but has no mirror table, or one that must
+ * be synced again, once. */
 static void note_unknown(Applier *a, RelEntry *r)
 {
 	if (r->noted)
@@ -558,8 +599,8 @@ static void note_unknown(Applier *a, RelEntry *r)
 	r->noted = true;
 	a->unknown = xreallocarray(a->unknown, (size_t)a->nunknown + 1, sizeof(uint32_t));
 	a->unknown[a->nunknown++] = r->oid;
-	log_debug("changes to \"%s\" (OID %u), which the mirror does not have, are skipped "
-		  "until it is synced", r->display, r->oid);
+	log_debug("changes to \"%s\" (OID %u), which the mirror %s, are skipped until it is "
+		  "synced", r->display, r->oid, r->needs_sync ? "must copy again" : "does not have");
 }
 
 /*
@@ -587,7 +628,7 @@ static bool decide_skip(Applier *a, RelEntry *r, bool *skip)
 		mirror_table_info_clear(&info);
 		r->sync_known = true;
 	}
-	if (!r->in_mirror) {
+	if (!r->in_mirror || r->needs_sync) {
 		note_unknown(a, r);
 		*skip = true;
 	} else if (r->sync_lsn != LSN_INVALID && a->txn_final_lsn < r->sync_lsn)
@@ -618,8 +659,9 @@ RelEntry *apply_rel_for_change(Applier *a, uint32_t relid, const char *what, boo
 		return NULL;
 	if (r->table == NULL && !rel_sync(a, r))
 		return NULL;
-	*skip = r->gone; /* its name is another's now (apply_rename.c) */
-	return r->gone ? NULL : r;
+	/* its name is another's now (apply_rename.c), or it is to be synced */
+	*skip = r->gone || r->needs_sync;
+	return *skip ? NULL : r;
 }
 
 void apply_set_sync_mode(Applier *a)
@@ -637,6 +679,7 @@ void apply_forget_table(Applier *a, uint32_t oid)
 	r->table = NULL;
 	r->sync_known = false;
 	r->noted = false;
+	r->needs_sync = false;
 }
 
 void apply_mark_creatable(Applier *a, uint32_t oid, bool on)

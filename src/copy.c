@@ -513,7 +513,7 @@ static bool make_table(Copier *c, const SourceTable *t, Lsn sync_lsn)
 {
 	if (!describe_table(c, t))
 		return false;
-	if (!apply_make_table(c->a, t->oid, sync_lsn)) {
+	if (!apply_make_table(c->a, t->oid, sync_lsn, t->definition)) {
 		errbuf_set(&c->err, "%s", apply_error(c->a));
 		return false;
 	}

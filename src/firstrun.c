@@ -121,9 +121,10 @@ static bool finish_first_run(Run *run, MirrorState *st)
 /*
  * A first run that did not finish goes on: the tables it copied stay (each
  * consistent with the stream from the slot's start by its sync LSN), and
- * the others are synced through snapshots of their own (tablesync.c), as
- * tables that join are; then the first run is finished and streams from
- * the slot's start.
+ * the others are synced all at one more snapshot (tablesync.c), as tables
+ * that join are (one slot's wait for the source's running transactions,
+ * not one per table); then the first run is finished and streams from the
+ * slot's start.
  */
 static int resume_first_run(Run *run, int nkept)
 {

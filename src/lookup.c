@@ -19,6 +19,8 @@ struct Lookup {
 	TickFn tick;            /* while streaming: the stream's tick */
 	void *tick_ctx;
 	bool stopped;           /* the last look-up was stopped by the tick */
+	char **pubs;            /* the mirror's publications */
+	int npubs;
 	Catalog catalog;        /* asks this Lookup */
 };
 
@@ -120,6 +122,28 @@ static bool lookup_relation_name(void *ctx, uint32_t relid, char **nspname, char
 	return LOOKUP(l, session_relation_name(l->session, relid, nspname, relname));
 }
 
+/* Asked rarely (a name clash in the stream): the whole list is read. */
+static bool lookup_published(void *ctx, uint32_t relid, bool *published)
+{
+	Lookup *l = ctx;
+	SourceTable *t = NULL;
+	int n = 0;
+
+	*published = false;
+	if (!LOOKUP(l, session_publication_tables(l->session, l->pubs, l->npubs, &t, &n)))
+		return false;
+	for (int i = 0; i < n && !*published; i++)
+		*published = t[i].oid == relid;
+	source_tables_free(t, n);
+	return true;
+}
+
+void lookup_set_publications(Lookup *l, const char *pubs_text)
+{
+	strv_free(l->pubs, l->npubs);
+	l->npubs = strv_split(pubs_text, ',', &l->pubs);
+}
+
 static const char *lookup_error(void *ctx)
 {
 	return session_error(((Lookup *)ctx)->session);
@@ -142,7 +166,8 @@ Lookup *lookup_new(const ConnParams *cp)
 	l->catalog = (Catalog){.ctx = l, .type_info = lookup_type, .column_fill = lookup_fill,
 			       .column_attnums = lookup_attnums, .column_values = lookup_values,
 			       .indexes = lookup_indexes, .error = lookup_error, .lost = lookup_lost,
-			       .relation_name = lookup_relation_name};
+			       .relation_name = lookup_relation_name,
+			       .relation_published = lookup_published};
 	return l;
 }
 
@@ -151,6 +176,7 @@ void lookup_free(Lookup *l)
 	if (l == NULL)
 		return;
 	session_free(l->own);
+	strv_free(l->pubs, l->npubs);
 	free(l);
 }
 

@@ -74,6 +74,12 @@ static void handle_stop(int sig)
 	replicate_request_stop();
 }
 
+static void handle_check(int sig)
+{
+	(void)sig;
+	replicate_request_check();
+}
+
 static PGM_NORETURN PGM_PRINTF(1, 2) void usage_error(const char *fmt, ...)
 {
 	va_list ap;
@@ -328,6 +334,10 @@ int main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* SIGHUP never ends pgmirror: it asks for the publications' check */
+	sa.sa_handler = handle_check;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if (ask && (rc = ask_password(&opt, &password)) >= 0)
 		return rc;

@@ -394,9 +394,9 @@ static bool record_definition(Mirror *m, const MirrorTableDef *def)
 	if (!mirror_exec_owned(m, sqlite3_mprintf(
 		    "DELETE FROM pgmirror_columns WHERE table_name = %Q;"
 		    "INSERT OR REPLACE INTO pgmirror_tables (table_name, source_schema, "
-		    "source_table, relation_oid, replica_identity, sync_lsn) VALUES (%Q, %Q, %Q, "
-		    "%u, '%c', (SELECT sync_lsn FROM pgmirror_tables WHERE table_name = %Q AND "
-		    "relation_oid = %u))",
+		    "source_table, relation_oid, replica_identity, sync_lsn, definition) "
+		    "SELECT %Q, %Q, %Q, %u, '%c', o.sync_lsn, o.definition FROM (SELECT 1) "
+		    "LEFT JOIN pgmirror_tables o ON o.table_name = %Q AND o.relation_oid = %u",
 		    def->name, def->name, def->source_schema, def->source_table,
 		    def->relation_oid, def->replident, def->name, def->relation_oid)))
 		return false;

@@ -1,7 +1,8 @@
 /*
  * mirror_sync.c: the tables' sync LSNs (pgmirror_tables.sync_lsn: the
- * snapshot a table's rows came from; mirror_names.c reads them with the
- * rest of a table's row), and the upgrade of an older mirror file's own
+ * snapshot a table's rows came from) and publication definitions
+ * (pgmirror_tables.definition: what made them; mirror_names.c reads both
+ * with the rest of a table's row), and the upgrade of an older mirror file's own
  * tables to this format.
  */
 #include "config.h"
@@ -56,6 +57,13 @@ bool mirror_upgrade(Mirror *m)
 	return mirror_exec_owned(m, sqlite3_mprintf(
 		"UPDATE pgmirror_state SET format_version = %d WHERE format_version < %d",
 		MIRROR_FORMAT_VERSION, MIRROR_FORMAT_VERSION));
+}
+
+bool mirror_set_definition(Mirror *m, uint32_t oid, const char *definition)
+{
+	return mirror_exec_owned(m, sqlite3_mprintf(
+		"UPDATE pgmirror_tables SET definition = %Q WHERE relation_oid = %u", definition,
+		oid));
 }
 
 bool mirror_set_sync_lsn(Mirror *m, uint32_t oid, Lsn lsn)

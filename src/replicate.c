@@ -5,7 +5,7 @@
  * the mirror's indexes match the source's (indexes.h), then
  * streams (stream.c), connecting again with backoff when a service loses
  * the source; --verify's catch-up to its snapshot (verify.c compares);
- * and --drop-slot. Owns the SIGTERM flag.
+ * and --drop-slot. Owns the SIGTERM flag and SIGHUP's check request.
  */
 #include "config.h"
 
@@ -25,10 +25,22 @@
 /* Set by the signal handler, read by the copy's reader thread too: a
  * lock-free atomic, which a handler may store to. */
 static atomic_int stop_requested;
+/* Set by SIGHUP: check the publications now. */
+static atomic_int check_requested;
 
 void replicate_request_stop(void)
 {
 	stop_requested = 1;
+}
+
+void replicate_request_check(void)
+{
+	check_requested = 1;
+}
+
+bool replicate_take_check_request(void)
+{
+	return atomic_exchange(&check_requested, 0) != 0;
 }
 
 bool replicate_stopping(void)
@@ -374,6 +386,8 @@ static int prepare(Run *run)
 		rc = check_publications(run, pubs, npubs);
 		strv_free(pubs, npubs);
 	}
+	/* the checks below are what SIGHUP asks for */
+	(void)replicate_take_check_request();
 	if (rc == EXIT_OK && run->state.present && run->state.initial_copy_done)
 		rc = check_slot(run, &rebuild);
 	if (rc == EXIT_OK && (rebuild || !run->state.present || !run->state.initial_copy_done))
@@ -410,7 +424,10 @@ static int prepare(Run *run)
 static StreamEnd stream_round(Run *run, int *rc)
 {
 	Applier *apply = apply_new(run->mirror, run->state.confirmed_lsn, run->catalog);
-	StreamEnd end = stream_run(run, apply);
+	StreamEnd end;
+
+	lookup_set_publications(run->lookup, run->state.publications);
+	end = stream_run(run, apply);
 
 	mirror_rollback(run->mirror);
 	apply_free(apply);
@@ -432,7 +449,9 @@ int replicate_run(const ReplicateOptions *opt)
 	bool continuous = replicate_continuous(&run);
 	Verifier *verifier = NULL; /* --verify: the snapshot to compare with */
 	bool reconnecting = false; /* a stream was lost: wait for the source */
-	bool rebuilt_unreadable = false; /* a slot whose WAL was gone was made again */
+	bool rebuilt_unreadable = false; /* a slot whose WAL was gone was made again,
+					  * and has not streamed since */
+	Lsn streamed_from;               /* the mirror's position before a round */
 
 	run.pubs_text = strv_join(opt->pubs, opt->npubs, ",");
 	run.lookup = lookup_new(&opt->conn);
@@ -498,9 +517,14 @@ int replicate_run(const ReplicateOptions *opt)
 				     : opt->once ? run.sys.xlogpos : LSN_INVALID;
 
 		started = mono_usecs();
+		streamed_from = run.state.confirmed_lsn;
 		end = stream_round(&run, &rc);
 		if (rc != EXIT_OK)
 			goto done;
+		/* a slot made again that has streamed is sound: WAL lost later
+		 * is a new loss, mended the same way */
+		if (run.state.confirmed_lsn > streamed_from)
+			rebuilt_unreadable = false;
 		if (end == STREAM_DONE && opt->verify && stop_requested) {
 			log_error("stopped by a signal; nothing was compared");
 			rc = EXIT_ERROR;

@@ -41,6 +41,10 @@ bool replicate_continuous(const Run *run);
 /* SIGTERM (replicate_request_stop()) was seen: finish up. */
 bool replicate_stopping(void);
 
+/* SIGHUP (replicate_request_check()) was seen since the last call: the
+ * publications are to be checked now. */
+bool replicate_take_check_request(void);
+
 /*
  * After the server ended the stream with an error: whether the server now
  * calls the mirror's slot lost (its WAL removed: wal_status = 'lost'),
@@ -71,17 +75,41 @@ int renames_at_start(Run *run, const SourceTable *tables, int ntables);
 /*
  * Makes the mirror's tables those the publications publish now (see
  * tablesync.c): drops the tables that left (a warning each), syncs those
- * that joined (after the renames, renames_at_start()), then syncs again
- * the mirror tables named in resync (all of them with resync_all). s: the
- * connection to read the publications on (NULL: the plain connection of
- * the catalog look-ups, run->lookup, so that a service's check once a
- * minute starts no walsender; a table to sync has a replication connection
- * of its own). apply: the stream's applier, or NULL; it is told
+ * that joined (after the renames, renames_at_start()), and syncs again
+ * the mirror tables named in resync (all of them with resync_all; a name
+ * from before a rename counts), those published differently now (their
+ * stored definitions) and those the stream noted as to be copied again
+ * (apply_unknown_relations()). s: the connection to read the publications
+ * on (NULL: the plain connection of the catalog look-ups, run->lookup, so
+ * that a service's check once a minute starts no walsender; the tables to
+ * sync share a replication connection of their own, tablesync_sync()).
+ * apply: the stream's applier, or NULL; it is told
  * of every table changed, and must have no group open. tick (NULL: none)
  * is called while a sync waits or copies. Returns an exit code.
  */
 int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resync,
 			int nresync, bool resync_all, TickFn tick, void *tick_ctx);
+
+/* A table to sync (tablesync_sync()). */
+typedef struct SyncTarget {
+	uint32_t oid;           /* the source relation */
+	const char *nspname;    /* its names, for messages */
+	const char *relname;
+	const char *replace;    /* the mirror table synced again; NULL: it joins */
+	bool requested;         /* --resync: a failure ends the run, never waits */
+} SyncTarget;
+
+/*
+ * Syncs the tables tg[0..n-1], all at the snapshot of one temporary slot
+ * (made only when n > 0), each in an SQLite transaction of its own with
+ * that slot's LSN as its sync LSN (see tablesync.c). A table no longer
+ * published in the snapshot is left alone. A service that cannot sync now
+ * for a reason a later try may not meet goes on with a warning and sets
+ * run->sync_deferred (the check tries again). apply: as for
+ * tablesync_reconcile(), which calls this with the tick set. Returns an
+ * exit code.
+ */
+int tablesync_sync(Run *run, Applier *apply, const SyncTarget *tg, int n);
 
 /* What a streaming round ended with. */
 typedef enum StreamEnd {

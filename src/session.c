@@ -51,6 +51,40 @@ bool session_error_stopped(const Session *s)
 	return s->stopped;
 }
 
+void session_note_state(Session *s, const PGresult *res)
+{
+	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	size_t n = state != NULL ? strlen(state) : 0;
+
+	if (n >= sizeof(s->sqlstate))
+		n = sizeof(s->sqlstate) - 1;
+	memcpy(s->sqlstate, state != NULL ? state : "", n);
+	s->sqlstate[n] = '\0';
+	s->in_use = strcmp(s->sqlstate, "55006") == 0;
+	s->no_room = strncmp(s->sqlstate, "53", 2) == 0;
+}
+
+/*
+ * What a later try may not meet again: a connection lost (class 08, or
+ * gone), a server shutting down or a command cancelled (57), no room
+ * (53), an object in use (55006) or locked (55P03), a name already
+ * taken (42710: a temporary slot's, by a race), a transaction that lost
+ * a conflict (40).
+ */
+bool session_error_transient(const Session *s)
+{
+	static const char *const states[] = {"08", "57", "53", "55006", "55P03", "42710", "40"};
+
+	if (s->stopped)
+		return false;
+	if (!session_connected(s))
+		return true;
+	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++)
+		if (s->sqlstate[0] != '\0' && strncmp(s->sqlstate, states[i], strlen(states[i])) == 0)
+			return true;
+	return false;
+}
+
 void session_set_stop_check(Session *s, bool (*stopping)(void))
 {
 	s->stopping = stopping;
@@ -220,7 +254,7 @@ bool session_run_noted(Session *s, const char *sql, int nparams, const char *con
 		       const char *wait_note)
 {
 	PGresult *res = NULL, *r;
-	const char *state, *msg;
+	const char *msg;
 	int cancel_waited = -1; /* ms waited since the cancel; -1: not cancelled */
 	int64_t started = mono_usecs();
 	bool sent;
@@ -228,6 +262,7 @@ bool session_run_noted(Session *s, const char *sql, int nparams, const char *con
 	s->in_use = false;
 	s->no_room = false;
 	s->stopped = false;
+	s->sqlstate[0] = '\0';
 	if (out != NULL)
 		*out = NULL;
 	if (nparams > 0 && s->walsender) {
@@ -279,9 +314,7 @@ bool session_run_noted(Session *s, const char *sql, int nparams, const char *con
 			break; /* the COPY's data follows */
 	}
 	if (PQresultStatus(res) != want) {
-		state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
-		s->in_use = state != NULL && strcmp(state, "55006") == 0;
-		s->no_room = state != NULL && strncmp(state, "53", 2) == 0;
+		session_note_state(s, res);
 		s->stopped = cancel_waited >= 0;
 		msg = res ? PQresultErrorMessage(res) : PQerrorMessage(s->conn);
 		if (s->stopped)
@@ -368,6 +401,7 @@ static bool connect_with(Session *s, const ConnParams *cp, const char *replicati
 
 	session_disconnect(s);
 	s->in_use = s->no_room = false;
+	s->sqlstate[0] = '\0';
 	s->walsender = replication != NULL;
 	conn_keywords(cp, replication, keys, vals);
 	s->conn = PQconnectdbParams(keys, vals, 1);

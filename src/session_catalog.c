@@ -41,6 +41,7 @@ void source_tables_free(SourceTable *tables, int n)
 		free(t->nspname);
 		free(t->relname);
 		free(t->rowfilter);
+		free(t->definition);
 	}
 	free(tables);
 }
@@ -447,6 +448,20 @@ done:
 	return ok;
 }
 
+/* The parts of sql/source-tables.sql's definition that differ between
+ * server versions (see there). */
+static const char rel_filter_columns[] =
+	"|| coalesce(' where ' || pg_catalog.pg_get_expr(r.prqual, r.prrelid), '') "
+	"|| coalesce(' columns ' || r.prattrs::text, '')";
+static const char schema_memberships[] =
+	"SELECT up.relid, 'schema ' || pn.oid || ' of ' || pn.pnpubid || ' for ' || pn.pnnspid "
+	"|| ' type ' || ty.xmin::text || ' via' || up.link "
+	"FROM up JOIN pg_catalog.pg_class c2 ON c2.oid = up.anc "
+	"JOIN pg_catalog.pg_publication_namespace pn ON pn.pnnspid = c2.relnamespace "
+	"JOIN pg_catalog.pg_type ty ON ty.oid = c2.reltype "
+	"JOIN pubs ON pubs.relid = up.relid AND pubs.oid = pn.pnpubid";
+static const char no_schema_memberships[] = "SELECT NULL::oid, NULL::text WHERE false";
+
 bool session_publication_tables(Session *s, char *const *pubs, int npubs,
 				SourceTable **out, int *n)
 {
@@ -454,9 +469,12 @@ bool session_publication_tables(Session *s, char *const *pubs, int npubs,
 	char *list = session_quote_list(s, (const char *const *)pubs, npubs, false, ", ");
 	char *sql = NULL;
 	int version = session_server_version(s);
-	const char *args[4] = {list, version >= 150000 ? "pt.rowfilter" : "NULL::text",
+	const char *args[7] = {list, version >= 150000 ? "pt.rowfilter" : "NULL::text",
 			       version >= 150000 ? "pt.attnames" : "NULL::name[]",
-			       version >= 120000 ? "AND a.attgenerated = ''" : ""};
+			       version >= 120000 ? "AND a.attgenerated = ''" : "",
+			       version >= 130000 ? "' via root ' || p.pubviaroot::text" : "''",
+			       version >= 150000 ? rel_filter_columns : "",
+			       version >= 150000 ? schema_memberships : no_schema_memberships};
 	SourceTable *tables = NULL;
 	int ntables = 0;
 	bool ok = false;
@@ -465,7 +483,7 @@ bool session_publication_tables(Session *s, char *const *pubs, int npubs,
 	*n = 0;
 	if (list == NULL)
 		goto done;
-	sql = session_sql_bind(session_sql_tables, args, 4);
+	sql = session_sql_bind(session_sql_tables, args, 7);
 	if (!session_run(s, sql, 0, NULL, PGRES_TUPLES_OK, &res, "read the published tables"))
 		goto done;
 	for (int row = 0; row < PQntuples(res); row++) {
@@ -484,6 +502,8 @@ bool session_publication_tables(Session *s, char *const *pubs, int npubs,
 			t->partitioned = strcmp(PQgetvalue(res, row, 4), "t") == 0;
 			if (!PQgetisnull(res, row, 5))
 				t->rowfilter = xstrdup(PQgetvalue(res, row, 5));
+			if (!PQgetisnull(res, row, 10))
+				t->definition = xstrdup(PQgetvalue(res, row, 10));
 		}
 		if (PQgetisnull(res, row, 6))
 			continue; /* no published column */

@@ -17,6 +17,7 @@ struct Session {
 	char *copybuf;       /* last PQgetCopyData buffer, freed on next call */
 	bool in_use;         /* last error was SQLSTATE 55006 */
 	bool no_room;        /* last error was of SQLSTATE class 53 */
+	char sqlstate[6];    /* the last error's SQLSTATE; "": none, or not the server's */
 	bool data_error;     /* last error: the stream hit data the source cannot send */
 	bool wal_gone;       /* last error: the slot's WAL was removed (SQLSTATE 58P01) */
 	bool server_error;   /* last error: the server ended the stream with an ERROR */
@@ -27,6 +28,9 @@ struct Session {
 	bool walsender;      /* a replication connection: no extended protocol */
 	ErrBuf err;          /* the last error */
 };
+
+/* Notes the SQLSTATE of res (NULL: none) as the last error's. */
+void session_note_state(Session *s, const PGresult *res);
 
 /* Frees the last PQgetCopyData buffer, if any. */
 void session_free_copybuf(Session *s);

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,6 +151,34 @@ bool session_begin_snapshot(Session *s)
 			   PGRES_COMMAND_OK, NULL, "begin the initial copy's transaction");
 }
 
+/*
+ * 64 random bits in hex (16 digits and a NUL): from /dev/urandom, or, on
+ * a system without it, from the clock and the address space, which still
+ * differ between two devices that run as the same pid.
+ */
+static void random_hex(char out[17])
+{
+	uint64_t r = 0;
+	FILE *f = fopen("/dev/urandom", "rb");
+
+	if (f == NULL || fread(&r, sizeof(r), 1, f) != 1)
+		r = (uint64_t)mono_usecs() ^ ((uint64_t)pgtime_now() << 20) ^
+		    (uint64_t)(uintptr_t)&r ^ (uint64_t)(uintptr_t)out;
+	if (f != NULL)
+		fclose(f);
+	snprintf(out, 17, "%016" PRIx64, r);
+}
+
+void session_temp_slot_name(const char *base, const char *what, char name[SLOT_NAME_SIZE])
+{
+	char hex[17];
+	/* base_what_HEX within the server's 63 bytes: base is cut short */
+	int room = SLOT_NAME_SIZE - 1 - 2 - (int)strlen(what) - 16;
+
+	random_hex(hex);
+	snprintf(name, SLOT_NAME_SIZE, "%.*s_%s_%s", room > 0 ? room : 0, base, what, hex);
+}
+
 bool session_snapshot_slot(Session *s, const ConnParams *cp, const char *slot, Lsn *point)
 {
 	SourceKind kind;
@@ -241,6 +270,7 @@ int session_copy_next(Session *s, char **row, size_t *len)
 	if (!ok) {
 		const char *msg = res ? PQresultErrorMessage(res) : PQerrorMessage(s->conn);
 
+		session_note_state(s, res);
 		errbuf_set(&s->err, "the copy of \"%s\" from the source failed: %.*s%s",
 			  s->copying ? s->copying : "?", session_trimmed(msg), msg,
 			   session_error_hint(res, false));

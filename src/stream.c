@@ -326,9 +326,9 @@ static bool step_periodic(Stream *s, int64_t now, int64_t interval)
 
 /*
  * Between groups: a change came for a relation the mirror does not have,
- * or (a service) a minute went by: make the mirror's tables those the
- * publications publish now (tablesync.c). The main connection stays open
- * and answered meanwhile (stream_tick).
+ * (a service) a minute went by, or SIGHUP asked for it: make the mirror's
+ * tables those the publications publish now (tablesync.c). The main
+ * connection stays open and answered meanwhile (stream_tick).
  */
 static bool step_reconcile(Stream *s, int64_t now)
 {
@@ -336,9 +336,14 @@ static bool step_reconcile(Stream *s, int64_t now)
 	bool due = s->run->endpos == LSN_INVALID && now - s->last_reconcile >= RECONCILE_USECS;
 	int rc;
 
-	/* a table the source had no room to sync waits for the minute's check */
-	if (apply_in_transaction(s->apply) ||
-	    ((apply_unknown_relations(s->apply, &oids) == 0 || s->run->sync_deferred) && !due))
+	if (apply_in_transaction(s->apply))
+		return true; /* a request waits for the transaction's end */
+	if (replicate_take_check_request()) {
+		log_info("checking the publications now (SIGHUP)");
+		due = true;
+	}
+	/* a table the source had no room to sync waits for the next check */
+	if ((apply_unknown_relations(s->apply, &oids) == 0 || s->run->sync_deferred) && !due)
 		return true;
 	if (!stream_flush(s)) {
 		s->end = replicate_stopping() ? STREAM_DONE : STREAM_FAILED;

@@ -2,22 +2,29 @@
  * tablesync.c: tables that join and leave the publications, and resyncs.
  * Compares the publications' tables (by relation OID) with the mirror's:
  * a mirror table whose relation is no longer published is dropped with a
- * warning; a published relation the mirror lacks is synced the way
- * PostgreSQL's own subscriber syncs a table: a second replication
- * connection takes a snapshot with a known LSN (a temporary slot made with
- * USE_SNAPSHOT), COPY reads that one table in it, and the copy is stored
- * with that LSN as the table's sync LSN, all in one SQLite transaction.
- * The stream then applies that table's changes only from transactions
+ * warning; the published relations the mirror lacks (and the tables to
+ * sync again) are synced the way PostgreSQL's own subscriber syncs a
+ * table, but all in one snapshot: a second replication connection takes a
+ * snapshot with a known LSN (a temporary slot made with USE_SNAPSHOT,
+ * which on a busy source waits for the transactions in progress: once,
+ * not once per table), COPY reads each table in it, and each table is
+ * stored with that LSN as its sync LSN in an SQLite transaction of its
+ * own. The stream then applies a table's changes only from transactions
  * that commit at or after its sync LSN (the applier's skip rule): the
- * snapshot holds the others. A sync that does not finish leaves nothing,
- * and the next reconciliation starts that table over.
+ * snapshot holds the others. An interrupted sync keeps the tables it
+ * finished; the next reconciliation syncs the others.
+ *
+ * A table stays the same relation but may be published differently: each
+ * mirror table stores the text of what made its published contents when it
+ * was copied (SourceTable's definition: memberships by catalog row, row
+ * filter, column list, publish_via_partition_root, a root's partitions);
+ * a table whose text differs now is synced again, the same way.
  */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "pgmirror/copy.h"
 #include "pgmirror/naming.h"
@@ -96,93 +103,103 @@ static bool restore_user_objects(Run *run, const MirrorUserObjects *u, const cha
 	return true;
 }
 
-/*
- * Syncs the table of relation oid (source table nspname.relname, for
- * messages): copied at a snapshot of its own and stored with that
- * snapshot's LSN, replacing mirror table replace (NULL: none), in one
- * SQLite transaction. A table no longer published in the snapshot is left
- * alone.
- *
- * A service whose table joins when the server has no room for the sync's
- * connection or temporary slot (every walsender or replication slot in
- * use: many devices syncing the same new table at once) goes on without
- * the table, with a warning, and sets run->sync_deferred: the stream then
- * tries again with its next check, a minute later, and skips the table's
- * changes until then (the later snapshot holds them). A run that is to
- * end (--once) fails instead, as does a resync.
- */
-static int sync_table(Run *run, Applier *apply, uint32_t oid, const char *nspname,
-		      const char *relname, const char *replace)
+/* The tables of a sync (below) from the first not yet synced, for a
+ * message: "table "s.t"" or "table "s.t" and N others". */
+static char *pending_text(const SyncTarget *tg, int n)
 {
-	Session *ss = session_new();
-	SourceTable *tables = NULL;
-	int ntables = 0;
-	const SourceTable *t;
-	Applier *a = NULL;
-	Copier *c = NULL;
-	MirrorUserObjects *user = NULL; /* set aside over a resync */
-	char slot[64], lsn[LSN_TEXT_SIZE], *why;
-	Lsn at = LSN_INVALID;
-	int64_t started = mono_usecs();
-	int rc = EXIT_ERROR;
-	bool copied;
+	return n > 1 ? xasprintf("table \"%s.%s\" and %d other%s", tg->nspname, tg->relname,
+				 n - 1, n > 2 ? "s" : "")
+		     : xasprintf("table \"%s.%s\"", tg->nspname, tg->relname);
+}
 
-	session_set_stop_check(ss, sync_stopping);
-	snprintf(slot, sizeof(slot), "pgmirror_sync_%ld_%u", (long)getpid(), oid);
-	if (!session_snapshot_slot(ss, &run->opt->conn, slot, &at)) {
-		if (session_error_stopped(ss)) {
-			log_info("%s; the table is synced on the next run", session_error(ss));
-			rc = EXIT_OK;
-		} else if (replace == NULL && replicate_continuous(run) &&
-			   (session_error_no_room(ss) || !session_connected(ss))) {
+/*
+ * The sync of tg[0..n-1] (the tables not synced yet) failed on the sync's
+ * own connection to the source: an exit code. A service goes on without
+ * them when a later try may succeed (no room for the connection or the
+ * temporary slot, a lost connection, a cancelled command, a taken name; a
+ * fleet of devices syncing the same tables at once meets these), with a
+ * warning, and sets run->sync_deferred: the stream tries again with its
+ * next check, a minute later (or at SIGHUP), and skips the changes of a
+ * table that joined until then (the later snapshot holds them); a table
+ * synced again keeps its rows meanwhile. A run that is to end (--once)
+ * fails instead, as does a sync the user asked for (--resync).
+ */
+static int sync_failed(Run *run, Session *ss, const char *err, const SyncTarget *tg, int n)
+{
+	bool requested = false;
+	char *what;
+
+	for (int i = 0; i < n; i++)
+		requested = requested || tg[i].requested;
+	if (session_error_stopped(ss) || replicate_stopping()) {
+		log_info("%s; the tables not synced yet are synced on the next run", err);
+		return EXIT_OK;
+	}
+	if (!requested && replicate_continuous(run) && session_error_transient(ss)) {
+		what = pending_text(tg, n);
+		if (n == 1 && tg->replace == NULL)
 			log_warning("could not copy table \"%s.%s\", which joined the publications, "
 				    "now: %s; the mirror goes on without it and tries again within "
-				    "a minute", nspname, relname, session_error(ss));
-			run->sync_deferred = true;
-			rc = EXIT_OK;
-		} else {
-			log_error("%s", session_error(ss));
-			run->conn_failed = !session_connected(ss);
-			rc = session_error_in_use(ss) ? EXIT_IN_USE : EXIT_ERROR;
-		}
-		goto done;
+				    "a minute", tg->nspname, tg->relname, err);
+		else
+			log_warning("could not sync %s now: %s; the mirror goes on without the "
+				    "tables that joined (a table synced again keeps its rows "
+				    "meanwhile) and tries again within a minute", what, err);
+		free(what);
+		run->sync_deferred = true;
+		return EXIT_OK;
 	}
-	/* the table as the snapshot has it */
-	if (!published_tables(run, ss, &tables, &ntables))
-		goto done;
-	t = find_published(tables, ntables, oid);
+	log_error("%s", err);
+	run->conn_failed = !session_connected(ss);
+	return session_error_in_use(ss) ? EXIT_IN_USE : EXIT_ERROR;
+}
+
+/*
+ * One table of a sync, in its own SQLite transaction: copied in the
+ * snapshot of the sync's connection (c's) at its LSN, and stored with it
+ * as its sync LSN, replacing mirror table tg->replace (NULL: none). A
+ * table no longer published in the snapshot is left alone. *copy_failed:
+ * the copy's error (copy_error()) is why it failed; else the failure was
+ * logged.
+ */
+static bool sync_one(Run *run, Applier *apply, Applier *a, Copier *c, const SyncTarget *tg,
+		     const SourceTable *tables, int ntables, Lsn at, bool *copy_failed)
+{
+	const SourceTable *t = find_published(tables, ntables, tg->oid);
+	MirrorUserObjects *user = NULL; /* set aside over a resync */
+	const char *replace = tg->replace;
+	char lsn[LSN_TEXT_SIZE], *why;
+	int64_t started = mono_usecs();
+	bool ok = false;
+
+	*copy_failed = false;
 	if (t == NULL) {
-		log_debug("relation OID %u is not published at %s; not synced", oid,
+		log_debug("relation OID %u is not published at %s; not synced", tg->oid,
 			  lsn_format(at, lsn));
-		rc = EXIT_OK;
-		goto done;
+		return true;
 	}
 	if ((why = table_problem(t)) != NULL) {
 		log_error("%s", why);
 		free(why);
+		return false;
+	}
+	if (!copy_begin_at(c, at)) {
+		*copy_failed = true;
 		goto done;
 	}
-	a = apply_new(run->mirror, LSN_INVALID, run->catalog);
-	apply_set_sync_mode(a);
-	c = copy_new(ss, a, sync_stopping);
-	if (!copy_begin_at(c, at))
-		goto copy_failed;
 	/* the user's objects on it are made again once the rows are in: its
 	 * triggers see nothing of the copy */
 	if (replace != NULL &&
 	    (!mirror_user_objects_save(run->mirror, &replace, 1, &user) ||
-	     !mirror_table_drop(run->mirror, oid))) {
+	     !mirror_table_drop(run->mirror, tg->oid))) {
 		log_error("could not drop mirror table \"%s\" to sync it again: %s", replace,
 			  mirror_error(run->mirror));
 		goto done;
 	}
-	/* the copy's catalog questions on this connection, in the snapshot,
-	 * as a first run's (firstrun.c): no plain connection is opened */
-	lookup_use_session(run->lookup, ss);
-	copied = copy_one_table(c, t, at) && copy_commit_at(c, at);
-	lookup_use_session(run->lookup, NULL);
-	if (!copied)
-		goto copy_failed;
+	if (!copy_one_table(c, t, at) || !copy_commit_at(c, at)) {
+		*copy_failed = true;
+		goto done;
+	}
 	if (user != NULL && !restore_user_objects(run, user, replace))
 		goto done;
 	if (!apply_flush(a)) {
@@ -190,31 +207,79 @@ static int sync_table(Run *run, Applier *apply, uint32_t oid, const char *nspnam
 		goto done;
 	}
 	if (apply != NULL)
-		apply_forget_table(apply, oid);
-	/* the rows are in the mirror: what is left is only the snapshot's end */
-	if (!session_commit(ss))
-		log_debug("%s", session_error(ss));
+		apply_forget_table(apply, tg->oid);
 	log_info("table \"%s.%s\" %s at %s in %.1f s", t->nspname, t->relname,
 		 replace != NULL ? "synced again" : "joined the mirror", lsn_format(at, lsn),
 		 (double)(mono_usecs() - started) / 1e6);
-	rc = EXIT_OK;
-	goto done;
-copy_failed:
-	if (replicate_stopping()) {
-		log_info("%s; the table is synced on the next run", copy_error(c));
+	ok = true;
+done:
+	mirror_rollback(run->mirror); /* a table that did not finish leaves nothing */
+	mirror_user_objects_free(user);
+	return ok;
+}
+
+int tablesync_sync(Run *run, Applier *apply, const SyncTarget *tg, int n)
+{
+	Session *ss;
+	SourceTable *tables = NULL;
+	int ntables = 0, i = 0, rc = EXIT_ERROR;
+	Applier *a = NULL;
+	Copier *c = NULL;
+	char slot[SLOT_NAME_SIZE], lsn[LSN_TEXT_SIZE];
+	Lsn at = LSN_INVALID;
+	bool copy_failed = false, ok = true;
+
+	if (n == 0)
+		return EXIT_OK;
+	ss = session_new();
+	session_set_stop_check(ss, sync_stopping);
+	session_temp_slot_name(run->state.slot, "sync", slot);
+	if (!session_snapshot_slot(ss, &run->opt->conn, slot, &at)) {
+		rc = sync_failed(run, ss, session_error(ss), tg, n);
+		goto done;
+	}
+	log_debug("syncing %d table%s at %s (temporary slot \"%s\")", n, n > 1 ? "s" : "",
+		  lsn_format(at, lsn), slot);
+	/* the tables as the snapshot has them */
+	{
+		char **pubs = NULL;
+		int npubs = strv_split(run->state.publications, ',', &pubs);
+
+		ok = session_publication_tables(ss, pubs, npubs, &tables, &ntables);
+		strv_free(pubs, npubs);
+	}
+	if (!ok) {
+		rc = sync_failed(run, ss, session_error(ss), tg, n);
+		goto done;
+	}
+	a = apply_new(run->mirror, LSN_INVALID, run->catalog);
+	apply_set_sync_mode(a);
+	c = copy_new(ss, a, sync_stopping);
+	/* the copy's catalog questions on this connection, in the snapshot,
+	 * as a first run's (firstrun.c): no plain connection is opened */
+	lookup_use_session(run->lookup, ss);
+	for (i = 0; i < n && ok; i++)
+		ok = sync_one(run, apply, a, c, &tg[i], tables, ntables, at, &copy_failed);
+	lookup_use_session(run->lookup, NULL);
+	if (ok) {
+		/* the rows are in the mirror: what is left is only the snapshot's end */
+		if (!session_commit(ss))
+			log_debug("%s", session_error(ss));
+		rc = EXIT_OK;
+	} else if (!copy_failed) {
+		rc = EXIT_ERROR; /* logged */
+	} else if (replicate_stopping()) {
+		log_info("%s; the tables not synced yet are synced on the next run", copy_error(c));
 		rc = EXIT_OK;
 	} else if (sync_tick != NULL && !sync_tick(sync_tick_ctx)) {
 		/* the stream's connection could not be answered: not a signal */
 		log_error("lost the connection to the source while syncing table \"%s.%s\"; "
-			  "the table is synced again from the start", t->nspname, t->relname);
+			  "the table is synced again from the start", tg[i - 1].nspname,
+			  tg[i - 1].relname);
 		run->conn_failed = true;
-	} else {
-		log_error("%s", copy_error(c));
-		run->conn_failed = !session_connected(ss);
-	}
+	} else
+		rc = sync_failed(run, ss, copy_error(c), &tg[i - 1], n - (i - 1));
 done:
-	mirror_rollback(run->mirror); /* a sync that did not finish leaves nothing */
-	mirror_user_objects_free(user);
 	copy_free(c);
 	apply_free(a);
 	source_tables_free(tables, ntables);
@@ -222,18 +287,30 @@ done:
 	return rc;
 }
 
-/* Drops the mirror tables whose relation is no longer published. */
-static int drop_leaves(Run *run, Applier *apply, const MirrorTableInfo *mt, int nmt,
-		       const SourceTable *pub, int npub)
+/*
+ * Drops the mirror tables whose relation is no longer published, and
+ * stores the published definition of each that has none (a mirror made by
+ * an older pgmirror: its rows were right when it last checked, so no sync
+ * is needed), in one transaction.
+ */
+static int update_known(Run *run, Applier *apply, const MirrorTableInfo *mt, int nmt,
+			const SourceTable *pub, int npub)
 {
 	bool any = false;
 
 	for (int i = 0; i < nmt; i++) {
-		if (find_published(pub, npub, mt[i].relation_oid) != NULL)
+		const SourceTable *t = find_published(pub, npub, mt[i].relation_oid);
+
+		if (t != NULL && (mt[i].definition != NULL || t->definition == NULL))
 			continue;
 		if (!any && !mirror_begin(run->mirror))
 			goto failed;
 		any = true;
+		if (t != NULL) {
+			if (!mirror_set_definition(run->mirror, t->oid, t->definition))
+				goto failed;
+			continue;
+		}
 		if (apply != NULL)
 			apply_forget_table(apply, mt[i].relation_oid);
 		if (!mirror_table_drop(run->mirror, mt[i].relation_oid))
@@ -251,17 +328,55 @@ failed:
 	return EXIT_ERROR;
 }
 
+/*
+ * The relation OIDs of the mirror tables named in resync, read before the
+ * renames: a name the table had before its source table was renamed
+ * resyncs it under its new name. malloc'd; false with the error logged.
+ */
+static bool resync_oids(Run *run, char *const *resync, int nresync, uint32_t **oids, int *n)
+{
+	MirrorTableInfo *mt = NULL;
+	int nmt = 0;
+
+	*oids = NULL;
+	*n = 0;
+	if (nresync == 0)
+		return true;
+	if (!mirror_table_infos(run->mirror, &mt, &nmt)) {
+		log_error("%s", mirror_error(run->mirror));
+		return false;
+	}
+	*oids = xcalloc((size_t)nmt + 1, sizeof(uint32_t));
+	for (int j = 0; j < nmt; j++)
+		if (strv_contains(resync, nresync, mt[j].name))
+			(*oids)[(*n)++] = mt[j].relation_oid;
+	mirror_table_infos_free(mt, nmt);
+	return true;
+}
+
+/* Whether the publications publish mirror table mt differently from when
+ * it was last copied (t: its relation as published now). */
+static bool definition_changed(const MirrorTableInfo *mt, const SourceTable *t)
+{
+	return mt->definition != NULL && t->definition != NULL &&
+	       strcmp(mt->definition, t->definition) != 0;
+}
+
 int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resync,
 			int nresync, bool resync_all, TickFn tick, void *tick_ctx)
 {
 	SourceTable *pub = NULL;
-	int npub = 0, nmt = 0, rc = EXIT_ERROR;
+	int npub = 0, nmt = 0, noids = 0, nnoted = 0, ntargets = 0, rc = EXIT_ERROR;
 	MirrorTableInfo *mt = NULL;
+	uint32_t *oids = NULL; /* those of resync */
+	const uint32_t *noted = NULL; /* the stream's, to be synced (apply.h) */
+	SyncTarget *targets = NULL;
 
 	sync_tick = tick;
 	sync_tick_ctx = tick_ctx;
 	run->sync_deferred = false;
-	if (!published_tables(run, s, &pub, &npub))
+	if (!published_tables(run, s, &pub, &npub) ||
+	    !resync_oids(run, resync, nresync, &oids, &noids))
 		goto done;
 	/*
 	 * Renames first (renames.c): a published OID the mirror knows under
@@ -280,31 +395,55 @@ int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resyn
 	}
 	/* Leaves before joins: a table dropped and made again under its old
 	 * name has a new OID, and its old mirror table must go first. */
-	if ((rc = drop_leaves(run, apply, mt, nmt, pub, npub)) != EXIT_OK)
+	if ((rc = update_known(run, apply, mt, nmt, pub, npub)) != EXIT_OK)
 		goto done;
-	/* (no room for one sync: none for the next either) */
-	for (int i = 0; i < npub && rc == EXIT_OK && !run->sync_deferred && !replicate_stopping();
-	     i++) {
+	/* the tables that joined, then those to copy again: all in one
+	 * snapshot */
+	targets = xcalloc((size_t)npub + (size_t)nmt + 1, sizeof(SyncTarget));
+	for (int i = 0; i < npub; i++) {
 		bool known = false;
 
 		for (int j = 0; j < nmt && !known; j++)
 			known = mt[j].relation_oid == pub[i].oid;
 		if (!known)
-			rc = sync_table(run, apply, pub[i].oid, pub[i].nspname, pub[i].relname, NULL);
+			targets[ntargets++] = (SyncTarget){pub[i].oid, pub[i].nspname,
+							   pub[i].relname, NULL, false};
 	}
-	for (int j = 0; j < nmt && rc == EXIT_OK && !replicate_stopping(); j++) {
-		if (!(resync_all || strv_contains(resync, nresync, mt[j].name)) ||
-		    find_published(pub, npub, mt[j].relation_oid) == NULL)
+	/* tables resynced, and those whose definition changed or that the
+	 * stream cannot follow (a keyless table it cannot fill a column of,
+	 * apply_schema.c): copied again in the same snapshot, as a joining
+	 * table is */
+	if (apply != NULL)
+		nnoted = apply_unknown_relations(apply, &noted);
+	for (int j = 0; j < nmt; j++) {
+		const SourceTable *t = find_published(pub, npub, mt[j].relation_oid);
+		bool asked = resync_all, needed = t != NULL && definition_changed(&mt[j], t);
+
+		for (int k = 0; k < noids && !asked; k++)
+			asked = oids[k] == mt[j].relation_oid;
+		for (int k = 0; k < nnoted && !needed; k++)
+			needed = noted[k] == mt[j].relation_oid;
+		if (t == NULL || !(asked || needed))
 			continue;
-		rc = sync_table(run, apply, mt[j].relation_oid, mt[j].source_schema,
-				mt[j].source_table, mt[j].name);
+		if (!asked && definition_changed(&mt[j], t))
+			log_info("the publications changed what they publish of source table "
+				 "\"%s.%s\" (its memberships, row filter, column list or "
+				 "partitions); mirror table \"%s\" is synced again", t->nspname,
+				 t->relname, mt[j].name);
+		/* a resync the user asked for fails rather than waits */
+		targets[ntargets++] = (SyncTarget){mt[j].relation_oid, mt[j].source_schema,
+						   mt[j].source_table, mt[j].name, asked};
 	}
+	if (!replicate_stopping())
+		rc = tablesync_sync(run, apply, targets, ntargets);
 	if (apply != NULL)
 		apply_clear_unknown(apply);
 done:
 	sync_tick = NULL;
 	sync_tick_ctx = NULL;
+	free(targets);
 	mirror_table_infos_free(mt, nmt);
 	source_tables_free(pub, npub);
+	free(oids);
 	return rc;
 }

@@ -18,8 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "pgmirror/copy.h"
 #include "pgmirror/copy_text.h"
@@ -42,10 +40,10 @@ typedef struct Result {
 Verifier *verify_begin(Run *run, int *rc)
 {
 	Verifier *v = xcalloc(1, sizeof(*v));
-	char *slot = xasprintf("pgmirror_verify_%ld_%lx", (long)getpid(), (long)time(NULL));
-	char lsn[LSN_TEXT_SIZE];
+	char slot[SLOT_NAME_SIZE], lsn[LSN_TEXT_SIZE];
 
 	*rc = EXIT_ERROR;
+	session_temp_slot_name(run->state.slot, "verify", slot);
 	v->s = session_new();
 	session_set_stop_check(v->s, replicate_stopping);
 	if (!session_snapshot_slot(v->s, &run->opt->conn, slot, &v->point)) {
@@ -53,12 +51,10 @@ Verifier *verify_begin(Run *run, int *rc)
 			log_error("%s; nothing was compared", session_error(v->s));
 		else
 			log_error("%s", session_error(v->s));
-		free(slot);
 		verify_free(v);
 		return NULL;
 	}
 	log_debug("verifying at %s (temporary slot \"%s\")", lsn_format(v->point, lsn), slot);
-	free(slot);
 	*rc = EXIT_OK;
 	return v;
 }

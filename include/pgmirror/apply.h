@@ -55,9 +55,11 @@ bool apply_reset(Applier *a) PGM_MUST_CHECK;
  * message) now, as its first change would: the initial copy makes every
  * published table, even an empty one. A valid sync_lsn is stored as the
  * table's sync LSN at once, before any row is copied into it (see
- * copy_one_table()).
+ * copy_one_table()), and a non-NULL definition as its publication
+ * definition (what the rows are copied for).
  */
-bool apply_make_table(Applier *a, uint32_t relid, Lsn sync_lsn) PGM_MUST_CHECK;
+bool apply_make_table(Applier *a, uint32_t relid, Lsn sync_lsn,
+		      const char *definition) PGM_MUST_CHECK;
 
 /*
  * A table sync's applier: its Begin and Commit (at the sync's LSN) make

@@ -77,6 +77,9 @@ typedef struct Catalog {
 	 * NULL: the mirror's indexes are left as they are. */
 	bool (*indexes)(void *ctx, const uint32_t *relids, int n, uint32_t xid,
 			SourceIndex **out, int *nout);
+	/* Whether the mirror's publications publish relid now. NULL: never
+	 * asked, every relation counts as published. */
+	bool (*relation_published)(void *ctx, uint32_t relid, bool *published);
 } Catalog;
 
 #endif

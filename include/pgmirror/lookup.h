@@ -27,6 +27,10 @@ const Catalog *lookup_catalog(Lookup *l);
  */
 void lookup_set_tick(Lookup *l, TickFn tick, void *ctx);
 
+/* The mirror's publications (comma-separated; copied), which
+ * Catalog.relation_published() asks about; until set, none. */
+void lookup_set_publications(Lookup *l, const char *pubs_text);
+
 /* Closes the connection (the next question opens a new one), e.g. to give
  * back the memory of a large answer. */
 void lookup_disconnect(Lookup *l);

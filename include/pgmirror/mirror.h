@@ -207,6 +207,8 @@ typedef struct MirrorTableInfo {
 	Lsn sync_lsn;              /* its rows are a snapshot's at this LSN; its
 				    * changes apply from transactions that commit
 				    * at or after it (LSN_INVALID: all) */
+	char *definition;          /* what made its published contents when it was
+				    * last copied (SourceTable's); NULL: not known */
 } MirrorTableInfo;
 
 void mirror_table_info_clear(MirrorTableInfo *t);
@@ -300,6 +302,9 @@ void mirror_user_objects_free(MirrorUserObjects *u);
 
 /* Sets the sync LSN of the table of relation oid; within a transaction. */
 bool mirror_set_sync_lsn(Mirror *m, uint32_t oid, Lsn lsn) PGM_MUST_CHECK;
+/* Sets the publication definition of the table of relation oid (see
+ * MirrorTableInfo); within a transaction. */
+bool mirror_set_definition(Mirror *m, uint32_t oid, const char *definition) PGM_MUST_CHECK;
 
 /* The mirrored tables' names, sorted; free with free() each and the array. */
 bool mirror_list_tables(Mirror *m, char ***names, int *n) PGM_MUST_CHECK;

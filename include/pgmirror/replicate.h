@@ -43,4 +43,8 @@ int replicate_drop_slot(const ReplicateOptions *opt);
 /* Set from a signal handler: finish up and exit 0. */
 void replicate_request_stop(void);
 
+/* Async-signal-safe (SIGHUP): the publications are checked at once, as at
+ * start, at the next step of the stream; nothing else changes. */
+void replicate_request_check(void);
+
 #endif

@@ -56,6 +56,8 @@ typedef struct SourceTable {
 	char replident;     /* d, n, f or i */
 	bool partitioned;   /* a partitioned root: its rows are in the leaves */
 	char *rowfilter;    /* the publications' row filters OR-ed; NULL: all rows */
+	char *definition;   /* what makes its published contents, as text
+			     * (sql/source-tables.sql); compared, not read */
 	int ncols;
 	SourceColumn *cols;
 } SourceTable;
@@ -87,6 +89,13 @@ bool session_error_wal_gone(const Session *s);
 bool session_error_server(const Session *s);
 /* True when the last call gave up because the stop check said so. */
 bool session_error_stopped(const Session *s);
+/*
+ * True when the last error may not come again on a later try: the
+ * connection was lost, the server had no room, was shutting down or
+ * cancelled the command, a name or object was taken or locked. A table
+ * sync that a service cannot make now is tried again later.
+ */
+bool session_error_transient(const Session *s);
 
 /*
  * stopping (NULL: none) is asked every 100 ms or so while a command waits
@@ -184,6 +193,18 @@ bool session_begin_snapshot(Session *s) PGM_MUST_CHECK;
  */
 bool session_snapshot_slot(Session *s, const ConnParams *cp, const char *slot, Lsn *point)
 	PGM_MUST_CHECK;
+
+/* The size of a slot name with its NUL (the server's NAMEDATALEN). */
+#define SLOT_NAME_SIZE 64
+
+/*
+ * A name for a temporary slot of the mirror whose slot is base: base (cut
+ * short to fit), what ("sync", "verify"), and 64 random bits, in the
+ * server's 63 bytes. Never built from the pid or the time alone: devices
+ * in containers all run as the same pid, and two that sync the same table
+ * at once must not take each other's name.
+ */
+void session_temp_slot_name(const char *base, const char *what, char name[SLOT_NAME_SIZE]);
 bool session_commit(Session *s) PGM_MUST_CHECK;
 
 /*

@@ -6,11 +6,13 @@ WAL a checkpoint had already removed). Such a slot can never stream again,
 so it is treated like an invalidated one: pgmirror warns, creates it again
 and rebuilds the mirror from a fresh copy in one SQLite transaction; a
 reader keeps the old rows until it ends its read transaction, and the
-mirror equals the source and follows changes again. The test removes the
-segment file itself (the server's own bug cannot be triggered at will), so
-it runs alone."""
+mirror equals the source and follows changes again. A service meets it
+twice in one run (the second time after the new slot has streamed) and
+mends it both times. The test removes the segment file itself (the
+server's own bug cannot be triggered at will), so it runs alone."""
 
 import os
+import signal
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -21,6 +23,20 @@ from harness import check  # noqa: E402
 def wal_file(admin, lsn):
     admin.execute("SELECT pg_walfile_name(%s)", (lsn,))
     return admin.fetchone()[0]
+
+
+def remove_slot_wal(ctx, admin, slot, wal_dir, first, key):
+    """Changes rows first..first+10 of r, moves the server three WAL
+    segments on, and removes the segment of the slot's restart_lsn."""
+    admin.execute("SELECT restart_lsn FROM pg_replication_slots WHERE slot_name = %s",
+                  (slot,))
+    segment = wal_file(admin, admin.fetchone()[0])
+    ctx.sql("UPDATE r SET v = 'lost %d' WHERE id BETWEEN %d AND %d" % (first, first, first + 10))
+    for _ in range(3):
+        admin.execute("SELECT pg_switch_wal()")
+        ctx.sql("INSERT INTO r VALUES (%d, 'later')  ON CONFLICT (id) DO UPDATE "
+                "SET v = r.v || '+'" % key)
+    os.unlink(os.path.join(wal_dir, segment))
 
 
 def test(ctx):
@@ -81,22 +97,33 @@ def test(ctx):
     ctx.assert_mirror_equals_source(path, "r", "k")
 
     # A service meets the same: it rebuilds instead of retrying for ever.
-    admin.execute("SELECT restart_lsn FROM pg_replication_slots WHERE slot_name = %s",
-                  (slot,))
-    segment = wal_file(admin, admin.fetchone()[0])
-    ctx.sql("UPDATE r SET v = 'service' WHERE id BETWEEN 600 AND 610")
-    for _ in range(3):
-        admin.execute("SELECT pg_switch_wal()")
-        ctx.sql("INSERT INTO r VALUES (5001, 'later')  ON CONFLICT (id) DO UPDATE "
-                "SET v = r.v || '+'")
-    os.unlink(os.path.join(os.path.dirname(seg_path), segment))
+    remove_slot_wal(ctx, admin, slot, os.path.dirname(seg_path), 600, 5001)
     proc = ctx.start_follow(path, slot, "pub", tag="service")
     try:
         ctx.catch_up(path, proc=proc, timeout=120)
         ctx.assert_mirror_equals_source(path, "r", "k")
+        check("rebuilding" in proc.stderr(), "the service did not rebuild:\n%s"
+              % proc.stderr())
+
+        # A second loss in the same service run, once the new slot has
+        # streamed: mended the same way (not "cannot be read either"). The
+        # service is held while its connection is cut and the WAL removed.
+        ctx.sql("UPDATE r SET v = 'streamed' WHERE id = 800")
+        ctx.catch_up(path, proc=proc)
+        os.kill(proc.pid, signal.SIGSTOP)
+        try:
+            admin.execute("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots "
+                          "WHERE slot_name = %s", (slot,))
+            ctx.wait_slot_inactive(slot)
+            remove_slot_wal(ctx, admin, slot, os.path.dirname(seg_path), 700, 5002)
+        finally:
+            os.kill(proc.pid, signal.SIGCONT)
+        ctx.catch_up(path, proc=proc, timeout=120)
+        ctx.assert_mirror_equals_source(path, "r", "k")
+        n = proc.stderr().count("rebuilding")
+        check(n == 2, "the service rebuilt %d times, want 2:\n%s" % (n, proc.stderr()))
     finally:
         ctx.stop(proc)
-    check("rebuilding" in proc.stderr(), "the service did not rebuild:\n%s" % proc.stderr())
 
 
 harness.main(test, exclusive=True)

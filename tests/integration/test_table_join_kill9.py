@@ -30,8 +30,8 @@ def workload(conn, i):
 def wait_sync_slot(ctx, proc, timeout=60):
     """Waits until a table sync's temporary slot exists (a sync is under way)."""
     deadline = time.time() + timeout * harness.SLOW
-    while not ctx.sql("SELECT 1 FROM pg_replication_slots WHERE slot_name LIKE "
-                      "'pgmirror\\_sync\\_%%' AND temporary"):
+    while not ctx.sql("SELECT 1 FROM pg_replication_slots WHERE temporary "
+                      "AND database = current_database()"):
         if proc.poll() is not None:
             return False  # it finished (or failed) before: seen by the caller
         if time.time() > deadline:

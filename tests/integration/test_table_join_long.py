@@ -31,8 +31,16 @@ def join_waiting(ctx, proc, table):
     holder = ctx.hold_xid()
     ctx.sql("ALTER PUBLICATION pub ADD TABLE %s" % table)
     ctx.sql("INSERT INTO %s VALUES (-1, 'after')" % table)
-    oid = ctx.sql1("SELECT %s::regclass::oid", table)
-    ctx.wait_slot_creation_waiting("pgmirror_sync_%d_%d" % (proc.pid, oid), proc=proc)
+    deadline = time.time() + 60 * harness.SLOW
+    while True:  # the sync's temporary slot, the only one of this database
+        rows = ctx.sql("SELECT slot_name FROM pg_replication_slots "
+                       "WHERE temporary AND database = current_database()")
+        if rows:
+            break
+        check(proc.poll() is None and time.time() < deadline,
+              "no table sync began:\n%s" % proc.stderr())
+        time.sleep(0.05)
+    ctx.wait_slot_creation_waiting(rows[0][0], proc=proc)
     return holder
 
 

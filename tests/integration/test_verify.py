@@ -86,7 +86,7 @@ def wait_no_temp_slots(ctx, timeout=30):
     deadline = time.time() + timeout
     while True:
         n = ctx.sql1("SELECT count(*) FROM pg_replication_slots "
-                     "WHERE slot_name LIKE 'pgmirror\_verify%'")
+                     "WHERE temporary AND database = current_database()")
         if n == 0:
             return
         if time.time() > deadline:
@@ -97,13 +97,12 @@ def wait_no_temp_slots(ctx, timeout=30):
 
 def wait_verify_slot_waiting(ctx, proc, timeout=60):
     """Until --verify's temporary slot is being made and waits for an older
-    transaction (its name has pgmirror's pid in it)."""
+    transaction (the only temporary slot of the test's database)."""
     deadline = time.time() + timeout
     while True:
         rows = ctx.sql("SELECT 1 FROM pg_replication_slots s JOIN pg_locks l "
                        "ON l.pid = s.active_pid AND NOT l.granted "
-                       "WHERE s.slot_name LIKE %s",
-                       "pgmirror\\_verify\\_%d\\_%%" % proc.pid)
+                       "WHERE s.temporary AND s.database = current_database()")
         if rows:
             return
         if proc.poll() is not None:

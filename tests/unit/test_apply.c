@@ -149,7 +149,7 @@ static int setup(void **state)
 	assert_true(mirror_write_state(f->m, &st));
 	assert_true(mirror_commit(f->m));
 	f->catalog = (Catalog){&f->src, fake_type_info, fake_column_fill, fake_column_attnums,
-			       fake_column_values, fake_error, NULL, fake_relation_name, NULL};
+			       fake_column_values, fake_error, NULL, fake_relation_name, NULL, NULL};
 	f->a = apply_new(f->m, 0x100, &f->catalog);
 	f->lsn = 0x1000;
 	*state = f;
@@ -263,7 +263,7 @@ static bool in_mirror(Fixture *f, uint32_t oid)
 static void make_table(Fixture *f, uint32_t oid)
 {
 	begin(f);
-	if (!apply_make_table(f->a, oid, LSN_INVALID))
+	if (!apply_make_table(f->a, oid, LSN_INVALID, NULL))
 		fail_msg("apply_make_table: %s", apply_error(f->a));
 	commit(f);
 }
@@ -626,7 +626,7 @@ static void test_name_clash(void **state)
 	begin(f);
 	(void)buf;
 	(void)m;
-	assert_false(apply_make_table(f->a, 4000, LSN_INVALID));
+	assert_false(apply_make_table(f->a, 4000, LSN_INVALID, NULL));
 	assert_string_equal(apply_error(f->a),
 			    "could not mirror table \"public.T\": source tables \"public\".\"t\" "
 			    "and \"public\".\"T\" would both be mirrored as \"T\" (SQLite ignores "
@@ -692,7 +692,7 @@ static void test_make_table_with_sync_lsn(void **state)
 	source_columns(f, 1, NAMES("a"), INTS(1));
 	relation(f, 5000, "u", 'd', 1, NAMES("a"), TYPES(OID_INT4), INTS(1));
 	begin(f);
-	if (!apply_make_table(f->a, 5000, f->lsn))
+	if (!apply_make_table(f->a, 5000, f->lsn, "d"))
 		fail_msg("apply_make_table: %s", apply_error(f->a));
 	insert(f, 5000, 1, ROW("1"));
 	commit(f);

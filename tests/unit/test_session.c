@@ -1,7 +1,8 @@
 /*
  * test_session.c: what the session module can be tested on without a
  * server: binding values into the catalog SQL of a walsender connection
- * (session_sql_bind()), and the catalog SQL as compiled in.
+ * (session_sql_bind()), the catalog SQL as compiled in, and the names of
+ * temporary slots.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -56,7 +57,7 @@ static void test_sql_placeholders(void **state)
 		const char *sql;
 		int nargs;
 	} queries[] = {
-		{session_sql_tables, 4},
+		{session_sql_tables, 7},
 		{session_sql_slot, 3},
 		{session_sql_missing_publications, 1},
 		{session_sql_type, 1},
@@ -80,11 +81,36 @@ static void test_sql_placeholders(void **state)
 	}
 }
 
+/* A temporary slot's name: the mirror's slot (cut short), what for and 16
+ * random hex digits, a valid slot name within 63 bytes; never the same
+ * twice, whatever the pid. */
+static void test_temp_slot_name(void **state)
+{
+	char a[SLOT_NAME_SIZE], b[SLOT_NAME_SIZE], base[80];
+	size_t n;
+
+	(void)state;
+	session_temp_slot_name("pgmirror", "sync", a);
+	session_temp_slot_name("pgmirror", "sync", b);
+	assert_int_equal(strlen(a), strlen("pgmirror_sync_") + 16);
+	assert_memory_equal(a, "pgmirror_sync_", 14);
+	assert_int_equal(strspn(a + 14, "0123456789abcdef"), 16);
+	assert_string_not_equal(a, b);
+	memset(base, 'x', 63);
+	base[63] = '\0';
+	session_temp_slot_name(base, "verify", a);
+	n = strlen(a);
+	assert_int_equal(n, 63);
+	assert_memory_equal(a + n - 24, "_verify_", 8);
+	assert_int_equal(strspn(a, "abcdefghijklmnopqrstuvwxyz0123456789_"), n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sql_bind),
 		cmocka_unit_test(test_sql_placeholders),
+		cmocka_unit_test(test_temp_slot_name),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
