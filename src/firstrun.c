@@ -206,7 +206,7 @@ int firstrun_run(Run *run, bool rebuild)
 	Applier *apply = NULL;
 	Copier *copier = NULL;
 	Lsn start = LSN_INVALID;
-	char lsn[LSN_TEXT_SIZE];
+	char lsn[LSN_TEXT_SIZE], snapshot_time[40];
 	int rc = EXIT_ERROR, nkept = 0;
 	bool each = fresh && copy, copy_failed = true, ok;
 
@@ -273,6 +273,7 @@ int firstrun_run(Run *run, bool rebuild)
 		goto done;
 	}
 	log_info("created replication slot \"%s\" at %s", slot, lsn_format(start, lsn));
+	pgtime_format_utc(pgtime_now(), snapshot_time, sizeof(snapshot_time));
 
 	st.slot = (char *)slot;
 	st.publications = (char *)pubs_text;
@@ -329,13 +330,16 @@ int firstrun_run(Run *run, bool rebuild)
 		log_error("%s", session_error(run->session));
 		goto done;
 	}
-	st.last_commit_time = NULL; /* a snapshot has no commit time */
+	/* a snapshot has no commit time: the mirror holds every transaction
+	 * committed before it was taken, which is the nearest thing */
+	st.last_commit_time = snapshot_time;
 	st.initial_copy_done = true;
 	if (each) {
 		rc = finish_first_run(run, &st) ? EXIT_OK : EXIT_ERROR;
 		goto done;
 	}
-	if (!mirror_write_state(run->mirror, &st)) {
+	if (!mirror_write_state(run->mirror, &st) ||
+	    (rebuild && !mirror_note_rebuild(run->mirror, run->rebuild_reason))) {
 		log_error("%s", mirror_error(run->mirror));
 		goto done;
 	}

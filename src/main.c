@@ -36,7 +36,8 @@ static void usage(FILE *out)
 		"      --drop-slot              drop the replication slot and exit\n"
 		"      --verify                 bring the mirror to a fresh point of the source,\n"
 		"                               compare every table with it, and exit\n"
-		"      --status                 print the mirror's state and exit (no connection)\n"
+		"      --status [--json]        print the mirror's state and exit (no connection);\n"
+		"                               --json: as one JSON object\n"
 		"  -s, --status-interval=SECS   feedback to the server every SECS (default 10)\n"
 		"  -v, --verbose                more messages\n"
 		"  -q, --quiet                  only errors\n"
@@ -126,7 +127,7 @@ static void add_resync_tables(ReplicateOptions *opt, const char *arg)
 int main(int argc, char **argv)
 {
 	enum { OPT_ONCE = 256, OPT_NO_COPY, OPT_DROP_SLOT, OPT_STATUS, OPT_VERIFY, OPT_RESYNC,
-	       OPT_FAILOVER };
+	       OPT_FAILOVER, OPT_JSON };
 	static const struct option longopts[] = {
 		{"dbname", required_argument, NULL, 'd'},
 		{"slot", required_argument, NULL, 'S'},
@@ -138,6 +139,7 @@ int main(int argc, char **argv)
 		{"failover", no_argument, NULL, OPT_FAILOVER},
 		{"drop-slot", no_argument, NULL, OPT_DROP_SLOT},
 		{"status", no_argument, NULL, OPT_STATUS},
+		{"json", no_argument, NULL, OPT_JSON},
 		{"verify", no_argument, NULL, OPT_VERIFY},
 		{"status-interval", required_argument, NULL, 's'},
 		{"verbose", no_argument, NULL, 'v'},
@@ -147,7 +149,7 @@ int main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	ReplicateOptions opt = {.slot = "pgmirror", .status_interval = 10};
-	bool drop_slot = false, status = false;
+	bool drop_slot = false, status = false, json = false;
 	int level = LOG_INFO, c, rc;
 	struct sigaction sa;
 
@@ -190,6 +192,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_STATUS:
 			status = true;
+			break;
+		case OPT_JSON:
+			json = true;
 			break;
 		case OPT_VERIFY:
 			opt.verify = true;
@@ -234,6 +239,8 @@ int main(int argc, char **argv)
 			    "together");
 	if (opt.once && opt.endpos != LSN_INVALID)
 		usage_error("%s", "--once and --endpos do not go together");
+	if (json && !status)
+		usage_error("%s", "--json goes only with --status");
 	if (opt.resync && (drop_slot || status || opt.verify))
 		usage_error("%s", "--resync does not go with --drop-slot, --status or --verify");
 	log_set_level(level);
@@ -248,7 +255,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	if (status)
-		rc = status_print(opt.mirror_path);
+		rc = status_print(opt.mirror_path, json);
 	else if (drop_slot)
 		rc = replicate_drop_slot(&opt);
 	else

@@ -456,9 +456,16 @@ bool mirror_write_state(Mirror *m, const MirrorState *st)
 	char lsn[LSN_TEXT_SIZE];
 
 	return mirror_exec_owned(m, sqlite3_mprintf(
-		"INSERT OR REPLACE INTO pgmirror_state (id, slot, publications, "
+		/* an upsert: the health columns stay as they are */
+		"INSERT INTO pgmirror_state (id, slot, publications, "
 		"system_identifier, database, confirmed_lsn, last_commit_time, "
-		"initial_copy_done, format_version) VALUES (1, %Q, %Q, %Q, %Q, %Q, %Q, %d, %d)",
+		"initial_copy_done, format_version) VALUES (1, %Q, %Q, %Q, %Q, %Q, %Q, %d, %d) "
+		"ON CONFLICT (id) DO UPDATE SET slot = excluded.slot, "
+		"publications = excluded.publications, "
+		"system_identifier = excluded.system_identifier, database = excluded.database, "
+		"confirmed_lsn = excluded.confirmed_lsn, last_commit_time = excluded.last_commit_time, "
+		"initial_copy_done = excluded.initial_copy_done, "
+		"format_version = excluded.format_version",
 		st->slot, st->publications, st->system_identifier, st->database,
 		lsn_format(st->confirmed_lsn, lsn), st->last_commit_time,
 		st->initial_copy_done ? 1 : 0, MIRROR_FORMAT_VERSION));

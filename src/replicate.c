@@ -149,13 +149,18 @@ static int connect_source(Run *run)
 	int rc;
 
 	system_info_clear(&run->sys);
-	run->conn_failed = false;
+	run->conn_failed = run->unreachable = false;
 	if (!session_connect(run->session, run->opt->conninfo) ||
 	    !session_identify(run->session, &run->sys)) {
-		run->conn_failed = true;
-		log_error("%s", session_error(run->session));
+		run->conn_failed = run->unreachable = true;
+		if (session_error_stopped(run->session))
+			log_info("%s", session_error(run->session));
+		else if (!replicate_continuous(run))
+			log_error("%s", session_error(run->session));
+		/* a service tries again (replicate_run() says so) */
 		return EXIT_ERROR;
 	}
+	run->identified_at = pgtime_now();
 	if (!session_check_wal_level(run->session) ||
 	    !session_source_kind(run->session, &run->kind)) {
 		log_error("%s", session_error(run->session));
@@ -222,6 +227,10 @@ static int check_slot(Run *run, bool *rebuild)
 		goto done;
 	}
 	if (!si.exists || !si.usable || run->slot_unreadable) {
+		run->rebuild_reason = !si.exists ? "replication slot lost (dropped on the source)"
+				      : run->slot_unreadable ? "replication slot unreadable (its WAL "
+							       "was removed from the source)"
+				      : "replication slot invalidated on the source";
 		log_warning("replication slot \"%s\" of mirror \"%s\" %s; creating it again and "
 			    "rebuilding the mirror from a fresh copy (readers keep the old "
 			    "contents until the new ones are complete)",
@@ -419,6 +428,23 @@ static StreamEnd stream_round(Run *run, int *rc)
 	return end;
 }
 
+/*
+ * A run that fails leaves its error in the mirror (last_error, for
+ * --status), when it has the mirror open: not when another pgmirror holds
+ * it, nor for a usage error; a run that gets the mirror in sync clears it
+ * (stream.c).
+ */
+static void note_error(Run *run, int rc)
+{
+	const char *err = log_last_error();
+
+	if (rc != EXIT_ERROR || err == NULL || run->mirror == NULL || !run->state.present)
+		return;
+	mirror_rollback(run->mirror);
+	if (!mirror_note_error(run->mirror, err))
+		log_debug("could not store the error in the mirror: %s", mirror_error(run->mirror));
+}
+
 int replicate_run(const ReplicateOptions *opt)
 {
 	Run run = {.opt = opt};
@@ -460,10 +486,15 @@ int replicate_run(const ReplicateOptions *opt)
 		verify_free(verifier); /* after a slot made again: a new point */
 		verifier = NULL;
 		rc = prepare(&run);
-		if (rc != EXIT_OK && reconnecting && (run.conn_failed || rc == EXIT_IN_USE)) {
-			/* a restarting server, or its old walsender not gone yet */
+		/* a service tries again, at start too: a restarting server, one not
+		 * up yet, or (reconnecting) its old walsender not gone yet */
+		if (rc != EXIT_OK && (reconnecting || continuous) &&
+		    (run.conn_failed || (reconnecting && rc == EXIT_IN_USE))) {
+			const char *why = run.unreachable ? session_error(run.session)
+							  : "the source is not available yet";
+
+			log_warning("%s; trying again in %d s", why, backoff);
 			session_disconnect(run.session);
-			log_warning("the source is not available yet; trying again in %d s", backoff);
 			backoff_sleep(backoff);
 			backoff = backoff_next(backoff, BACKOFF_MAX_SECS);
 			if (stop_requested) {
@@ -488,9 +519,11 @@ int replicate_run(const ReplicateOptions *opt)
 			goto done;
 		if (opt->verify)
 			run.endpos = verify_point(verifier) - 1;
-		if (run.endpos == LSN_INVALID)
+		if (run.endpos == LSN_INVALID) {
 			run.endpos = opt->endpos != LSN_INVALID ? opt->endpos
 				     : opt->once ? run.sys.xlogpos : LSN_INVALID;
+			run.endpos_time = run.identified_at;
+		}
 
 		started = mono_usecs();
 		end = stream_round(&run, &rc);
@@ -551,6 +584,7 @@ int replicate_run(const ReplicateOptions *opt)
 		backoff = backoff_next(backoff, BACKOFF_MAX_SECS);
 	}
 done:
+	note_error(&run, rc);
 	verify_free(verifier);
 	lookup_free(run.lookup);
 	session_free(run.session);

@@ -24,12 +24,17 @@ typedef struct Run {
 	SystemInfo sys;
 	SourceKind kind;        /* primary or standby, asked on each connect */
 	Lsn endpos;             /* stop here; LSN_INVALID: run until stopped */
+	int64_t endpos_time;    /* --once: when the source was at endpos (pgtime) */
+	int64_t identified_at;  /* when the source said where it was (sys.xlogpos) */
 	const Catalog *catalog; /* the applier's questions to the source */
 	Lookup *lookup;         /* its answers (catalog->ctx) */
 	bool conn_failed;       /* the last error was reaching the source */
+	bool unreachable;       /* connecting failed (not logged in service mode:
+				 * replicate_run() warns as it tries again) */
 	bool slot_unreadable;   /* the slot's WAL is gone (STREAM_SLOT_GONE): a
 				 * slot the server still calls usable, rebuilt
 				 * like an invalidated one */
+	const char *rebuild_reason; /* why the mirror is rebuilt (a constant) */
 	bool resync_done;       /* --resync ran (once, not at each reconnect) */
 	bool sync_deferred;     /* the last check left a joining table for later:
 				 * the source had no room to sync it (tablesync.c) */

@@ -40,6 +40,8 @@
 /* A service compares the publications' tables with the mirror this often
  * (tables that joined or left without a change the stream would show). */
 #define RECONCILE_USECS INT64_C(60000000)
+/* A service caught up stores last_sync_time at most this often. */
+#define SYNC_NOTE_USECS INT64_C(60000000)
 
 typedef struct Stream {
 	Run *run;
@@ -58,6 +60,12 @@ typedef struct Stream {
 	bool lost;              /* a long step could not answer the server */
 	bool big_message;       /* a message of BIG_MESSAGE_BYTES or more came */
 	int64_t last_reconcile; /* when the tables were last compared */
+	int64_t last_heard;     /* when the server last sent anything */
+	Lsn sync_lsn;           /* a keepalive outside a transaction: the server
+				 * had sent every transaction committed before it */
+	int64_t sync_seen;      /* and when it came (pgtime; 0: none since the
+				 * last note) */
+	int64_t last_sync_note; /* when last_sync_time was last stored */
 	StreamEnd end;          /* how the round ends, once a step says stop */
 } Stream;
 
@@ -203,24 +211,81 @@ static bool step_data(Stream *s, const Frame *f)
  * server's WAL end minus the durable position; lag in seconds is the age
  * of the last applied commit, and 0 when nothing is waiting.
  */
-static void log_progress(Stream *s)
+static void stream_lag(const Stream *s, uint64_t *bytes, double *secs)
 {
 	ApplyStats now;
 	Lsn durable = apply_durable_lsn(s->apply);
-	uint64_t lag_bytes = s->server_end > durable ? s->server_end - durable : 0;
-	double lag_secs = 0;
-	char lsn[LSN_TEXT_SIZE];
+	/* the server's WAL end: what its messages said, and no less than
+	 * where it was when pgmirror connected */
+	Lsn end = s->server_end > s->run->sys.xlogpos ? s->server_end : s->run->sys.xlogpos;
+
+	*bytes = end > durable ? end - durable : 0;
+	*secs = 0;
+	apply_stats(s->apply, &now);
+	if (*bytes > 0 && now.last_commit_time > 0 && pgtime_now() > now.last_commit_time)
+		*secs = (double)(pgtime_now() - now.last_commit_time) / 1e6;
+}
+
+/*
+ * The -v progress line. The server's WAL end comes from its keepalives,
+ * which a verbose run asks for every status interval (step_periodic), so
+ * that the lag grows while the walsender decodes WAL the mirror has no
+ * part of; when nothing came for a while (a link gone silent), the line
+ * says for how long.
+ */
+static void log_progress(Stream *s, int64_t now_mono, int64_t interval)
+{
+	ApplyStats now;
+	uint64_t lag_bytes;
+	double lag_secs;
+	char lsn[LSN_TEXT_SIZE], silent[80] = "";
 
 	if (log_get_level() < LOG_DEBUG)
 		return;
 	apply_stats(s->apply, &now);
-	if (lag_bytes > 0 && now.last_commit_time > 0 &&
-	    pgtime_now() > now.last_commit_time)
-		lag_secs = (double)(pgtime_now() - now.last_commit_time) / 1e6;
+	stream_lag(s, &lag_bytes, &lag_secs);
+	if (now_mono - s->last_heard >= interval)
+		snprintf(silent, sizeof(silent), "; nothing heard from the server for %.0f s",
+			 (double)(now_mono - s->last_heard) / 1e6);
 	log_debug("progress: %" PRIu64 " transactions, %" PRIu64 " rows; lag %" PRIu64
-		  " bytes, %.1f s; confirmed %s", now.txns - s->reported.txns,
-		  now.rows - s->reported.rows, lag_bytes, lag_secs, lsn_format(durable, lsn));
+		  " bytes, %.1f s; confirmed %s%s", now.txns - s->reported.txns,
+		  now.rows - s->reported.rows, lag_bytes, lag_secs,
+		  lsn_format(apply_durable_lsn(s->apply), lsn), silent);
 	s->reported = now;
+}
+
+/*
+ * Stores last_sync_time (pgmirror_state) as of `when`, when the mirror
+ * holds every transaction committed before `at`, nothing is open, and
+ * `at` is no earlier than the server's position when pgmirror connected.
+ * false (the error logged) when the mirror cannot be written.
+ */
+static bool stream_note_sync(Stream *s, Lsn at, int64_t when)
+{
+	uint64_t lag_bytes;
+	double lag_secs;
+	char text[40];
+
+	if (apply_in_transaction(s->apply) || apply_pending(s->apply) > 0 ||
+	    apply_durable_lsn(s->apply) < at || at < s->run->sys.xlogpos)
+		return true;
+	stream_lag(s, &lag_bytes, &lag_secs);
+	if (!mirror_note_sync(s->run->mirror, pgtime_format_utc(when, text, sizeof(text)),
+			      (int64_t)lag_bytes, lag_secs)) {
+		log_error("%s", mirror_error(s->run->mirror));
+		return false;
+	}
+	s->sync_seen = 0;
+	s->last_sync_note = mono_usecs();
+	return true;
+}
+
+/* A service: last_sync_time once a minute, after a keepalive showed that
+ * the mirror has everything (the keepalive is asked for, step_periodic). */
+static bool stream_sync_due(const Stream *s, int64_t now)
+{
+	return s->run->endpos == LSN_INVALID &&
+	       (s->last_sync_note == 0 || now - s->last_sync_note >= SYNC_NOTE_USECS);
 }
 
 /*
@@ -266,6 +331,8 @@ static bool step_keepalive(Stream *s, const Frame *f)
 		s->idle_lsn = f->wal_end;
 		if (run->endpos != LSN_INVALID && f->wal_end >= run->endpos)
 			s->reached = true;
+		s->sync_lsn = f->wal_end;
+		s->sync_seen = pgtime_now();
 	}
 	/*
 	 * Store the position first, then answer with it: a server shutting
@@ -289,6 +356,7 @@ static bool step_message(Stream *s, const uint8_t *buf, size_t len)
 	Frame f;
 	char err[256];
 
+	s->last_heard = mono_usecs();
 	if (len >= BIG_MESSAGE_BYTES)
 		s->big_message = true;
 	if (!frame_decode(buf, len, &f, err, sizeof(err))) {
@@ -307,19 +375,28 @@ static bool step_message(Stream *s, const uint8_t *buf, size_t len)
  * the stream is and say so; and the -v progress line. */
 static bool step_periodic(Stream *s, int64_t now, int64_t interval)
 {
+	bool sync_due = stream_sync_due(s, now);
+
 	if (now - s->last_status >= interval) {
 		if (!stream_flush(s)) {
 			s->end = STREAM_FAILED;
 			return false;
 		}
-		if (!stream_send_status(s, false)) {
+		if (sync_due && s->sync_seen != 0 && !stream_note_sync(s, s->sync_lsn, s->sync_seen)) {
+			s->end = STREAM_FAILED;
+			return false;
+		}
+		/* a keepalive is asked for when it says something: the server's
+		 * position for -v's lag, or that a service is caught up */
+		if (!stream_send_status(s, log_get_level() >= LOG_DEBUG ||
+					   stream_sync_due(s, now))) {
 			s->end = STREAM_LOST;
 			return false;
 		}
 	}
 	if (now - s->last_progress >= interval) {
 		s->last_progress = now;
-		log_progress(s);
+		log_progress(s, now, interval);
 	}
 	return true;
 }
@@ -387,6 +464,7 @@ StreamEnd stream_run(Run *run, Applier *apply)
 	s.last_status = mono_usecs();
 	s.last_progress = s.last_status;
 	s.last_reconcile = s.last_status; /* prepare() has just compared them */
+	s.last_heard = s.last_status;
 	log_debug("streaming from slot \"%s\" at %s with protocol version %d", run->state.slot,
 		  lsn_format(apply_durable_lsn(apply), lsn), proto);
 
@@ -408,8 +486,10 @@ StreamEnd stream_run(Run *run, Applier *apply)
 				s.end = STREAM_SLOT_GONE;
 				goto done;
 			}
-			log_error("%s", session_error(run->session));
 			s.end = session_error_data(run->session) ? STREAM_FAILED : STREAM_LOST;
+			/* a service tries again: not an error (yet) */
+			log_msg(s.end == STREAM_LOST && replicate_continuous(run) ? LOG_WARNING
+				: LOG_ERROR, "%s", session_error(run->session));
 			goto done;
 		}
 		if (!(r == 0 ? step_idle(&s, now) : step_message(&s, buf, len)))
@@ -423,6 +503,13 @@ StreamEnd stream_run(Run *run, Applier *apply)
 	if (apply_in_transaction(apply)) {
 		log_info("stopping in the middle of a transaction; it will be applied next time");
 	} else if (!stream_flush(&s)) {
+		s.end = STREAM_FAILED;
+		goto done;
+	}
+	/* --once: the mirror holds what the source had committed when
+	 * pgmirror connected */
+	if (s.reached && run->opt->once && !replicate_stopping() &&
+	    !stream_note_sync(&s, run->endpos, run->endpos_time)) {
 		s.end = STREAM_FAILED;
 		goto done;
 	}

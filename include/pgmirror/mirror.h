@@ -296,6 +296,40 @@ bool mirror_user_objects_restore(Mirror *m, const MirrorUserObjects *u, char ***
 void mirror_user_objects_free(MirrorUserObjects *u);
 
 
+/*
+ * The device's health (mirror_health.c), for --status; NULL or false where
+ * nothing is known yet. Times are UTC text.
+ */
+typedef struct MirrorHealth {
+	char *last_sync_time;      /* a run last knew the mirror held all the source had committed */
+	bool has_lag;              /* lag_bytes and lag_seconds were stored with it */
+	int64_t lag_bytes;         /* the lag then */
+	double lag_seconds;
+	char *last_check_time;     /* the last integrity check */
+	char *last_check_result;
+	char *last_rebuild_time;   /* the last rebuild from a fresh copy */
+	char *last_rebuild_reason;
+	char *last_error;          /* the last run's error; NULL once a run succeeds */
+	char *last_error_time;
+} MirrorHealth;
+
+bool mirror_read_health(Mirror *m, MirrorHealth *h) PGM_MUST_CHECK;
+void mirror_health_clear(MirrorHealth *h);
+/* The mirror held all the source had committed at `when` (UTC text), with
+ * this lag at the moment it was stored; clears the last error (the run
+ * succeeded). Outside a transaction (then one of its own) or within one. */
+bool mirror_note_sync(Mirror *m, const char *when, int64_t lag_bytes, double lag_seconds)
+	PGM_MUST_CHECK;
+/* The mirror was rebuilt from a fresh copy now, for reason. */
+bool mirror_note_rebuild(Mirror *m, const char *reason) PGM_MUST_CHECK;
+/* The run fails with error. */
+bool mirror_note_error(Mirror *m, const char *error) PGM_MUST_CHECK;
+/* A new generation number for a table whose rows are replaced (never one
+ * given before in this mirror); within a transaction. */
+bool mirror_next_generation(Mirror *m, int64_t *out) PGM_MUST_CHECK;
+/* The generation number of mirror table `table`. */
+bool mirror_table_generation(Mirror *m, const char *table, int64_t *out) PGM_MUST_CHECK;
+
 /* Sets the sync LSN of the table of relation oid; within a transaction. */
 bool mirror_set_sync_lsn(Mirror *m, uint32_t oid, Lsn lsn) PGM_MUST_CHECK;
 

@@ -1,0 +1,118 @@
+/*
+ * mirror_health.c: the device's health in pgmirror_state (format 3), for
+ * --status and a fleet's monitoring: when the mirror was last known to be
+ * in sync and the lag then, the last rebuild, the last run's error; and
+ * the tables' generation numbers, drawn from one counter
+ * (pgmirror_state.last_generation) so that a table dropped and made again
+ * never gets a number an app has seen before.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mirror_internal.h"
+
+void mirror_health_clear(MirrorHealth *h)
+{
+	free(h->last_sync_time);
+	free(h->last_check_time);
+	free(h->last_check_result);
+	free(h->last_rebuild_time);
+	free(h->last_rebuild_reason);
+	free(h->last_error);
+	free(h->last_error_time);
+	memset(h, 0, sizeof(*h));
+}
+
+static char *column_dup(sqlite3_stmt *q, int i)
+{
+	const unsigned char *t = sqlite3_column_text(q, i);
+
+	return t ? xstrdup((const char *)t) : NULL;
+}
+
+bool mirror_read_health(Mirror *m, MirrorHealth *h)
+{
+	sqlite3_stmt *q;
+	int rc;
+
+	memset(h, 0, sizeof(*h));
+	q = mirror_prepare(m,
+		"SELECT last_sync_time, last_sync_lag_bytes, last_sync_lag_seconds, "
+		"last_check_time, last_check_result, last_rebuild_time, last_rebuild_reason, "
+		"last_error, last_error_time FROM pgmirror_state WHERE id = 1", false);
+	if (q == NULL)
+		return false;
+	rc = sqlite3_step(q);
+	if (rc == SQLITE_ROW) {
+		h->last_sync_time = column_dup(q, 0);
+		h->has_lag = sqlite3_column_type(q, 1) != SQLITE_NULL;
+		h->lag_bytes = sqlite3_column_int64(q, 1);
+		h->lag_seconds = sqlite3_column_double(q, 2);
+		h->last_check_time = column_dup(q, 3);
+		h->last_check_result = column_dup(q, 4);
+		h->last_rebuild_time = column_dup(q, 5);
+		h->last_rebuild_reason = column_dup(q, 6);
+		h->last_error = column_dup(q, 7);
+		h->last_error_time = column_dup(q, 8);
+	} else if (rc != SQLITE_DONE)
+		errbuf_set(&m->err, "could not read pgmirror_state from \"%s\": %s", m->path,
+			   sqlite3_errmsg(m->db));
+	sqlite3_finalize(q);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE;
+}
+
+/* Now, UTC, in the form of the other times in pgmirror_state. */
+#define TIME_TEXT_SIZE 40
+
+static void now_text(char buf[TIME_TEXT_SIZE])
+{
+	pgtime_format_utc(pgtime_now(), buf, TIME_TEXT_SIZE);
+}
+
+bool mirror_note_sync(Mirror *m, const char *when, int64_t lag_bytes, double lag_seconds)
+{
+	/* a run that got the mirror in sync succeeded: its error is gone */
+	return mirror_exec_owned(m, sqlite3_mprintf(
+		"UPDATE pgmirror_state SET last_sync_time = %Q, last_sync_lag_bytes = %lld, "
+		"last_sync_lag_seconds = %.3f, last_error = NULL, last_error_time = NULL "
+		"WHERE id = 1", when, (long long)lag_bytes, lag_seconds));
+}
+
+bool mirror_note_rebuild(Mirror *m, const char *reason)
+{
+	char now[TIME_TEXT_SIZE];
+
+	now_text(now);
+	return mirror_exec_owned(m, sqlite3_mprintf(
+		"UPDATE pgmirror_state SET last_rebuild_time = %Q, last_rebuild_reason = %Q "
+		"WHERE id = 1", now, reason));
+}
+
+bool mirror_note_error(Mirror *m, const char *error)
+{
+	char now[TIME_TEXT_SIZE];
+
+	now_text(now);
+	return mirror_exec_owned(m, sqlite3_mprintf(
+		"UPDATE pgmirror_state SET last_error = %Q, last_error_time = %Q WHERE id = 1",
+		error, now));
+}
+
+bool mirror_next_generation(Mirror *m, int64_t *out)
+{
+	/* a mirror without its state row yet (never: the claim comes first)
+	 * still numbers its tables */
+	return mirror_exec(m, "UPDATE pgmirror_state SET last_generation = max(last_generation, "
+			   "coalesce((SELECT max(generation) FROM pgmirror_tables), 0)) + 1") &&
+	       mirror_scalar(m, "SELECT coalesce((SELECT last_generation FROM pgmirror_state), "
+			     "(SELECT max(generation) + 1 FROM pgmirror_tables), 1)", "", out);
+}
+
+bool mirror_table_generation(Mirror *m, const char *table, int64_t *out)
+{
+	return mirror_scalar(m, "SELECT generation FROM pgmirror_tables WHERE table_name = %Q",
+			     table, out);
+}
