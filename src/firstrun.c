@@ -210,7 +210,8 @@ int firstrun_run(Run *run, bool rebuild)
 	int rc = EXIT_ERROR, nkept = 0;
 	bool each = fresh && copy, copy_failed = true, ok;
 
-	if (!session_slot_info(run->session, slot, &si)) {
+	if (!session_slot_info(run->session, slot, &si) ||
+	    !replicate_wait_slot(run->session, slot, &si, SLOT_WAIT_MS)) {
 		log_error("%s", session_error(run->session));
 		goto done;
 	}

@@ -243,9 +243,14 @@ static int check_slot(Run *run, bool *rebuild)
 		rc = EXIT_OK;
 		goto done;
 	}
+	if (!replicate_wait_slot(run->session, run->state.slot, &si, SLOT_WAIT_MS)) {
+		log_error("%s", session_error(run->session));
+		goto done;
+	}
 	if (si.active) {
-		log_error("replication slot \"%s\" is in use by another connection",
-			  run->state.slot);
+		log_error("replication slot \"%s\" is in use by another connection (it stayed so "
+			  "for %d s): another pgmirror runs with it", run->state.slot,
+			  SLOT_WAIT_MS / 1000);
 		rc = EXIT_IN_USE;
 		goto done;
 	}
@@ -264,25 +269,33 @@ done:
 	return rc;
 }
 
+bool replicate_wait_slot(Session *s, const char *slot, SlotInfo *si, int max_ms)
+{
+	for (int waited = 0; si->active && waited < max_ms && !stop_requested; waited += 100) {
+		if (waited == 1000)
+			log_info("replication slot \"%s\" is still held by a connection; waiting up "
+				 "to %d s for it to let go (the walsender of a run that has ended "
+				 "lets go once it notices)", slot, max_ms / 1000);
+		usleep(100000);
+		slot_info_clear(si);
+		if (!session_slot_info(s, slot, si))
+			return false;
+	}
+	return true;
+}
+
 bool replicate_slot_wal_lost(const Run *run)
 {
 	Session *s = session_new();
-	SlotInfo si = {0};
+	SlotInfo si = {.active = true};
 	bool lost = false;
 
+	session_set_stop_check(s, replicate_stopping);
 	/* the walsender that failed lets go of the slot as it exits */
-	for (int i = 0; i < 20 && !stop_requested; i++) {
-		if (!session_connected(s) && !session_connect_plain(s, run->opt->conninfo))
-			break;
-		slot_info_clear(&si);
-		if (!session_slot_info(s, run->state.slot, &si))
-			break;
-		if (!si.active) {
-			lost = si.exists && !si.usable;
-			break;
-		}
-		usleep(100000);
-	}
+	if (session_connect_plain(s, run->opt->conninfo) &&
+	    session_slot_info(s, run->state.slot, &si) &&
+	    replicate_wait_slot(s, run->state.slot, &si, 2000) && !si.active)
+		lost = si.exists && !si.usable;
 	slot_info_clear(&si);
 	session_free(s);
 	return lost;

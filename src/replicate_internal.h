@@ -54,6 +54,18 @@ bool replicate_stopping(void);
  */
 bool replicate_slot_wal_lost(const Run *run);
 
+/*
+ * While *si (of slot, read on s) says it is active, reads it again every
+ * 100 ms, up to max_ms (a SIGTERM ends the wait): a walsender whose client
+ * has gone lets go of its slot only when it notices. False, the session's
+ * error set, when it cannot be read.
+ */
+bool replicate_wait_slot(Session *s, const char *slot, SlotInfo *si, int max_ms);
+/* How long a slot held by another connection is waited for before exit 3:
+ * the walsender of a run that has ended holds it until it next writes to
+ * its client, which one decoding a big transaction may take a while to do. */
+#define SLOT_WAIT_MS 15000
+
 /* Opens the mirror into run; returns an exit code. */
 int replicate_open_mirror(Run *run, MirrorMode mode);
 
