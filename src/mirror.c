@@ -398,7 +398,7 @@ void mirror_state_clear(MirrorState *st)
 	memset(st, 0, sizeof(*st));
 }
 
-static char *column_dup(sqlite3_stmt *st, int i)
+char *mirror_column_dup(sqlite3_stmt *st, int i)
 {
 	const unsigned char *t = sqlite3_column_text(st, i);
 
@@ -430,12 +430,12 @@ bool mirror_read_state(Mirror *m, MirrorState *st)
 		goto done;
 	}
 	st->present = true;
-	st->slot = column_dup(q, 0);
-	st->publications = column_dup(q, 1);
-	st->system_identifier = column_dup(q, 2);
-	st->database = column_dup(q, 3);
+	st->slot = mirror_column_dup(q, 0);
+	st->publications = mirror_column_dup(q, 1);
+	st->system_identifier = mirror_column_dup(q, 2);
+	st->database = mirror_column_dup(q, 3);
 	lsn = sqlite3_column_text(q, 4);
-	st->last_commit_time = column_dup(q, 5);
+	st->last_commit_time = mirror_column_dup(q, 5);
 	st->initial_copy_done = sqlite3_column_int(q, 6) != 0;
 	if (lsn == NULL || !lsn_parse((const char *)lsn, &st->confirmed_lsn) ||
 	    st->slot == NULL || st->publications == NULL) {

@@ -26,13 +26,6 @@ void mirror_health_clear(MirrorHealth *h)
 	memset(h, 0, sizeof(*h));
 }
 
-static char *column_dup(sqlite3_stmt *q, int i)
-{
-	const unsigned char *t = sqlite3_column_text(q, i);
-
-	return t ? xstrdup((const char *)t) : NULL;
-}
-
 bool mirror_read_health(Mirror *m, MirrorHealth *h)
 {
 	sqlite3_stmt *q;
@@ -47,16 +40,16 @@ bool mirror_read_health(Mirror *m, MirrorHealth *h)
 		return false;
 	rc = sqlite3_step(q);
 	if (rc == SQLITE_ROW) {
-		h->last_sync_time = column_dup(q, 0);
+		h->last_sync_time = mirror_column_dup(q, 0);
 		h->has_lag = sqlite3_column_type(q, 1) != SQLITE_NULL;
 		h->lag_bytes = sqlite3_column_int64(q, 1);
 		h->lag_seconds = sqlite3_column_double(q, 2);
-		h->last_check_time = column_dup(q, 3);
-		h->last_check_result = column_dup(q, 4);
-		h->last_rebuild_time = column_dup(q, 5);
-		h->last_rebuild_reason = column_dup(q, 6);
-		h->last_error = column_dup(q, 7);
-		h->last_error_time = column_dup(q, 8);
+		h->last_check_time = mirror_column_dup(q, 3);
+		h->last_check_result = mirror_column_dup(q, 4);
+		h->last_rebuild_time = mirror_column_dup(q, 5);
+		h->last_rebuild_reason = mirror_column_dup(q, 6);
+		h->last_error = mirror_column_dup(q, 7);
+		h->last_error_time = mirror_column_dup(q, 8);
 	} else if (rc != SQLITE_DONE)
 		errbuf_set(&m->err, "could not read pgmirror_state from \"%s\": %s", m->path,
 			   sqlite3_errmsg(m->db));

@@ -65,6 +65,9 @@ bool mirror_step_done(Mirror *m, sqlite3_stmt *st, const char *what) PGM_MUST_CH
 bool mirror_scalar(Mirror *m, const char *sql_fmt, const char *table, int64_t *out)
 	PGM_MUST_CHECK;
 
+/* Column i of the row st is on, as a malloc'd string; NULL for NULL. */
+char *mirror_column_dup(sqlite3_stmt *st, int i);
+
 /* mirror_writeback.c: notes that the open transaction wrote about rows
  * rows; past a threshold, a helper thread starts the disk's writes of its
  * pages while it goes on. */

@@ -503,10 +503,9 @@ int replicate_run(const ReplicateOptions *opt)
 		 * up yet, or (reconnecting) its old walsender not gone yet */
 		if (rc != EXIT_OK && (reconnecting || continuous) &&
 		    (run.conn_failed || (reconnecting && rc == EXIT_IN_USE))) {
-			const char *why = run.unreachable ? session_error(run.session)
-							  : "the source is not available yet";
-
-			log_warning("%s; trying again in %d s", why, backoff);
+			log_warning("the source is not available yet%s%s; trying again in %d s",
+				    run.unreachable ? ": " : "",
+				    run.unreachable ? session_error(run.session) : "", backoff);
 			session_disconnect(run.session);
 			backoff_sleep(backoff);
 			backoff = backoff_next(backoff, BACKOFF_MAX_SECS);

@@ -230,44 +230,43 @@ static void stream_lag(const Stream *s, uint64_t *bytes, double *secs)
  * The -v progress line. The server's WAL end comes from its keepalives,
  * which a verbose run asks for every status interval (step_periodic), so
  * that the lag grows while the walsender decodes WAL the mirror has no
- * part of; when nothing came for a while (a link gone silent), the line
- * says for how long.
+ * part of. When nothing came for two intervals (a link gone silent,
+ * although a keepalive was asked for), a line of its own says for how long.
  */
 static void log_progress(Stream *s, int64_t now_mono, int64_t interval)
 {
 	ApplyStats now;
 	uint64_t lag_bytes;
 	double lag_secs;
-	char lsn[LSN_TEXT_SIZE], silent[80] = "";
+	char lsn[LSN_TEXT_SIZE];
 
 	if (log_get_level() < LOG_DEBUG)
 		return;
 	apply_stats(s->apply, &now);
 	stream_lag(s, &lag_bytes, &lag_secs);
-	if (now_mono - s->last_heard >= interval)
-		snprintf(silent, sizeof(silent), "; nothing heard from the server for %.0f s",
-			 (double)(now_mono - s->last_heard) / 1e6);
 	log_debug("progress: %" PRIu64 " transactions, %" PRIu64 " rows; lag %" PRIu64
-		  " bytes, %.1f s; confirmed %s%s", now.txns - s->reported.txns,
+		  " bytes, %.1f s; confirmed %s", now.txns - s->reported.txns,
 		  now.rows - s->reported.rows, lag_bytes, lag_secs,
-		  lsn_format(apply_durable_lsn(s->apply), lsn), silent);
+		  lsn_format(apply_durable_lsn(s->apply), lsn));
+	if (now_mono - s->last_heard > 2 * interval)
+		log_debug("nothing heard from the server for %.0f s: the lag above is as of then",
+			  (double)(now_mono - s->last_heard) / 1e6);
 	s->reported = now;
 }
 
 /*
- * Stores last_sync_time (pgmirror_state) as of `when`, when the mirror
- * holds every transaction committed before `at`, nothing is open, and
- * `at` is no earlier than the server's position when pgmirror connected.
- * false (the error logged) when the mirror cannot be written.
+ * Stores last_sync_time (pgmirror_state) as `when`: the caller knows the
+ * mirror then held every transaction the source had committed. Nothing
+ * may be open or waiting. false (the error logged) when the mirror cannot
+ * be written.
  */
-static bool stream_note_sync(Stream *s, Lsn at, int64_t when)
+static bool stream_note_sync(Stream *s, int64_t when)
 {
 	uint64_t lag_bytes;
 	double lag_secs;
 	char text[40];
 
-	if (apply_in_transaction(s->apply) || apply_pending(s->apply) > 0 ||
-	    apply_durable_lsn(s->apply) < at || at < s->run->sys.xlogpos)
+	if (apply_in_transaction(s->apply) || apply_pending(s->apply) > 0)
 		return true;
 	stream_lag(s, &lag_bytes, &lag_secs);
 	if (!mirror_note_sync(s->run->mirror, pgtime_format_utc(when, text, sizeof(text)),
@@ -382,7 +381,11 @@ static bool step_periodic(Stream *s, int64_t now, int64_t interval)
 			s->end = STREAM_FAILED;
 			return false;
 		}
-		if (sync_due && s->sync_seen != 0 && !stream_note_sync(s, s->sync_lsn, s->sync_seen)) {
+		/* a keepalive at or past where the server was when pgmirror
+		 * connected, and everything before it committed */
+		if (sync_due && s->sync_seen != 0 && s->sync_lsn >= s->run->sys.xlogpos &&
+		    apply_durable_lsn(s->apply) >= s->sync_lsn &&
+		    !stream_note_sync(s, s->sync_seen)) {
 			s->end = STREAM_FAILED;
 			return false;
 		}
@@ -507,9 +510,10 @@ StreamEnd stream_run(Run *run, Applier *apply)
 		goto done;
 	}
 	/* --once: the mirror holds what the source had committed when
-	 * pgmirror connected */
+	 * pgmirror connected (reached: every transaction that commits before
+	 * the end position is applied) */
 	if (s.reached && run->opt->once && !replicate_stopping() &&
-	    !stream_note_sync(&s, run->endpos, run->endpos_time)) {
+	    !stream_note_sync(&s, run->endpos_time)) {
 		s.end = STREAM_FAILED;
 		goto done;
 	}
