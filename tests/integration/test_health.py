@@ -4,7 +4,8 @@ and a busy one both move last_sync_time (and clear a failed run's
 last_error, which a failure leaves); a lost slot's rebuild gives a
 last_rebuild_time and reason, a last_commit_time and new generations, as
 --resync does for its table, while applied changes keep the generation.
---json alone is a usage error. Connecting: SIGTERM while a server accepts
+--json alone is a usage error. A slot held by a connection that goes away
+within seconds is waited for, not exit 3. Connecting: SIGTERM while a server accepts
 and never answers ends --once and a service within a second with exit 0; a
 service started before its source warns and goes on once the source is
 there. -v says how long a frozen link has been silent. Under the journal
@@ -250,7 +251,18 @@ def part_journal(ctx, path, slot):
           "priorities under the journal:\n%s" % "\n".join(lines))
 
 
-PARTS = [part_status, part_connect, part_service, part_journal]
+def part_slot(ctx, path, slot):
+    # a slot held a moment longer by a connection that then goes (as the
+    # walsender of a run that has ended): waited for, not exit 3
+    import psycopg2.extras
+    holder = psycopg2.connect(ctx.dsn, connection_factory=psycopg2.extras.LogicalReplicationConnection)
+    cur = holder.cursor()
+    cur.start_replication(slot_name=slot, options={"proto_version": "1", "publication_names": "pub"})
+    threading.Timer(2.0, holder.close).start()
+    ctx.once(path, slot, "pub")
+
+
+PARTS = [part_status, part_connect, part_service, part_journal, part_slot]
 
 
 def test(ctx):
