@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -458,6 +459,28 @@ static void note_error(Run *run, int rc)
 		log_debug("could not store the error in the mirror: %s", mirror_error(run->mirror));
 }
 
+/*
+ * A service that tries again warns, and keeps the warning as the mirror's
+ * last_error meanwhile: a fleet's monitoring sees why the mirror is not in
+ * sync (the next time it is, the error is cleared).
+ */
+static PGM_PRINTF(2, 3) void warn_retry(Run *run, const char *fmt, ...)
+{
+	va_list ap;
+	char *text;
+
+	va_start(ap, fmt);
+	if (vasprintf(&text, fmt, ap) < 0)
+		text = NULL;
+	va_end(ap);
+	if (text == NULL)
+		return;
+	log_warning("%s", text);
+	if (run->mirror != NULL && run->state.present && !mirror_note_error(run->mirror, text))
+		log_debug("could not store the warning in the mirror: %s", mirror_error(run->mirror));
+	free(text);
+}
+
 int replicate_run(const ReplicateOptions *opt)
 {
 	Run run = {.opt = opt};
@@ -503,9 +526,9 @@ int replicate_run(const ReplicateOptions *opt)
 		 * up yet, or (reconnecting) its old walsender not gone yet */
 		if (rc != EXIT_OK && (reconnecting || continuous) &&
 		    (run.conn_failed || (reconnecting && rc == EXIT_IN_USE))) {
-			log_warning("the source is not available yet%s%s; trying again in %d s",
-				    run.unreachable ? ": " : "",
-				    run.unreachable ? session_error(run.session) : "", backoff);
+			warn_retry(&run, "the source is not available yet%s%s; trying again in %d s",
+				   run.unreachable ? ": " : "",
+				   run.unreachable ? session_error(run.session) : "", backoff);
 			session_disconnect(run.session);
 			backoff_sleep(backoff);
 			backoff = backoff_next(backoff, BACKOFF_MAX_SECS);
@@ -587,7 +610,7 @@ int replicate_run(const ReplicateOptions *opt)
 		if (mono_usecs() - started > (int64_t)BACKOFF_MAX_SECS * 1000000)
 			backoff = 1;
 		reconnecting = true;
-		log_warning("connection to the source lost; reconnecting in %d s", backoff);
+		warn_retry(&run, "connection to the source lost; reconnecting in %d s", backoff);
 		backoff_sleep(backoff);
 		if (stop_requested) {
 			rc = EXIT_OK;

@@ -114,49 +114,52 @@ static bool stderr_is_journal(void)
 }
 
 /*
- * Writes text on one line: a server's message may run over several
+ * text on one line (malloc'd): a server's message may run over several
  * ("ERROR:  ...\nDETAIL:  ...\nHINT:  ..."), and a line without pgmirror's
  * prefix (and priority) would read as another message, or none. Each line
- * break and the spaces after it become "; "; breaks at the end go.
+ * break and the blanks after it become "; "; breaks at the end go.
  */
-static void put_one_line(const char *text)
+static char *one_line(const char *text)
 {
-	const char *p = text;
+	char *out = xmalloc(2 * strlen(text) + 1), *w = out;
 
-	while (*p != '\0') {
-		size_t n = strcspn(p, "\n");
-
-		fwrite(p, 1, n, stderr);
-		p += n;
-		while (*p == '\n' || *p == ' ' || *p == '\t')
-			p++;
-		if (n > 0 && *p != '\0')
-			fputs("; ", stderr);
+	for (const char *r = text; *r != '\0';) {
+		if (*r != '\n') {
+			*w++ = *r++;
+			continue;
+		}
+		while (*r == '\n' || *r == ' ' || *r == '\t')
+			r++;
+		if (*r != '\0' && w != out) {
+			*w++ = ';';
+			*w++ = ' ';
+		}
 	}
+	*w = '\0';
+	return out;
 }
 
 void log_msg(int level, const char *fmt, ...)
 {
 	static const char *const prefix[] = {"error: ", "warning: ", "", ""};
 	static const char *const priority[] = {"<3>", "<4>", "<6>", "<7>"};
-	char *text;
+	char *raw, *text;
 	va_list ap;
 
+	if (level > log_level) /* never an error: those always show */
+		return;
 	va_start(ap, fmt);
-	if (vasprintf(&text, fmt, ap) < 0)
+	if (vasprintf(&raw, fmt, ap) < 0)
 		out_of_memory(0);
 	va_end(ap);
+	text = one_line(raw);
+	free(raw);
 	if (level == LOG_ERROR)
 		snprintf(last_error, sizeof(last_error), "%s", text);
-	if (level > log_level) {
-		free(text);
-		return;
-	}
 	if (journal_stderr < 0)
 		journal_stderr = stderr_is_journal();
-	fprintf(stderr, "%spgmirror: %s", journal_stderr ? priority[level] : "", prefix[level]);
-	put_one_line(text);
-	fputc('\n', stderr);
+	fprintf(stderr, "%spgmirror: %s%s\n", journal_stderr ? priority[level] : "",
+		prefix[level], text);
 	free(text);
 }
 

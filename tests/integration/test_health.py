@@ -221,8 +221,14 @@ def part_service(ctx, path, slot):
         time.sleep(0.1)
     check("warning: " in proc.stderr() and "error: " not in proc.stderr(),
           "a service before its source:\n%s" % proc.stderr())
+    waiting = status_json(ctx, path)
+    check("not available" in (waiting["last_error"] or ""), "while it waits: %s" % waiting)
     proxy.start()
     ctx.catch_up(path, proc=proc)
+    deadline = time.time() + 30 * harness.SLOW
+    while status_json(ctx, path)["last_error"] is not None and time.time() < deadline:
+        time.sleep(0.2)
+    check(status_json(ctx, path)["last_error"] is None, "a service in sync kept its error")
     proxy.paused = True
     ctx.sql("INSERT INTO b SELECT generate_series(1000, 1100)")
     deadline = time.time() + 30
