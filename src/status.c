@@ -87,19 +87,12 @@ static void json_field(const char *key, const char *value)
 static void print_json(const char *path, const MirrorState *st, const MirrorHealth *h,
 		       const TableStatus *t, int n)
 {
-	char lsn[LSN_TEXT_SIZE], **pubs;
-	int npubs = strv_split(st->publications, ',', &pubs);
+	char lsn[LSN_TEXT_SIZE];
 
 	json_key("mirror", true);
 	json_string(path);
 	json_field("slot", st->slot);
-	json_key("publications", false);
-	for (int i = 0; i < npubs; i++) {
-		fputs(i ? ", " : "[", stdout);
-		json_string(pubs[i]);
-	}
-	fputs(npubs ? "]" : "[]", stdout);
-	strv_free(pubs, npubs);
+	json_field("publications", st->publications); /* as --status: "a,b" */
 	json_field("system_identifier", st->system_identifier);
 	json_field("database", st->database);
 	json_field("confirmed_lsn", lsn_format(st->confirmed_lsn, lsn));

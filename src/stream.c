@@ -231,7 +231,8 @@ static void stream_lag(const Stream *s, uint64_t *bytes, double *secs)
  * which a verbose run asks for every status interval (step_periodic), so
  * that the lag grows while the walsender decodes WAL the mirror has no
  * part of. When nothing came for two intervals (a link gone silent,
- * although a keepalive was asked for), a line of its own says for how long.
+ * although a keepalive was asked for), the lag in seconds is at least that
+ * long, and a line of its own says so.
  */
 static void log_progress(Stream *s, int64_t now_mono, int64_t interval)
 {
@@ -244,6 +245,10 @@ static void log_progress(Stream *s, int64_t now_mono, int64_t interval)
 		return;
 	apply_stats(s->apply, &now);
 	stream_lag(s, &lag_bytes, &lag_secs);
+	/* a silent server may be ahead by all that time: not "0.0 s" */
+	if (now_mono - s->last_heard > 2 * interval &&
+	    lag_secs < (double)(now_mono - s->last_heard) / 1e6)
+		lag_secs = (double)(now_mono - s->last_heard) / 1e6;
 	log_debug("progress: %" PRIu64 " transactions, %" PRIu64 " rows; lag %" PRIu64
 		  " bytes, %.1f s; confirmed %s", now.txns - s->reported.txns,
 		  now.rows - s->reported.rows, lag_bytes, lag_secs,

@@ -138,7 +138,7 @@ def part_status(ctx, path, slot):
                 "last_check_result", "last_rebuild_time", "last_rebuild_reason",
                 "last_error", "last_error_time", "tables"):
         check(key in st, "--status --json lacks %r: %s" % (key, st))
-    check(st["slot"] == slot and st["publications"] == ["pub"] and st["last_error"] is None,
+    check(st["slot"] == slot and st["publications"] == "pub" and st["last_error"] is None,
           "--status --json: %s" % st)
     check(st["last_sync_time"] is not None, "no last_sync_time after a first run: %s" % st)
     check(dict((t["name"], t["rows"]) for t in st["tables"]) == {"a": 10, "b": 0, "pgm_marker": 0},
@@ -236,6 +236,9 @@ def part_service(ctx, path, slot):
     while not silent.search(proc.stderr()) and time.time() < deadline:
         time.sleep(0.1)
     check(silent.search(proc.stderr()), "no silent link in -v:\n%s" % proc.stderr())
+    last = [l for l in proc.stderr().splitlines() if "progress:" in l][-1]
+    check(re.search(r"lag \d+ bytes, ([3-9]|\d\d+)\.\d s", last),
+          "a silent link's lag is not its silence: %s" % last)
     proxy.paused = False
     ctx.catch_up(path, proc=proc)
     rc = ctx.stop(proc)
