@@ -10,7 +10,6 @@
 #include "config.h"
 
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -442,45 +441,6 @@ static StreamEnd stream_round(Run *run, int *rc)
 	return end;
 }
 
-/*
- * A run that fails leaves its error in the mirror (last_error, for
- * --status), when it has the mirror open: not when another pgmirror holds
- * it, nor for a usage error; a run that gets the mirror in sync clears it
- * (stream.c).
- */
-static void note_error(Run *run, int rc)
-{
-	const char *err = log_last_error();
-
-	if (rc != EXIT_ERROR || err == NULL || run->mirror == NULL || !run->state.present)
-		return;
-	mirror_rollback(run->mirror);
-	if (!mirror_note_error(run->mirror, err))
-		log_debug("could not store the error in the mirror: %s", mirror_error(run->mirror));
-}
-
-/*
- * A service that tries again warns, and keeps the warning as the mirror's
- * last_error meanwhile: a fleet's monitoring sees why the mirror is not in
- * sync (the next time it is, the error is cleared).
- */
-static PGM_PRINTF(2, 3) void warn_retry(Run *run, const char *fmt, ...)
-{
-	va_list ap;
-	char *text;
-
-	va_start(ap, fmt);
-	if (vasprintf(&text, fmt, ap) < 0)
-		text = NULL;
-	va_end(ap);
-	if (text == NULL)
-		return;
-	log_warning("%s", text);
-	if (run->mirror != NULL && run->state.present && !mirror_note_error(run->mirror, text))
-		log_debug("could not store the warning in the mirror: %s", mirror_error(run->mirror));
-	free(text);
-}
-
 int replicate_run(const ReplicateOptions *opt)
 {
 	Run run = {.opt = opt};
@@ -526,7 +486,7 @@ int replicate_run(const ReplicateOptions *opt)
 		 * up yet, or (reconnecting) its old walsender not gone yet */
 		if (rc != EXIT_OK && (reconnecting || continuous) &&
 		    (run.conn_failed || (reconnecting && rc == EXIT_IN_USE))) {
-			warn_retry(&run, "the source is not available yet%s%s; trying again in %d s",
+			replicate_warn_retry(&run, "the source is not available yet%s%s; trying again in %d s",
 				   run.unreachable ? ": " : "",
 				   run.unreachable ? session_error(run.session) : "", backoff);
 			session_disconnect(run.session);
@@ -610,7 +570,7 @@ int replicate_run(const ReplicateOptions *opt)
 		if (mono_usecs() - started > (int64_t)BACKOFF_MAX_SECS * 1000000)
 			backoff = 1;
 		reconnecting = true;
-		warn_retry(&run, "connection to the source lost; reconnecting in %d s", backoff);
+		replicate_warn_retry(&run, "connection to the source lost; reconnecting in %d s", backoff);
 		backoff_sleep(backoff);
 		if (stop_requested) {
 			rc = EXIT_OK;
@@ -619,7 +579,7 @@ int replicate_run(const ReplicateOptions *opt)
 		backoff = backoff_next(backoff, BACKOFF_MAX_SECS);
 	}
 done:
-	note_error(&run, rc);
+	replicate_note_error(&run, rc);
 	verify_free(verifier);
 	lookup_free(run.lookup);
 	session_free(run.session);

@@ -66,6 +66,15 @@ bool replicate_wait_slot(Session *s, const char *slot, SlotInfo *si, int max_ms)
  * its client, which one decoding a big transaction may take a while to do. */
 #define SLOT_WAIT_MS 15000
 
+/*
+ * The run's health in the mirror (replicate_health.c): a run ending with
+ * rc EXIT_ERROR keeps its error as last_error (when it has the mirror
+ * open); a service that tries again warns with the text and keeps it
+ * there meanwhile.
+ */
+void replicate_note_error(Run *run, int rc);
+void replicate_warn_retry(Run *run, const char *fmt, ...) PGM_PRINTF(2, 3);
+
 /* Opens the mirror into run; returns an exit code. */
 int replicate_open_mirror(Run *run, MirrorMode mode);
 
