@@ -484,11 +484,12 @@ int replicate_run(const ReplicateOptions *opt)
 		rc = prepare(&run);
 		/* a service tries again, at start too: a restarting server, one not
 		 * up yet, or (reconnecting) its old walsender not gone yet */
-		if (rc != EXIT_OK && (reconnecting || continuous) &&
+		if (rc != EXIT_OK && (reconnecting || continuous) && !stop_requested &&
 		    (run.conn_failed || (reconnecting && rc == EXIT_IN_USE))) {
-			replicate_warn_retry(&run, "the source is not available yet%s%s; trying again in %d s",
-				   run.unreachable ? ": " : "",
-				   run.unreachable ? session_error(run.session) : "", backoff);
+			replicate_warn_retry(&run, "the source is not available yet%s%s; trying "
+					     "again in %d s", run.unreachable ? ": " : "",
+					     run.unreachable ? session_error(run.session) : "",
+					     backoff);
 			session_disconnect(run.session);
 			backoff_sleep(backoff);
 			backoff = backoff_next(backoff, BACKOFF_MAX_SECS);
@@ -499,8 +500,9 @@ int replicate_run(const ReplicateOptions *opt)
 			continue;
 		}
 		if (rc != EXIT_OK && stop_requested && !opt->verify &&
-		    session_error_stopped(run.session))
-			rc = EXIT_OK; /* a command that the signal cancelled */
+		    (session_error_stopped(run.session) || (continuous && run.conn_failed)))
+			rc = EXIT_OK; /* a command that the signal cancelled, or a
+				       * service stopped while it waits for the source */
 		if (rc != EXIT_OK || (stop_requested && !opt->verify))
 			goto done; /* a signal during the checks or the copy: exit 0 */
 		/* --verify: the mirror is brought to the snapshot's point, that is,

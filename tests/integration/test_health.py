@@ -198,7 +198,8 @@ def part_connect(ctx, path, slot):
         time.sleep(0.3)
         t0 = time.time()
         rc = ctx.stop(proc)
-        check(rc == 0 and time.time() - t0 < 1.5 * harness.SLOW,
+        check(rc == 0 and time.time() - t0 < 1.5 * harness.SLOW and
+              "warning" not in proc.stderr() and "error" not in proc.stderr(),
               "SIGTERM while connecting %s: exit %d after %.1f s\n%s"
               % (mode, rc, time.time() - t0, proc.stderr()))
 
