@@ -160,7 +160,6 @@ static int connect_source(Run *run)
 		/* a service tries again (replicate_run() says so) */
 		return EXIT_ERROR;
 	}
-	run->identified_at = pgtime_now();
 	if (!session_check_wal_level(run->session) ||
 	    !session_source_kind(run->session, &run->kind)) {
 		log_error("%s", session_error(run->session));
@@ -516,11 +515,9 @@ int replicate_run(const ReplicateOptions *opt)
 			goto done;
 		if (opt->verify)
 			run.endpos = verify_point(verifier) - 1;
-		if (run.endpos == LSN_INVALID) {
+		if (run.endpos == LSN_INVALID)
 			run.endpos = opt->endpos != LSN_INVALID ? opt->endpos
 				     : opt->once ? run.sys.xlogpos : LSN_INVALID;
-			run.endpos_time = run.identified_at;
-		}
 
 		started = mono_usecs();
 		end = stream_round(&run, &rc);

@@ -24,8 +24,6 @@ typedef struct Run {
 	SystemInfo sys;
 	SourceKind kind;        /* primary or standby, asked on each connect */
 	Lsn endpos;             /* stop here; LSN_INVALID: run until stopped */
-	int64_t endpos_time;    /* --once: when the source was at endpos (pgtime) */
-	int64_t identified_at;  /* when the source said where it was (sys.xlogpos) */
 	const Catalog *catalog; /* the applier's questions to the source */
 	Lookup *lookup;         /* its answers (catalog->ctx) */
 	bool conn_failed;       /* the last error was reaching the source */

@@ -516,9 +516,10 @@ StreamEnd stream_run(Run *run, Applier *apply)
 	}
 	/* --once: the mirror holds what the source had committed when
 	 * pgmirror connected (reached: every transaction that commits before
-	 * the end position is applied) */
+	 * the end position is applied); the run knows it now, and the lag
+	 * says what came since */
 	if (s.reached && run->opt->once && !replicate_stopping() &&
-	    !stream_note_sync(&s, run->endpos_time)) {
+	    !stream_note_sync(&s, pgtime_now())) {
 		s.end = STREAM_FAILED;
 		goto done;
 	}
