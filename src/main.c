@@ -37,6 +37,8 @@ static void usage(FILE *out)
 		"      --verify                 bring the mirror to a fresh point of the source,\n"
 		"                               compare every table with it, and exit\n"
 		"      --status                 print the mirror's state and exit (no connection)\n"
+		"      --check                  check the mirror file for damage and exit\n"
+		"                               (no connection)\n"
 		"  -s, --status-interval=SECS   feedback to the server every SECS (default 10)\n"
 		"  -v, --verbose                more messages\n"
 		"  -q, --quiet                  only errors\n"
@@ -44,7 +46,7 @@ static void usage(FILE *out)
 		"  -h, --help                   print this help and exit\n"
 		"\n"
 		"Exit status: 0 success, 1 error, 2 usage error, 3 mirror or slot in use,\n"
-		"4 --verify found a difference.\n");
+		"4 --verify found a difference, 5 --check found the mirror file damaged.\n");
 }
 
 static void handle_stop(int sig)
@@ -126,7 +128,7 @@ static void add_resync_tables(ReplicateOptions *opt, const char *arg)
 int main(int argc, char **argv)
 {
 	enum { OPT_ONCE = 256, OPT_NO_COPY, OPT_DROP_SLOT, OPT_STATUS, OPT_VERIFY, OPT_RESYNC,
-	       OPT_FAILOVER };
+	       OPT_FAILOVER, OPT_CHECK };
 	static const struct option longopts[] = {
 		{"dbname", required_argument, NULL, 'd'},
 		{"slot", required_argument, NULL, 'S'},
@@ -139,6 +141,7 @@ int main(int argc, char **argv)
 		{"drop-slot", no_argument, NULL, OPT_DROP_SLOT},
 		{"status", no_argument, NULL, OPT_STATUS},
 		{"verify", no_argument, NULL, OPT_VERIFY},
+		{"check", no_argument, NULL, OPT_CHECK},
 		{"status-interval", required_argument, NULL, 's'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"quiet", no_argument, NULL, 'q'},
@@ -147,7 +150,7 @@ int main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	ReplicateOptions opt = {.slot = "pgmirror", .status_interval = 10};
-	bool drop_slot = false, status = false;
+	bool drop_slot = false, status = false, check = false;
 	int level = LOG_INFO, c, rc;
 	struct sigaction sa;
 
@@ -194,6 +197,9 @@ int main(int argc, char **argv)
 		case OPT_VERIFY:
 			opt.verify = true;
 			break;
+		case OPT_CHECK:
+			check = true;
+			break;
 		case 's': {
 			char *end;
 			long v = strtol(optarg, &end, 10);
@@ -228,14 +234,15 @@ int main(int argc, char **argv)
 	opt.mirror_path = argv[optind];
 	if (opt.mirror_path[0] == '\0')
 		usage_error("%s", "the mirror file name is empty");
-	if ((int)drop_slot + (int)status + (int)opt.verify +
+	if ((int)drop_slot + (int)status + (int)opt.verify + (int)check +
 	    (int)(opt.once || opt.endpos != LSN_INVALID) > 1)
-		usage_error("%s", "--drop-slot, --status, --verify and --once/--endpos do not go "
-			    "together");
+		usage_error("%s", "--drop-slot, --status, --check, --verify and --once/--endpos do "
+			    "not go together");
 	if (opt.once && opt.endpos != LSN_INVALID)
 		usage_error("%s", "--once and --endpos do not go together");
-	if (opt.resync && (drop_slot || status || opt.verify))
-		usage_error("%s", "--resync does not go with --drop-slot, --status or --verify");
+	if (opt.resync && (drop_slot || status || opt.verify || check))
+		usage_error("%s", "--resync does not go with --drop-slot, --status, --check or "
+			    "--verify");
 	log_set_level(level);
 	if (opt.npubs > 1)
 		qsort(opt.pubs, (size_t)opt.npubs, sizeof(char *), cmp_str);
@@ -249,6 +256,8 @@ int main(int argc, char **argv)
 
 	if (status)
 		rc = status_print(opt.mirror_path);
+	else if (check)
+		rc = replicate_check(opt.mirror_path);
 	else if (drop_slot)
 		rc = replicate_drop_slot(&opt);
 	else
