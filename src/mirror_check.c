@@ -179,6 +179,13 @@ static sqlite3 *open_for_check(const char *path, char **found)
 	}
 	sqlite3_extended_result_codes(db, 1);
 	sqlite3_busy_timeout(db, 10000);
+	/*
+	 * The check looks up every row in each of its table's indexes: with
+	 * SQLite's default cache (2 MB) it reads the index pages again and
+	 * again, each a system call (a 640 MB mirror: 14 s of system time,
+	 * 1.4 s with 64 MB). Not mmap: a read error there is a SIGBUS.
+	 */
+	(void)sqlite3_exec(db, "PRAGMA cache_size = -65536", NULL, NULL, NULL);
 	return db;
 }
 
