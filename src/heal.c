@@ -95,6 +95,34 @@ void heal_check_at_start(Run *run)
 	free(found);
 }
 
+void heal_read_settings(Run *run)
+{
+	const char *path = run->opt->mirror_path;
+
+	if (run->state.present || run->heal_copy != NULL || !mirror_header_unreadable(run->mirror))
+		return;
+	/* the pages may be sound: read them through a copy with a new header */
+	run->heal_copy_path = xasprintf("%s.rebuild-src", path);
+	run->heal_copy = mirror_open_repaired(path, run->heal_copy_path);
+	if (run->heal_copy == NULL || !mirror_read_state(run->heal_copy, &run->state)) {
+		mirror_state_clear(&run->state);
+		heal_forget_copy(run);
+		return;
+	}
+	log_info("the settings and the user's objects of damaged mirror \"%s\" are read from a "
+		 "copy of it with its header made anew", path);
+}
+
+void heal_forget_copy(Run *run)
+{
+	mirror_close(run->heal_copy);
+	run->heal_copy = NULL;
+	if (run->heal_copy_path != NULL)
+		mirror_remove_files(run->heal_copy_path);
+	free(run->heal_copy_path);
+	run->heal_copy_path = NULL;
+}
+
 /*
  * The settings to rebuild with: the damaged file's, as far as it could be
  * read; else the command line's (-S, -P). False when there are none.
@@ -129,15 +157,14 @@ static bool remember_settings(Run *run)
 
 /* Makes the damaged file's user objects again in the new mirror; warns
  * of each that could not be. */
-static bool restore_user_objects(Run *run, const MirrorUserObjects *u)
+static bool restore_user_objects(Run *run, const MirrorUserObjects *u, const char *from)
 {
 	char **dropped = NULL;
 	int ndropped = 0;
 
 	if (u == NULL)
 		return true;
-	if (!mirror_user_objects_restore_from(run->mirror, run->opt->mirror_path, u, &dropped,
-					      &ndropped)) {
+	if (!mirror_user_objects_restore_from(run->mirror, from, u, &dropped, &ndropped)) {
 		log_error("%s", mirror_error(run->mirror));
 		return false;
 	}
@@ -158,11 +185,14 @@ int heal_rebuild(Run *run)
 	MirrorOpenResult r;
 	int rc = EXIT_ERROR;
 
+	if (run->heal_copy != NULL ? !mirror_user_objects_read(run->heal_copy, &u)
+	    : damaged != NULL && !mirror_user_objects_read(damaged, &u))
+		u = NULL;
+	if (u == NULL && damaged != NULL)
+		log_warning("the user's objects in damaged mirror \"%s\" cannot be read, so they "
+			    "are not made again", path);
 	if (!remember_settings(run))
 		goto done;
-	if (damaged != NULL && !mirror_user_objects_read(damaged, &u))
-		log_warning("the user's objects in damaged mirror \"%s\" cannot be read, so they "
-			    "are not made again: %s", path, mirror_error(damaged));
 	mirror_remove_files(fresh); /* of a heal that did not finish */
 	r = mirror_open(fresh, MIRROR_CREATE, &run->mirror, &err);
 	if (r != MIRROR_OPEN_OK) {
@@ -187,7 +217,7 @@ int heal_rebuild(Run *run)
 	run->rebuild_reason = NULL;
 	if (rc == EXIT_OK && replicate_stopping())
 		rc = EXIT_ERROR; /* stopped before the copy finished: not rebuilt */
-	if (rc == EXIT_OK && !restore_user_objects(run, u))
+	if (rc == EXIT_OK && !restore_user_objects(run, u, run->heal_copy ? run->heal_copy_path : path))
 		rc = EXIT_ERROR;
 	if (rc == EXIT_OK && run->heal_by_check &&
 	    !heal_record_check(run, run->heal_why))
@@ -217,6 +247,8 @@ done:
 	if (run->mirror == NULL && damaged != NULL)
 		run->mirror = damaged; /* still damaged: the next try starts from it */
 	mirror_damage_forget(); /* what reading the damaged file reported */
+	if (rc == EXIT_OK)
+		heal_forget_copy(run);
 	mirror_user_objects_free(u);
 	free(err);
 	free(reason);

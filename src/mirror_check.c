@@ -147,7 +147,9 @@ static MirrorCheckResult check_db(sqlite3 *db, char **found)
 
 		if (line == NULL || strcmp(line, "ok") != 0) {
 			res = MIRROR_CHECK_DAMAGED;
-			add_found(s, line ? line : "(null)");
+			/* the heading of the main database's list says nothing */
+			if (line == NULL || strncmp(line, "*** in database main", 20) != 0)
+				add_found(s, line ? line : "(null)");
 		}
 	}
 	if (rc != SQLITE_DONE) {
@@ -365,4 +367,127 @@ bool mirror_set_aside(const char *path, const char *fresh, char **errmsg)
 					aside, strerror(errno));
 	free(aside);
 	return ok;
+}
+
+/*
+ * A header SQLite cannot read (NOTADB) hides a file whose pages may all be
+ * sound. The header says little that pgmirror's files do not share: the
+ * page size (SQLite's default unless the -wal says another), UTF-8, the
+ * schema format of today's SQLite. A copy with such a header, in rollback
+ * mode and with no page count (taken from the file's size) or freelist,
+ * reads as the mirror did, short of what only its -wal held.
+ */
+static void write_header(unsigned char h[100], int page_size)
+{
+	memset(h, 0, 100);
+	memcpy(h, "SQLite format 3", 16);
+	h[16] = (unsigned char)((page_size >> 8) & 0xff); /* 65536 is stored as 1 */
+	h[17] = (unsigned char)(page_size == 65536 ? 1 : page_size & 0xff);
+	h[18] = h[19] = 1;       /* rollback journal: the copy has no -wal */
+	h[21] = 64;              /* payload fractions, fixed by the format */
+	h[22] = 32;
+	h[23] = 32;
+	h[43] = 1;               /* schema cookie */
+	h[47] = 4;               /* schema format */
+	h[59] = 1;               /* UTF-8 */
+}
+
+/* The page size the -wal of path names (its header), or 0. */
+static int wal_page_size(const char *path)
+{
+	char *wal = xasprintf("%s-wal", path);
+	unsigned char h[12];
+	int fd = open(wal, O_RDONLY | O_CLOEXEC), ps = 0;
+
+	free(wal);
+	if (fd < 0)
+		return 0;
+	if (read(fd, h, sizeof(h)) == (ssize_t)sizeof(h))
+		ps = (h[8] << 24) | (h[9] << 16) | (h[10] << 8) | h[11];
+	close(fd);
+	return ps;
+}
+
+/* Copies the file from to to (made anew); false with errno set. */
+static bool copy_file(const char *from, const char *to)
+{
+	enum { CHUNK = 1 << 20 };
+	int in = open(from, O_RDONLY | O_CLOEXEC), out = -1;
+	char *buf = NULL;
+	bool ok = false;
+
+	if (in < 0)
+		return false;
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (out < 0)
+		goto done;
+	buf = xmalloc(CHUNK);
+	for (;;) {
+		ssize_t n = read(in, buf, CHUNK);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			goto done;
+		if (n == 0)
+			break;
+		for (ssize_t w = 0; w < n;) {
+			ssize_t k = write(out, buf + w, (size_t)(n - w));
+
+			if (k < 0 && errno != EINTR)
+				goto done;
+			w += k > 0 ? k : 0;
+		}
+	}
+	ok = true;
+done:
+	free(buf);
+	if (out >= 0)
+		close(out);
+	close(in);
+	return ok;
+}
+
+bool mirror_header_unreadable(const Mirror *m)
+{
+	return m != NULL && m->db != NULL && sqlite3_errcode(m->db) == SQLITE_NOTADB;
+}
+
+Mirror *mirror_open_repaired(const char *path, const char *copy)
+{
+	static const int sizes[] = {4096, 1024, 2048, 8192, 16384, 32768, 65536, 512};
+	int from_wal = wal_page_size(path);
+
+	if (!copy_file(path, copy)) {
+		mirror_remove_files(copy);
+		return NULL;
+	}
+	for (int i = -1; i < (int)(sizeof(sizes) / sizeof(sizes[0])); i++) {
+		int ps = i < 0 ? from_wal : sizes[i];
+		unsigned char h[100];
+		Mirror *m = NULL;
+		char *err = NULL;
+		MirrorState st;
+		int fd;
+		bool ok;
+
+		if (ps < 512 || ps > 65536 || (ps & (ps - 1)) != 0)
+			continue;
+		write_header(h, ps);
+		fd = open(copy, O_WRONLY | O_CLOEXEC);
+		ok = fd >= 0 && pwrite(fd, h, sizeof(h), 0) == (ssize_t)sizeof(h);
+		if (fd >= 0)
+			close(fd);
+		if (ok && mirror_open(copy, MIRROR_READ, &m, &err) == MIRROR_OPEN_OK &&
+		    mirror_read_state(m, &st) && st.present) {
+			mirror_state_clear(&st);
+			free(err);
+			return m;
+		}
+		mirror_close(m);
+		free(err);
+	}
+	mirror_damage_forget();
+	mirror_remove_files(copy);
+	return NULL;
 }

@@ -52,8 +52,10 @@ int replicate_open_mirror(Run *run, MirrorMode mode)
 		/* set aside and rebuilt once connected (heal.c) */
 		heal_note(run, err, NULL);
 		free(err);
-		if (!mirror_read_state(run->mirror, &run->state))
+		if (!mirror_read_state(run->mirror, &run->state)) {
 			mirror_state_clear(&run->state);
+			heal_read_settings(run);
+		}
 		mirror_damage_forget();
 		return EXIT_OK;
 	}
@@ -599,6 +601,7 @@ done:
 		mirror_close_as_is(run.mirror); /* damaged: not checkpointed */
 	else
 		mirror_close(run.mirror);
+	heal_forget_copy(&run);
 	free(run.heal_why);
 	free(run.pubs_text);
 	return rc;

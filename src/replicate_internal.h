@@ -39,6 +39,9 @@ typedef struct Run {
 	char *heal_why;         /* what SQLite reported, or the check found */
 	bool heal_by_check;     /* the integrity check found it */
 	bool healing;           /* the rebuild of a damaged mirror runs */
+	Mirror *heal_copy;      /* a damaged mirror's copy with its header made
+				 * anew (heal_read_settings()), or NULL */
+	char *heal_copy_path;
 } Run;
 
 /* pgmirror runs until stopped: no --once, --endpos or --verify. */
@@ -102,6 +105,11 @@ int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resyn
  */
 #define HEAL_CHECK_MAX_AGE_SECS (24 * 3600)
 void heal_note(Run *run, const char *why, const char *found_by_check);
+/* A damaged mirror whose settings cannot be read because its header
+ * cannot: reads them (and later the user's objects) from a copy with a
+ * header made anew, run->heal_copy; heal_forget_copy() removes it. */
+void heal_read_settings(Run *run);
+void heal_forget_copy(Run *run);
 bool heal_after_failure(Run *run);
 int heal_rebuild(Run *run);
 void heal_check_at_start(Run *run);

@@ -341,6 +341,16 @@ bool mirror_check_due(Mirror *m, int max_age_secs, bool *due) PGM_MUST_CHECK;
 bool mirror_record_check(Mirror *m, const char *result) PGM_MUST_CHECK;
 bool mirror_record_rebuild(Mirror *m, const char *reason) PGM_MUST_CHECK;
 
+/*
+ * A damaged mirror whose header SQLite cannot read: a copy of it at copy
+ * with a header made anew, opened for reading (MIRROR_READ), or NULL when
+ * that cannot be read either (then no copy is left). Close it, then
+ * remove the copy (mirror_remove_files()).
+ */
+Mirror *mirror_open_repaired(const char *path, const char *copy);
+/* Whether the last error on m was a header SQLite cannot read (NOTADB). */
+bool mirror_header_unreadable(const Mirror *m);
+
 /* Removes the file at path and what SQLite keeps beside it. */
 void mirror_remove_files(const char *path);
 /*
