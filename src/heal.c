@@ -103,7 +103,7 @@ void heal_read_settings(Run *run)
 		return;
 	/* the pages may be sound: read them through a copy with a new header */
 	run->heal_copy_path = xasprintf("%s.rebuild-src", path);
-	run->heal_copy = mirror_open_repaired(path, run->heal_copy_path);
+	run->heal_copy = mirror_open_repaired(run->mirror, run->heal_copy_path);
 	if (run->heal_copy == NULL || !mirror_read_state(run->heal_copy, &run->state)) {
 		mirror_state_clear(&run->state);
 		heal_forget_copy(run);

@@ -74,25 +74,24 @@ void mirror_damage_forget(void)
 
 #define MIRROR_MARK "tablepgmirror_statepgmirror_state"
 
-/* Whether the file at path holds MIRROR_MARK anywhere. */
-static bool file_has_mark(const char *path)
+/* Whether the file open as fd holds MIRROR_MARK anywhere (read with
+ * pread(), so the caller's descriptor may be the mirror's own). */
+static bool fd_has_mark(int fd)
 {
 	enum { CHUNK = 1 << 20 };
 	size_t marklen = strlen(MIRROR_MARK), have = 0;
-	char *buf;
+	char *buf = xmalloc(CHUNK + marklen);
+	off_t at = 0;
 	bool found = false;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0)
-		return false;
-	buf = xmalloc(CHUNK + marklen);
 	for (;;) {
-		ssize_t n = read(fd, buf + have, CHUNK);
+		ssize_t n = pread(fd, buf + have, CHUNK, at);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
+		at += n;
 		have += (size_t)n;
 		if (memmem(buf, have, MIRROR_MARK, marklen) != NULL) {
 			found = true;
@@ -105,6 +104,22 @@ static bool file_has_mark(const char *path)
 		}
 	}
 	free(buf);
+	return found;
+}
+
+/*
+ * Whether the file at path holds MIRROR_MARK. Never while a connection of
+ * this process has the file open: closing any descriptor of a file drops
+ * the process's POSIX locks on it, SQLite's too (mirror.c).
+ */
+static bool file_has_mark(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool found;
+
+	if (fd < 0)
+		return false;
+	found = fd_has_mark(fd);
 	close(fd);
 	return found;
 }
@@ -113,6 +128,16 @@ bool mirror_file_was_mirror(const char *path)
 {
 	char *wal = xasprintf("%s-wal", path);
 	bool found = file_has_mark(path) || file_has_mark(wal);
+
+	free(wal);
+	return found;
+}
+
+bool mirror_was_mirror(const Mirror *m)
+{
+	/* SQLite takes no POSIX lock on the -wal: its descriptor may close */
+	char *wal = xasprintf("%s-wal", m->path);
+	bool found = fd_has_mark(m->lock_fd) || file_has_mark(wal);
 
 	free(wal);
 	return found;
@@ -408,22 +433,21 @@ static int wal_page_size(const char *path)
 	return ps;
 }
 
-/* Copies the file from to to (made anew); false with errno set. */
-static bool copy_file(const char *from, const char *to)
+/* Copies the file open as in (read with pread(): the mirror's own
+ * descriptor) to to, made anew; false with errno set. */
+static bool copy_file(int in, const char *to)
 {
 	enum { CHUNK = 1 << 20 };
-	int in = open(from, O_RDONLY | O_CLOEXEC), out = -1;
+	int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	char *buf = NULL;
+	off_t at = 0;
 	bool ok = false;
 
-	if (in < 0)
-		return false;
-	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (out < 0)
-		goto done;
+		return false;
 	buf = xmalloc(CHUNK);
 	for (;;) {
-		ssize_t n = read(in, buf, CHUNK);
+		ssize_t n = pread(in, buf, CHUNK, at);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -431,6 +455,7 @@ static bool copy_file(const char *from, const char *to)
 			goto done;
 		if (n == 0)
 			break;
+		at += n;
 		for (ssize_t w = 0; w < n;) {
 			ssize_t k = write(out, buf + w, (size_t)(n - w));
 
@@ -442,9 +467,7 @@ static bool copy_file(const char *from, const char *to)
 	ok = true;
 done:
 	free(buf);
-	if (out >= 0)
-		close(out);
-	close(in);
+	close(out);
 	return ok;
 }
 
@@ -453,12 +476,12 @@ bool mirror_header_unreadable(const Mirror *m)
 	return m != NULL && m->db != NULL && sqlite3_errcode(m->db) == SQLITE_NOTADB;
 }
 
-Mirror *mirror_open_repaired(const char *path, const char *copy)
+Mirror *mirror_open_repaired(const Mirror *damaged, const char *copy)
 {
 	static const int sizes[] = {4096, 1024, 2048, 8192, 16384, 32768, 65536, 512};
-	int from_wal = wal_page_size(path);
+	int from_wal = wal_page_size(damaged->path);
 
-	if (!copy_file(path, copy)) {
+	if (!copy_file(damaged->lock_fd, copy)) {
 		mirror_remove_files(copy);
 		return NULL;
 	}

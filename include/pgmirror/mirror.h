@@ -347,7 +347,7 @@ bool mirror_record_rebuild(Mirror *m, const char *reason) PGM_MUST_CHECK;
  * that cannot be read either (then no copy is left). Close it, then
  * remove the copy (mirror_remove_files()).
  */
-Mirror *mirror_open_repaired(const char *path, const char *copy);
+Mirror *mirror_open_repaired(const Mirror *damaged, const char *copy);
 /* Whether the last error on m was a header SQLite cannot read (NOTADB). */
 bool mirror_header_unreadable(const Mirror *m);
 
