@@ -365,8 +365,10 @@ error_or_damaged:
 		goto error;
 damaged:
 	/* locked, and kept for the caller to set aside (mirror_close_as_is()) */
-	errbuf_set(&m->err, "mirror \"%s\" is damaged: %s", path, sqlite3_errmsg(m->db));
-	*errmsg = xstrdup(sqlite3_errmsg(m->db));
+	errbuf_set(&m->err, "mirror \"%s\" is damaged (%s); a run of pgmirror sets it aside as "
+		  "\"%s.damaged\" and rebuilds it from a fresh copy", path, sqlite3_errmsg(m->db),
+		  path);
+	*errmsg = xstrdup(m->err.text);
 	*out = m;
 	return MIRROR_OPEN_DAMAGED;
 

@@ -50,7 +50,7 @@ int replicate_open_mirror(Run *run, MirrorMode mode)
 
 	if (r == MIRROR_OPEN_DAMAGED && mode != MIRROR_READ) {
 		/* set aside and rebuilt once connected (heal.c) */
-		heal_note(run, err, NULL);
+		heal_note(run, mirror_damage_seen() ? mirror_damage_seen() : err, NULL);
 		free(err);
 		if (!mirror_read_state(run->mirror, &run->state)) {
 			mirror_state_clear(&run->state);

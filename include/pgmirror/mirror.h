@@ -30,8 +30,7 @@ typedef enum MirrorOpenResult {
 	MIRROR_OPEN_ERROR = 1,  /* message in *errmsg */
 	MIRROR_OPEN_LOCKED = 3, /* another pgmirror holds the file */
 	MIRROR_OPEN_DAMAGED = 5, /* a mirror SQLite reports damaged: *out is
-				  * set, locked, for mirror_close_as_is();
-				  * *errmsg is SQLite's report */
+				  * set, locked, for mirror_close_as_is() */
 } MirrorOpenResult;
 
 /* What the mirror records about itself (pgmirror_state). */
