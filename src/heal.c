@@ -184,6 +184,7 @@ int heal_rebuild(Run *run)
 	MirrorUserObjects *u = NULL;
 	MirrorOpenResult r;
 	int rc = EXIT_ERROR;
+	bool stopped = false;
 
 	if (run->heal_copy != NULL ? !mirror_user_objects_read(run->heal_copy, &u)
 	    : damaged != NULL && !mirror_user_objects_read(damaged, &u))
@@ -215,16 +216,17 @@ int heal_rebuild(Run *run)
 	rc = firstrun_run(run, true);
 	run->healing = false;
 	run->rebuild_reason = NULL;
-	if (rc == EXIT_OK && replicate_stopping())
-		rc = EXIT_ERROR; /* stopped before the copy finished: not rebuilt */
-	if (rc == EXIT_OK && !restore_user_objects(run, u, run->heal_copy ? run->heal_copy_path : path))
+	/* a signal before the copy finished: exit 0, the next run heals */
+	stopped = rc == EXIT_OK && replicate_stopping();
+	if (rc == EXIT_OK && !stopped &&
+	    !restore_user_objects(run, u, run->heal_copy ? run->heal_copy_path : path))
 		rc = EXIT_ERROR;
-	if (rc == EXIT_OK && run->heal_by_check &&
+	if (rc == EXIT_OK && !stopped && run->heal_by_check &&
 	    !heal_record_check(run, run->heal_why))
 		rc = EXIT_ERROR;
 	mirror_close(run->mirror); /* checkpointed: no -wal stays */
 	run->mirror = NULL;
-	if (rc != EXIT_OK) {
+	if (rc != EXIT_OK || stopped) {
 		mirror_remove_files(fresh);
 		goto done;
 	}
@@ -247,7 +249,7 @@ done:
 	if (run->mirror == NULL && damaged != NULL)
 		run->mirror = damaged; /* still damaged: the next try starts from it */
 	mirror_damage_forget(); /* what reading the damaged file reported */
-	if (rc == EXIT_OK)
+	if (rc == EXIT_OK && !stopped)
 		heal_forget_copy(run);
 	mirror_user_objects_free(u);
 	free(err);

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "mirror_internal.h"
@@ -377,6 +378,7 @@ void mirror_remove_files(const char *path)
 bool mirror_set_aside(const char *path, const char *fresh, char **errmsg)
 {
 	char *aside = xasprintf("%s.damaged", path);
+	struct stat st;
 	bool ok;
 
 	/*
@@ -384,6 +386,13 @@ bool mirror_set_aside(const char *path, const char *fresh, char **errmsg)
 	 * but a WAL left behind would be read into whatever file is made
 	 * under the name next.
 	 */
+	/* the new file is for the same readers: the old one's mode and group */
+	if (fresh != NULL && stat(path, &st) == 0) {
+		(void)chmod(fresh, st.st_mode & 07777);
+		if (chown(fresh, (uid_t)-1, st.st_gid) != 0)
+			log_debug("could not give \"%s\" the group of \"%s\": %s", fresh, path,
+				  strerror(errno));
+	}
 	ok = remove_one(aside, "-wal") && remove_one(aside, "-shm") &&
 	     rename_one(path, "-wal", aside, "-wal") && remove_one(path, "-shm") &&
 	     remove_one(path, "-journal") && rename_one(path, "", aside, "") &&

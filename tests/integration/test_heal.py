@@ -43,6 +43,7 @@ def mirror(ctx, name, check_age="0 seconds"):
                 (check_age,))
     con.commit()
     con.close()
+    os.chmod(path, 0o640)  # for readers of the group: the new file keeps it
     return path, slot
 
 
@@ -77,6 +78,8 @@ def healed(ctx, path, slot, err, what):
     check("is damaged" in err and "rebuilt from a fresh copy" in err,
           "%s: no message about the damage and the rebuild:\n%s" % (what, err))
     check(os.path.exists(path + ".damaged"), "%s: no %s.damaged" % (what, path))
+    mode = os.stat(path).st_mode & 0o777
+    check(mode == 0o640, "%s: the new file's mode is %o, not the old one's 640" % (what, mode))
     ctx.assert_mirror_equals_source(path, "orders")
     st = ctx.mirror_state(path)
     check((st["last_rebuild_reason"] or "").startswith("mirror damaged"),
