@@ -368,6 +368,8 @@ damaged:
 	errbuf_set(&m->err, "mirror \"%s\" is damaged (%s); a run of pgmirror sets it aside as "
 		  "\"%s.damaged\" and rebuilds it from a fresh copy", path, sqlite3_errmsg(m->db),
 		  path);
+	if (mode == MIRROR_READ)
+		goto error; /* a reader (--status) only says so */
 	*errmsg = xstrdup(m->err.text);
 	*out = m;
 	return MIRROR_OPEN_DAMAGED;

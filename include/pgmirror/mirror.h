@@ -29,8 +29,10 @@ typedef enum MirrorOpenResult {
 	MIRROR_OPEN_OK = 0,
 	MIRROR_OPEN_ERROR = 1,  /* message in *errmsg */
 	MIRROR_OPEN_LOCKED = 3, /* another pgmirror holds the file */
-	MIRROR_OPEN_DAMAGED = 5, /* a mirror SQLite reports damaged: *out is
-				  * set, locked, for mirror_close_as_is() */
+	MIRROR_OPEN_DAMAGED = 5, /* for writing, a mirror SQLite reports
+				  * damaged: *out is set, locked, for
+				  * mirror_close_as_is() (MIRROR_READ: an
+				  * error) */
 } MirrorOpenResult;
 
 /* What the mirror records about itself (pgmirror_state). */
