@@ -173,7 +173,8 @@ def test(ctx):
     ps = page_size(ctx, path)
     leaf = pages(ctx, path, "orders")[3]
     env = {"LD_PRELOAD": harness.fault_shim("eio_read"), "PGMIRROR_EIO_FILE": path,
-           "PGMIRROR_EIO_OFFSET": str((leaf - 1) * ps), "PGMIRROR_EIO_LEN": str(ps)}
+           "PGMIRROR_EIO_OFFSET": str((leaf - 1) * ps), "PGMIRROR_EIO_LEN": str(ps),
+           "ASAN_OPTIONS": "verify_asan_link_order=0:" + os.environ.get("ASAN_OPTIONS", "")}
     rc, out, err = ctx.once(path, slot, "pub", env=env)
     healed(ctx, path, slot, err, "EIO")
 
