@@ -44,8 +44,11 @@ bool mirror_is_damage_code(int code)
 	case SQLITE_NOTADB:
 		return true;
 	case SQLITE_IOERR:
-		return code == SQLITE_IOERR_READ || code == SQLITE_IOERR_SHORT_READ ||
-		       code == SQLITE_IOERR_CORRUPTFS;
+#ifdef SQLITE_IOERR_CORRUPTFS /* SQLite 3.34 */
+		if (code == SQLITE_IOERR_CORRUPTFS)
+			return true;
+#endif
+		return code == SQLITE_IOERR_READ || code == SQLITE_IOERR_SHORT_READ;
 	default:
 		return false;
 	}
