@@ -1,8 +1,8 @@
 /*
  * mirror_health.c: the device's health in pgmirror_state (format 3), for
  * --status and a fleet's monitoring: when the mirror was last known to be
- * in sync and the lag then, the last rebuild, the last run's error; and
- * the tables' generation numbers, drawn from one counter
+ * in sync and the lag then, the last check and rebuild, the last run's
+ * error; and the tables' generation numbers, drawn from one counter
  * (pgmirror_state.last_generation) so that a table dropped and made again
  * never gets a number an app has seen before.
  */
@@ -72,6 +72,16 @@ bool mirror_note_sync(Mirror *m, const char *when, int64_t lag_bytes, double lag
 		"UPDATE pgmirror_state SET last_sync_time = %Q, last_sync_lag_bytes = %lld, "
 		"last_sync_lag_seconds = %.3f, last_error = NULL, last_error_time = NULL "
 		"WHERE id = 1", when, (long long)lag_bytes, lag_seconds));
+}
+
+bool mirror_note_check(Mirror *m, const char *result)
+{
+	char now[TIME_TEXT_SIZE];
+
+	now_text(now);
+	return mirror_exec_owned(m, sqlite3_mprintf(
+		"UPDATE pgmirror_state SET last_check_time = %Q, last_check_result = %Q "
+		"WHERE id = 1", now, result));
 }
 
 bool mirror_note_rebuild(Mirror *m, const char *reason)

@@ -76,6 +76,14 @@ void mirror_writeback_note(Mirror *m, int rows);
  * checkpoint, or its rollback): stops the helper, if any. */
 void mirror_writeback_end(Mirror *m);
 
+/* mirror.c: SQLite's process-wide settings, once, before its first use. */
+void mirror_library_init(void);
+/* mirror_check.c: SQLite's error log (SQLITE_CONFIG_LOG): notes damage. */
+void mirror_on_sqlite_log(void *arg, int code, const char *msg);
+/* mirror_check.c: mirror_file_was_mirror() for an open mirror, read
+ * through its own descriptor. */
+bool mirror_was_mirror(const Mirror *m);
+
 /* mirror_sync.c: brings an older mirror's own tables up to this
  * format; inside the open's transaction. */
 bool mirror_upgrade(Mirror *m) PGM_MUST_CHECK;

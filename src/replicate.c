@@ -48,12 +48,27 @@ int replicate_open_mirror(Run *run, MirrorMode mode)
 	char *err = NULL;
 	MirrorOpenResult r = mirror_open(run->opt->mirror_path, mode, &run->mirror, &err);
 
+	if (r == MIRROR_OPEN_DAMAGED && mode != MIRROR_READ) {
+		/* set aside and rebuilt once connected (heal.c) */
+		heal_note(run, mirror_damage_seen() ? mirror_damage_seen() : err, NULL);
+		free(err);
+		if (!mirror_read_state(run->mirror, &run->state)) {
+			mirror_state_clear(&run->state);
+			heal_read_settings(run);
+		}
+		mirror_damage_forget();
+		return EXIT_OK;
+	}
 	if (r != MIRROR_OPEN_OK) {
 		log_error("%s", err);
 		free(err);
+		mirror_close(run->mirror);
+		run->mirror = NULL;
 		return r == MIRROR_OPEN_LOCKED ? EXIT_IN_USE : EXIT_ERROR;
 	}
 	if (!mirror_read_state(run->mirror, &run->state)) {
+		if (mode != MIRROR_READ && heal_after_failure(run))
+			return EXIT_OK; /* its settings come from the command line */
 		log_error("%s", mirror_error(run->mirror));
 		return EXIT_ERROR;
 	}
@@ -381,7 +396,7 @@ static int prepare(Run *run)
 {
 	char **pubs = NULL;
 	int npubs;
-	bool rebuild = false;
+	bool rebuild = false, heal = run->heal;
 	int rc = connect_source(run);
 
 	if (rc == EXIT_OK) {
@@ -390,11 +405,15 @@ static int prepare(Run *run)
 		rc = check_publications(run, pubs, npubs);
 		strv_free(pubs, npubs);
 	}
-	if (rc == EXIT_OK && run->state.present && run->state.initial_copy_done)
+	if (rc == EXIT_OK && heal)
+		rc = heal_rebuild(run); /* a damaged file: set aside, made again */
+	else if (rc == EXIT_OK && run->state.present && run->state.initial_copy_done)
 		rc = check_slot(run, &rebuild);
-	if (rc == EXIT_OK && (rebuild || !run->state.present || !run->state.initial_copy_done))
+	if (heal || rc != EXIT_OK)
+		;
+	else if (rebuild || !run->state.present || !run->state.initial_copy_done)
 		rc = firstrun_run(run, rebuild);
-	else if (rc == EXIT_OK) {
+	else {
 		/* tables that joined or left since, and --resync (once) */
 		bool resync = run->opt->resync && !run->resync_done;
 
@@ -464,10 +483,20 @@ int replicate_run(const ReplicateOptions *opt)
 	if (file_exists(opt->mirror_path) &&
 	    (rc = replicate_open_mirror(&run, MIRROR_WRITE)) != EXIT_OK)
 		goto done;
+	if (!continuous)
+		heal_check_at_start(&run); /* at most once a day */
 	if ((rc = check_mirror_identity(&run)) != EXIT_OK)
 		goto done;
-	if (opt->resync && (rc = check_resync_names(&run)) != EXIT_OK)
+	if (opt->resync && !run.heal && (rc = check_resync_names(&run)) != EXIT_OK &&
+	    !heal_after_failure(&run))
 		goto done;
+	if (!run.state.present && opt->npubs == 0 && run.heal) {
+		log_error("the settings of damaged mirror \"%s\" cannot be read from it; run "
+			  "pgmirror again with the -S and -P it was made with, and it is rebuilt",
+			  opt->mirror_path);
+		rc = EXIT_USAGE;
+		goto done;
+	}
 	if (!run.state.present && opt->npubs == 0) {
 		log_error("the first run of a mirror needs --publication (-P)");
 		rc = EXIT_USAGE;
@@ -481,6 +510,8 @@ int replicate_run(const ReplicateOptions *opt)
 		verify_free(verifier); /* after a slot made again: a new point */
 		verifier = NULL;
 		rc = prepare(&run);
+		if (rc != EXIT_OK && !stop_requested && heal_after_failure(&run))
+			continue; /* the mirror file is damaged: heal it */
 		/* a service tries again, at start too: a restarting server, one not
 		 * up yet, or (reconnecting) its old walsender not gone yet */
 		if (rc != EXIT_OK && (reconnecting || continuous) && !stop_requested &&
@@ -521,6 +552,13 @@ int replicate_run(const ReplicateOptions *opt)
 
 		started = mono_usecs();
 		end = stream_round(&run, &rc);
+		if ((rc != EXIT_OK || end == STREAM_FAILED) && !stop_requested &&
+		    heal_after_failure(&run))
+			end = STREAM_DAMAGED;
+		if (end == STREAM_DAMAGED) {
+			reconnecting = true; /* the stream's walsender may hold the slot */
+			continue;
+		}
 		if (rc != EXIT_OK)
 			goto done;
 		if (end == STREAM_DONE && opt->verify && stop_requested) {
@@ -584,7 +622,12 @@ done:
 	session_free(run.session);
 	system_info_clear(&run.sys);
 	mirror_state_clear(&run.state);
-	mirror_close(run.mirror);
+	if (run.heal)
+		mirror_close_as_is(run.mirror); /* damaged: not checkpointed */
+	else
+		mirror_close(run.mirror);
+	heal_forget_copy(&run);
+	free(run.heal_why);
 	free(run.pubs_text);
 	return rc;
 }

@@ -16,14 +16,15 @@
 /*
  * A run that fails leaves its error in the mirror (last_error, for
  * --status), when it has the mirror open: not when another pgmirror holds
- * it, nor for a usage error; a run that gets the mirror in sync clears it
- * (stream.c).
+ * it, nor for a usage error, nor in a damaged file (heal.c); a run that
+ * gets the mirror in sync clears it (stream.c).
  */
 void replicate_note_error(Run *run, int rc)
 {
 	const char *err = log_last_error();
 
-	if (rc != EXIT_ERROR || err == NULL || run->mirror == NULL || !run->state.present)
+	if (rc != EXIT_ERROR || err == NULL || run->mirror == NULL || !run->state.present ||
+	    run->heal)
 		return;
 	mirror_rollback(run->mirror);
 	if (!mirror_note_error(run->mirror, err))
@@ -47,7 +48,8 @@ void replicate_warn_retry(Run *run, const char *fmt, ...)
 	if (text == NULL)
 		return;
 	log_warning("%s", text);
-	if (run->mirror != NULL && run->state.present && !mirror_note_error(run->mirror, text))
+	if (run->mirror != NULL && run->state.present && !run->heal &&
+	    !mirror_note_error(run->mirror, text))
 		log_debug("could not store the warning in the mirror: %s", mirror_error(run->mirror));
 	free(text);
 }

@@ -36,6 +36,14 @@ typedef struct Run {
 	bool resync_done;       /* --resync ran (once, not at each reconnect) */
 	bool sync_deferred;     /* the last check left a joining table for later:
 				 * the source had no room to sync it (tablesync.c) */
+	bool heal;              /* the mirror file is damaged: prepare() sets it
+				 * aside and rebuilds it (heal.c) */
+	char *heal_why;         /* what SQLite reported, or the check found */
+	bool heal_by_check;     /* the integrity check found it */
+	bool healing;           /* the rebuild of a damaged mirror runs */
+	Mirror *heal_copy;      /* a damaged mirror's copy with its header made
+				 * anew (heal_read_settings()), or NULL */
+	char *heal_copy_path;
 } Run;
 
 /* pgmirror runs until stopped: no --once, --endpos or --verify. */
@@ -107,6 +115,29 @@ int renames_at_start(Run *run, const SourceTable *tables, int ntables);
 int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resync,
 			int nresync, bool resync_all, TickFn tick, void *tick_ctx);
 
+/*
+ * A damaged mirror (heal.c). heal_note() marks the run for a heal (a
+ * clear message; found_by_check: the check's result, else NULL).
+ * heal_after_failure(): after any failure, whether SQLite reported damage
+ * (then the run is marked, and the caller goes round again). heal_rebuild(),
+ * from prepare() once connected: sets the file aside and rebuilds it from
+ * a fresh copy with the user's objects; an exit code.
+ * heal_check_at_start(): a run that ends by itself checks the file when
+ * the last check is a day old. heal_record_check(): stores a check's
+ * result; false with the error logged.
+ */
+#define HEAL_CHECK_MAX_AGE_SECS (24 * 3600)
+void heal_note(Run *run, const char *why, const char *found_by_check);
+/* A damaged mirror whose settings cannot be read because its header
+ * cannot: reads them (and later the user's objects) from a copy with a
+ * header made anew, run->heal_copy; heal_forget_copy() removes it. */
+void heal_read_settings(Run *run);
+void heal_forget_copy(Run *run);
+bool heal_after_failure(Run *run);
+int heal_rebuild(Run *run);
+void heal_check_at_start(Run *run);
+bool heal_record_check(Run *run, const char *result);
+
 /* What a streaming round ended with. */
 typedef enum StreamEnd {
 	STREAM_DONE,      /* end position reached, or asked to stop */
@@ -115,6 +146,7 @@ typedef enum StreamEnd {
 	STREAM_IN_USE,    /* the slot is held by another connection */
 	STREAM_RECONNECT, /* idle after a huge message: connect again at once */
 	STREAM_SLOT_GONE, /* the slot's WAL is gone from the source: rebuild */
+	STREAM_DAMAGED,   /* the check found the mirror damaged: heal */
 } StreamEnd;
 
 /* Streams from the mirror's slot into apply until one of the ends above. */

@@ -42,6 +42,8 @@
 #define RECONCILE_USECS INT64_C(60000000)
 /* A service caught up stores last_sync_time at most this often. */
 #define SYNC_NOTE_USECS INT64_C(60000000)
+/* A service asks this often whether the daily integrity check is due. */
+#define CHECK_POLL_USECS INT64_C(60000000)
 
 typedef struct Stream {
 	Run *run;
@@ -66,6 +68,8 @@ typedef struct Stream {
 	int64_t sync_seen;      /* and when it came (pgtime; 0: none since the
 				 * last note) */
 	int64_t last_sync_note; /* when last_sync_time was last stored */
+	MirrorCheck *check;     /* a service's integrity check, while it runs */
+	int64_t check_polled;   /* when it was last asked whether one is due */
 	StreamEnd end;          /* how the round ends, once a step says stop */
 } Stream;
 
@@ -438,6 +442,55 @@ static bool step_reconcile(Stream *s, int64_t now)
 	return false;
 }
 
+/*
+ * A service's daily integrity check (heal.c does the others): started when
+ * the last one is a day old, in a thread of its own on a read-only
+ * connection, so neither the stream nor readers wait for it; its result is
+ * stored between groups. Damage ends the round, to heal the file.
+ */
+static bool step_check(Stream *s, int64_t now)
+{
+	Run *run = s->run;
+	MirrorCheckResult res;
+	char *found = NULL;
+	int64_t usecs;
+	bool due = false, ok = true;
+
+	if (run->endpos != LSN_INVALID)
+		return true;
+	if (s->check == NULL) {
+		if (now - s->check_polled < CHECK_POLL_USECS || apply_in_transaction(s->apply) ||
+		    apply_pending(s->apply) > 0)
+			return true;
+		s->check_polled = now;
+		if (mirror_check_due(run->mirror, HEAL_CHECK_MAX_AGE_SECS, &due) && due &&
+		    (s->check = mirror_check_start(run->opt->mirror_path)) != NULL)
+			log_debug("integrity check of mirror \"%s\" started", run->opt->mirror_path);
+		return true;
+	}
+	if (apply_in_transaction(s->apply) || apply_pending(s->apply) > 0 ||
+	    !mirror_check_done(s->check, &res, &found, &usecs))
+		return true;
+	mirror_check_free(s->check);
+	s->check = NULL;
+	log_info("integrity check of mirror \"%s\": %s (%.1f s)", run->opt->mirror_path,
+		 res == MIRROR_CHECK_SOUND ? "ok" : res == MIRROR_CHECK_DAMAGED ? "damaged"
+		 : "could not run", (double)usecs / 1e6);
+	if (res == MIRROR_CHECK_DAMAGED) {
+		heal_note(run, NULL, found);
+		s->end = STREAM_DAMAGED;
+		ok = false;
+	} else if (res == MIRROR_CHECK_FAILED) {
+		/* tried again at the next poll */
+		log_warning("could not check mirror \"%s\": %s", run->opt->mirror_path, found);
+	} else if (!heal_record_check(run, found)) {
+		s->end = STREAM_FAILED;
+		ok = false;
+	}
+	free(found);
+	return ok;
+}
+
 /* START_REPLICATION from the durable position; false with s->end set. */
 static bool stream_start(Stream *s, int proto)
 {
@@ -473,6 +526,7 @@ StreamEnd stream_run(Run *run, Applier *apply)
 	s.last_progress = s.last_status;
 	s.last_reconcile = s.last_status; /* prepare() has just compared them */
 	s.last_heard = s.last_status;
+	s.check_polled = s.last_status - CHECK_POLL_USECS; /* ask at once */
 	log_debug("streaming from slot \"%s\" at %s with protocol version %d", run->state.slot,
 		  lsn_format(apply_durable_lsn(apply), lsn), proto);
 
@@ -506,6 +560,8 @@ StreamEnd stream_run(Run *run, Applier *apply)
 			goto done;
 		if (!step_reconcile(&s, now))
 			goto done;
+		if (!step_check(&s, now))
+			goto done;
 	}
 	/* Stopping: keep whole transactions, drop a partial one. */
 	if (apply_in_transaction(apply)) {
@@ -526,6 +582,7 @@ StreamEnd stream_run(Run *run, Applier *apply)
 	(void)stream_send_status(&s, false);
 	s.end = STREAM_DONE;
 done:
+	mirror_check_free(s.check);
 	if (s.end == STREAM_FAILED && replicate_stopping())
 		s.end = STREAM_DONE; /* a step interrupted by SIGTERM; nothing committed */
 	lookup_set_tick(run->lookup, NULL, NULL);

@@ -141,7 +141,8 @@ static int sync_table(Run *run, Applier *apply, uint32_t oid, const char *nspnam
 			run->sync_deferred = true;
 			rc = EXIT_OK;
 		} else {
-			log_error("%s", session_error(ss));
+			log_error("could not take a snapshot to copy table \"%s.%s\": %s", nspname,
+				  relname, session_error(ss));
 			run->conn_failed = !session_connected(ss);
 			rc = session_error_in_use(ss) ? EXIT_IN_USE : EXIT_ERROR;
 		}
