@@ -57,12 +57,17 @@ bool mirror_read_health(Mirror *m, MirrorHealth *h)
 	return rc == SQLITE_ROW || rc == SQLITE_DONE;
 }
 
-/* Now, UTC, in the form of the other times in pgmirror_state. */
-#define TIME_TEXT_SIZE 40
-
-static void now_text(char buf[TIME_TEXT_SIZE])
+/* Sets a time column of pgmirror_state to now (UTC, in the form of the
+ * other times there) and its text column to text. */
+static bool note_now(Mirror *m, const char *time_column, const char *text_column,
+		     const char *text)
 {
-	pgtime_format_utc(pgtime_now(), buf, TIME_TEXT_SIZE);
+	char now[40];
+
+	pgtime_format_utc(pgtime_now(), now, sizeof(now));
+	return mirror_exec_owned(m, sqlite3_mprintf(
+		"UPDATE pgmirror_state SET %w = %Q, %w = %Q WHERE id = 1", time_column, now,
+		text_column, text));
 }
 
 bool mirror_note_sync(Mirror *m, const char *when, int64_t lag_bytes, double lag_seconds)
@@ -76,32 +81,17 @@ bool mirror_note_sync(Mirror *m, const char *when, int64_t lag_bytes, double lag
 
 bool mirror_note_check(Mirror *m, const char *result)
 {
-	char now[TIME_TEXT_SIZE];
-
-	now_text(now);
-	return mirror_exec_owned(m, sqlite3_mprintf(
-		"UPDATE pgmirror_state SET last_check_time = %Q, last_check_result = %Q "
-		"WHERE id = 1", now, result));
+	return note_now(m, "last_check_time", "last_check_result", result);
 }
 
 bool mirror_note_rebuild(Mirror *m, const char *reason)
 {
-	char now[TIME_TEXT_SIZE];
-
-	now_text(now);
-	return mirror_exec_owned(m, sqlite3_mprintf(
-		"UPDATE pgmirror_state SET last_rebuild_time = %Q, last_rebuild_reason = %Q "
-		"WHERE id = 1", now, reason));
+	return note_now(m, "last_rebuild_time", "last_rebuild_reason", reason);
 }
 
 bool mirror_note_error(Mirror *m, const char *error)
 {
-	char now[TIME_TEXT_SIZE];
-
-	now_text(now);
-	return mirror_exec_owned(m, sqlite3_mprintf(
-		"UPDATE pgmirror_state SET last_error = %Q, last_error_time = %Q WHERE id = 1",
-		error, now));
+	return note_now(m, "last_error_time", "last_error", error);
 }
 
 bool mirror_next_generation(Mirror *m, int64_t *out)
