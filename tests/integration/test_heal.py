@@ -7,7 +7,8 @@ MIRROR.db.damaged (with its -wal), rebuilds the mirror from a fresh copy in
 the same run and exits 0: nothing lost or doubled, the user's table (with
 its rows), index, view and trigger back (after a damaged header too: read
 from a copy with a header made anew, with the mirror's settings, so that no
--S or -P is needed), and a service goes on. A first
+-S or -P is needed), the check and the rebuild shown by --status, and a
+service goes on. A first
 run that cannot read a published table fails before the slot is made,
 naming the table and the GRANT, and leaves neither slot nor file."""
 
@@ -86,6 +87,13 @@ def healed(ctx, path, slot, err, what):
           "%s: last_rebuild_reason is %r" % (what, st["last_rebuild_reason"]))
     check(st["last_rebuild_time"], "%s: no last_rebuild_time" % what)
     check_exit(ctx, path, 0)
+    # plain --status shows the check and the rebuild
+    rc, out, err = ctx.run(["--status", path])
+    shown = dict(line.split(": ", 1) for line in out.splitlines() if ": " in line)
+    check(rc == 0 and shown.get("last_check_result") == "ok" and
+          shown.get("last_check_time") and shown.get("last_rebuild_time") and
+          shown.get("last_rebuild_reason", "").startswith("mirror damaged"),
+          "%s: --status does not show the check and the rebuild:\n%s%s" % (what, out, err))
     got = ctx.mirror_query(path, "SELECT name, type FROM sqlite_master "
                                  "WHERE name LIKE 'app\\_%' ESCAPE '\\' ORDER BY name")
     check(got == USER_OBJECTS, "%s: the user's objects are %r" % (what, got))
