@@ -22,7 +22,8 @@ CREATE TABLE IF NOT EXISTS pgmirror_state (
     last_rebuild_time TEXT,                   -- UTC: the last rebuild from a fresh copy
     last_rebuild_reason TEXT,                 -- why (slot lost, mirror damaged, ...)
     last_error        TEXT,                   -- the last run's error; NULL once a run succeeds
-    last_error_time   TEXT                    -- UTC: when it happened
+    last_error_time   TEXT,                   -- UTC: when it happened
+    last_generation   INTEGER NOT NULL DEFAULT 1 -- the last pgmirror_tables.generation given
 );
 
 -- One row per mirrored column, in source order.

@@ -53,6 +53,26 @@ static bool read_tables(Run *run, const char *pubs_text, SourceTable **tables, i
 }
 
 /*
+ * Every published table must be readable before the slot is made: a copy
+ * that failed for want of a grant would leave the slot behind.
+ */
+static bool check_readable(Run *run, const SourceTable *tables, int n)
+{
+	char *name = NULL, *grant = NULL;
+
+	if (!session_unreadable_table(run->session, tables, n, &name, &grant)) {
+		log_error("%s", session_error(run->session));
+		return false;
+	}
+	if (name != NULL)
+		log_error("permission denied to read published table %s, so it cannot be copied; "
+			  "on the source, run: %s", name, grant);
+	free(name);
+	free(grant);
+	return name == NULL;
+}
+
+/*
  * Whether an existing slot of the mirror's name is provably the one this
  * mirror made, and so may be dropped. A first run that did not finish
  * stored its slot's consistent point with its claim; a slot that nothing
@@ -66,6 +86,9 @@ static bool slot_is_ours(const Run *run, const SlotInfo *si, bool rebuild)
 {
 	if (!run->state.present)
 		return false;
+	/* the damaged mirror's own slot (heal.c): it holds nothing else's */
+	if (rebuild && run->healing)
+		return true;
 	if (rebuild)
 		return (!si->usable || run->slot_unreadable) &&
 		       si->confirmed_flush <= run->state.confirmed_lsn;
@@ -207,11 +230,13 @@ int firstrun_run(Run *run, bool rebuild)
 	Applier *apply = NULL;
 	Copier *copier = NULL;
 	Lsn start = LSN_INVALID;
-	char lsn[LSN_TEXT_SIZE];
+	char lsn[LSN_TEXT_SIZE], snapshot_time[40];
 	int rc = EXIT_ERROR, nkept = 0;
 	bool each = fresh && copy, copy_failed = true, ok;
+	bool opened = false, claimed = false; /* the file made here; the slot claimed in it */
 
-	if (!session_slot_info(run->session, slot, &si)) {
+	if (!session_slot_info(run->session, slot, &si) ||
+	    !replicate_wait_slot(run->session, slot, &si, SLOT_WAIT_MS)) {
 		log_error("%s", session_error(run->session));
 		goto done;
 	}
@@ -238,13 +263,17 @@ int firstrun_run(Run *run, bool rebuild)
 		goto done;
 	}
 	/* Fail early, before the slot exists, on what cannot be mirrored. */
-	if (!read_tables(run, pubs_text, &tables, &ntables))
+	if (!read_tables(run, pubs_text, &tables, &ntables) ||
+	    (copy && !check_readable(run, tables, ntables)))
 		goto done;
 	source_tables_free(tables, ntables);
 	tables = NULL;
 	ntables = 0;
-	if (run->mirror == NULL && (rc = replicate_open_mirror(run, MIRROR_CREATE)) != EXIT_OK)
-		goto done;
+	if (run->mirror == NULL) {
+		if ((rc = replicate_open_mirror(run, MIRROR_CREATE)) != EXIT_OK)
+			goto done;
+		opened = true;
+	}
 	rc = EXIT_ERROR;
 	if (restart)
 		log_warning("the first run of mirror \"%s\" did not finish; starting over",
@@ -274,6 +303,7 @@ int firstrun_run(Run *run, bool rebuild)
 		goto done;
 	}
 	log_info("created replication slot \"%s\" at %s", slot, lsn_format(start, lsn));
+	pgtime_format_utc(pgtime_now(), snapshot_time, sizeof(snapshot_time));
 
 	st.slot = (char *)slot;
 	st.publications = (char *)pubs_text;
@@ -288,6 +318,7 @@ int firstrun_run(Run *run, bool rebuild)
 		log_error("%s", mirror_error(run->mirror));
 		goto done;
 	}
+	claimed = copy;
 	if (copy && replicate_stopping()) {
 		log_info("stopped by a signal before the initial copy; the next run starts the "
 			 "copy over");
@@ -330,13 +361,16 @@ int firstrun_run(Run *run, bool rebuild)
 		log_error("%s", session_error(run->session));
 		goto done;
 	}
-	st.last_commit_time = NULL; /* a snapshot has no commit time */
+	/* a snapshot has no commit time: the mirror holds every transaction
+	 * committed before it was taken, which is the nearest thing */
+	st.last_commit_time = snapshot_time;
 	st.initial_copy_done = true;
 	if (each) {
 		rc = finish_first_run(run, &st) ? EXIT_OK : EXIT_ERROR;
 		goto done;
 	}
-	if (!mirror_write_state(run->mirror, &st)) {
+	if (!mirror_write_state(run->mirror, &st) ||
+	    (rebuild && !mirror_note_rebuild(run->mirror, run->rebuild_reason))) {
 		log_error("%s", mirror_error(run->mirror));
 		goto done;
 	}
@@ -344,6 +378,7 @@ int firstrun_run(Run *run, bool rebuild)
 		log_error("%s", apply_error(apply));
 		goto done;
 	}
+	claimed = true;
 	if (rebuild || restart)
 		log_info("mirror \"%s\" rebuilt from a fresh copy", run->opt->mirror_path);
 	mirror_state_clear(&run->state);
@@ -355,6 +390,12 @@ int firstrun_run(Run *run, bool rebuild)
 done:
 	if (run->mirror != NULL)
 		mirror_rollback(run->mirror); /* a copy that did not finish */
+	if (opened && !claimed) {
+		/* a first run that made no slot of its own leaves no file */
+		mirror_close(run->mirror);
+		run->mirror = NULL;
+		mirror_remove_files(run->opt->mirror_path);
+	}
 	copy_free(copier);
 	apply_free(apply);
 	source_tables_free(tables, ntables);

@@ -39,7 +39,10 @@ static void usage(FILE *out)
 		"      --drop-slot              drop the replication slot and exit\n"
 		"      --verify                 bring the mirror to a fresh point of the source,\n"
 		"                               compare every table with it, and exit\n"
-		"      --status                 print the mirror's state and exit (no connection)\n"
+		"      --status [--json]        print the mirror's state and exit (no connection);\n"
+		"                               --json: as one JSON object\n"
+		"      --check                  check the mirror file for damage and exit\n"
+		"                               (no connection)\n"
 		"  -s, --status-interval=SECS   feedback to the server every SECS (default 10)\n"
 		"  -v, --verbose                more messages\n"
 		"  -q, --quiet                  only errors\n"
@@ -57,7 +60,7 @@ static void usage(FILE *out)
 		"  -W, --password               prompt for a password before connecting\n"
 		"\n"
 		"Exit status: 0 success, 1 error, 2 usage error, 3 mirror or slot in use,\n"
-		"4 --verify found a difference.\n");
+		"4 --verify found a difference, 5 --check found the mirror file damaged.\n");
 }
 
 /* -V: pgmirror's version and the libraries' in use, which may differ from
@@ -180,7 +183,7 @@ static void add_resync_tables(ReplicateOptions *opt, const char *arg)
 int main(int argc, char **argv)
 {
 	enum { OPT_ONCE = 256, OPT_NO_COPY, OPT_DROP_SLOT, OPT_STATUS, OPT_VERIFY, OPT_RESYNC,
-	       OPT_FAILOVER, OPT_HELP };
+	       OPT_FAILOVER, OPT_HELP, OPT_JSON, OPT_CHECK };
 	static const struct option longopts[] = {
 		{"dbname", required_argument, NULL, 'd'},
 		{"host", required_argument, NULL, 'h'},
@@ -197,7 +200,9 @@ int main(int argc, char **argv)
 		{"failover", no_argument, NULL, OPT_FAILOVER},
 		{"drop-slot", no_argument, NULL, OPT_DROP_SLOT},
 		{"status", no_argument, NULL, OPT_STATUS},
+		{"json", no_argument, NULL, OPT_JSON},
 		{"verify", no_argument, NULL, OPT_VERIFY},
+		{"check", no_argument, NULL, OPT_CHECK},
 		{"status-interval", required_argument, NULL, 's'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"quiet", no_argument, NULL, 'q'},
@@ -206,7 +211,8 @@ int main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	ReplicateOptions opt = {.slot = "pgmirror", .status_interval = 10};
-	bool drop_slot = false, status = false, no_password = false, ask = false;
+	bool drop_slot = false, status = false, json = false, check = false;
+	bool no_password = false, ask = false;
 	char *password = NULL;
 	int level = LOG_INFO, c, rc;
 	struct sigaction sa;
@@ -266,8 +272,14 @@ int main(int argc, char **argv)
 		case OPT_STATUS:
 			status = true;
 			break;
+		case OPT_JSON:
+			json = true;
+			break;
 		case OPT_VERIFY:
 			opt.verify = true;
+			break;
+		case OPT_CHECK:
+			check = true;
 			break;
 		case 's': {
 			char *end;
@@ -313,18 +325,22 @@ int main(int argc, char **argv)
 	opt.mirror_path = argv[optind];
 	if (opt.mirror_path[0] == '\0')
 		usage_error("%s", "the mirror file name is empty");
-	if ((int)drop_slot + (int)status + (int)opt.verify +
+	if ((int)drop_slot + (int)status + (int)opt.verify + (int)check +
 	    (int)(opt.once || opt.endpos != LSN_INVALID) > 1)
-		usage_error("%s", "--drop-slot, --status, --verify and --once/--endpos do not go "
-			    "together");
+		usage_error("%s", "--drop-slot, --status, --check, --verify and --once/--endpos do "
+			    "not go together");
 	if (opt.once && opt.endpos != LSN_INVALID)
 		usage_error("%s", "--once and --endpos do not go together");
-	if (opt.resync && (drop_slot || status || opt.verify))
-		usage_error("%s", "--resync does not go with --drop-slot, --status or --verify");
+	if (json && !status)
+		usage_error("%s", "--json goes only with --status");
+	if (opt.resync && (drop_slot || status || opt.verify || check))
+		usage_error("%s", "--resync does not go with --drop-slot, --status, --check or "
+			    "--verify");
 	if (no_password && ask)
 		usage_error("%s", "-w/--no-password and -W/--password do not go together");
-	if (status && ask)
-		usage_error("%s", "-W/--password does not go with --status, which does not connect");
+	if ((status || check) && ask)
+		usage_error("%s", "-W/--password does not go with --status or --check, which do not "
+			    "connect");
 	log_set_level(level);
 	if (opt.npubs > 1)
 		qsort(opt.pubs, (size_t)opt.npubs, sizeof(char *), cmp_str);
@@ -343,7 +359,9 @@ int main(int argc, char **argv)
 		return rc;
 
 	if (status)
-		rc = status_print(opt.mirror_path);
+		rc = status_print(opt.mirror_path, json);
+	else if (check)
+		rc = replicate_check(opt.mirror_path);
 	else if (drop_slot)
 		rc = replicate_drop_slot(&opt);
 	else

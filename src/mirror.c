@@ -235,24 +235,6 @@ done:
 	return ok;
 }
 
-/* Removes a mirror file that mirror_open() created and could not make a
- * mirror, with what SQLite made beside it, so no broken mirror remains. */
-static void remove_new_file(const char *path)
-{
-	static const char *const suffixes[] = {"-wal", "-shm", "-journal", ""};
-
-	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
-		char *name = sqlite3_mprintf("%s%s", path, suffixes[i]);
-
-		if (name == NULL) {
-			fprintf(stderr, "pgmirror: out of memory\n");
-			exit(1);
-		}
-		(void)unlink(name);
-		sqlite3_free(name);
-	}
-}
-
 /*
  * The oldest SQLite whose SQL pgmirror's needs: ALTER TABLE RENAME COLUMN,
  * and renames that carry over into views and triggers (3.25), with
@@ -275,6 +257,13 @@ static pthread_once_t library_configured = PTHREAD_ONCE_INIT;
 static void configure_library(void)
 {
 	(void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+	/* every report of damage, whatever statement meets it (mirror_check.c) */
+	(void)sqlite3_config(SQLITE_CONFIG_LOG, mirror_on_sqlite_log, NULL);
+}
+
+void mirror_library_init(void)
+{
+	(void)pthread_once(&library_configured, configure_library);
 }
 
 MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
@@ -286,7 +275,7 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 	int flags = (mode == MIRROR_READ ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) |
 		    SQLITE_OPEN_NOMUTEX;
 
-	(void)pthread_once(&library_configured, configure_library);
+	mirror_library_init();
 	m->lock_fd = -1;
 	m->path = xstrdup(path);
 	*out = NULL;
@@ -335,6 +324,8 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 	sqlite3_busy_timeout(m->db, 10000);
 	/* The first read tells whether this is an SQLite file at all. */
 	if (!is_foreign_database(m, &foreign, &has_state)) {
+		if (mirror_is_damage_code(sqlite3_extended_errcode(m->db)) && mirror_was_mirror(m))
+			goto damaged;
 		if (sqlite3_errcode(m->db) == SQLITE_NOTADB)
 			errbuf_set(&m->err, "\"%s\" is not an SQLite database, so not a mirror; give a "
 				  "new file name or an existing mirror", path);
@@ -351,7 +342,7 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 		goto error;
 	}
 	if (has_state && !check_format(m))
-		goto error;
+		goto error_or_damaged;
 	if (mode == MIRROR_READ) {
 		*out = m;
 		return MIRROR_OPEN_OK;
@@ -369,7 +360,7 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 	if (!mirror_exec(m, "BEGIN IMMEDIATE") || !mirror_exec(m, mirror_schema_sql) ||
 	    !mirror_upgrade(m) || !mirror_exec(m, "COMMIT")) {
 		(void)sqlite3_exec(m->db, "ROLLBACK", NULL, NULL, NULL);
-		goto error;
+		goto error_or_damaged;
 	}
 	mirror_share_files(m);
 	m->set_pos = mirror_prepare(m,
@@ -381,16 +372,42 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 	*out = m;
 	return MIRROR_OPEN_OK;
 
+error_or_damaged:
+	if (!has_state || !mirror_is_damage_code(sqlite3_extended_errcode(m->db)))
+		goto error;
+damaged:
+	/* locked, and kept for the caller to set aside (mirror_close_as_is()) */
+	errbuf_set(&m->err, "mirror \"%s\" is damaged (%s); a run of pgmirror sets it aside as "
+		  "\"%s.damaged\" and rebuilds it from a fresh copy", path, sqlite3_errmsg(m->db),
+		  path);
+	if (mode == MIRROR_READ)
+		goto error; /* a reader (--status) only says so */
+	*errmsg = xstrdup(m->err.text);
+	*out = m;
+	return MIRROR_OPEN_DAMAGED;
+
 error:
 	*errmsg = xstrdup(m->err.text);
 	/* still locked by us: nobody else can have started using the new file */
 	if (created) {
 		sqlite3_close(m->db);
 		m->db = NULL;
-		remove_new_file(path);
+		mirror_remove_files(path); /* so no broken mirror remains */
 	}
 	mirror_free(m);
 	return res;
+}
+
+void mirror_close_as_is(Mirror *m)
+{
+	if (m != NULL && m->db != NULL) {
+		m->no_interrupt = true;
+		if (!sqlite3_get_autocommit(m->db))
+			(void)sqlite3_exec(m->db, "ROLLBACK", NULL, NULL, NULL);
+		m->in_txn = false;
+		(void)sqlite3_db_config(m->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+	}
+	mirror_close(m);
 }
 
 void mirror_close(Mirror *m)
@@ -410,7 +427,7 @@ void mirror_state_clear(MirrorState *st)
 	memset(st, 0, sizeof(*st));
 }
 
-static char *column_dup(sqlite3_stmt *st, int i)
+char *mirror_column_dup(sqlite3_stmt *st, int i)
 {
 	const unsigned char *t = sqlite3_column_text(st, i);
 
@@ -442,12 +459,12 @@ bool mirror_read_state(Mirror *m, MirrorState *st)
 		goto done;
 	}
 	st->present = true;
-	st->slot = column_dup(q, 0);
-	st->publications = column_dup(q, 1);
-	st->system_identifier = column_dup(q, 2);
-	st->database = column_dup(q, 3);
+	st->slot = mirror_column_dup(q, 0);
+	st->publications = mirror_column_dup(q, 1);
+	st->system_identifier = mirror_column_dup(q, 2);
+	st->database = mirror_column_dup(q, 3);
 	lsn = sqlite3_column_text(q, 4);
-	st->last_commit_time = column_dup(q, 5);
+	st->last_commit_time = mirror_column_dup(q, 5);
 	st->initial_copy_done = sqlite3_column_int(q, 6) != 0;
 	if (lsn == NULL || !lsn_parse((const char *)lsn, &st->confirmed_lsn) ||
 	    st->slot == NULL || st->publications == NULL) {
@@ -468,9 +485,16 @@ bool mirror_write_state(Mirror *m, const MirrorState *st)
 	char lsn[LSN_TEXT_SIZE];
 
 	return mirror_exec_owned(m, sqlite3_mprintf(
-		"INSERT OR REPLACE INTO pgmirror_state (id, slot, publications, "
+		/* an upsert: the health columns stay as they are */
+		"INSERT INTO pgmirror_state (id, slot, publications, "
 		"system_identifier, database, confirmed_lsn, last_commit_time, "
-		"initial_copy_done, format_version) VALUES (1, %Q, %Q, %Q, %Q, %Q, %Q, %d, %d)",
+		"initial_copy_done, format_version) VALUES (1, %Q, %Q, %Q, %Q, %Q, %Q, %d, %d) "
+		"ON CONFLICT (id) DO UPDATE SET slot = excluded.slot, "
+		"publications = excluded.publications, "
+		"system_identifier = excluded.system_identifier, database = excluded.database, "
+		"confirmed_lsn = excluded.confirmed_lsn, last_commit_time = excluded.last_commit_time, "
+		"initial_copy_done = excluded.initial_copy_done, "
+		"format_version = excluded.format_version",
 		st->slot, st->publications, st->system_identifier, st->database,
 		lsn_format(st->confirmed_lsn, lsn), st->last_commit_time,
 		st->initial_copy_done ? 1 : 0, MIRROR_FORMAT_VERSION));

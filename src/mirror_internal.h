@@ -67,6 +67,9 @@ bool mirror_step_done(Mirror *m, sqlite3_stmt *st, const char *what) PGM_MUST_CH
 bool mirror_scalar(Mirror *m, const char *sql_fmt, const char *table, int64_t *out)
 	PGM_MUST_CHECK;
 
+/* Column i of the row st is on, as a malloc'd string; NULL for NULL. */
+char *mirror_column_dup(sqlite3_stmt *st, int i);
+
 /* mirror_writeback.c: notes that the open transaction wrote about rows
  * rows; past a threshold, a helper thread starts the disk's writes of its
  * pages while it goes on. */
@@ -86,6 +89,13 @@ void mirror_share_keep_wal(Mirror *m);
 /* mirror_share.c: gives -wal and -shm the mirror file's group and mode
  * (a warning, once, when the group cannot be given). */
 void mirror_share_files(Mirror *m);
+/* mirror.c: SQLite's process-wide settings, once, before its first use. */
+void mirror_library_init(void);
+/* mirror_check.c: SQLite's error log (SQLITE_CONFIG_LOG): notes damage. */
+void mirror_on_sqlite_log(void *arg, int code, const char *msg);
+/* mirror_check.c: mirror_file_was_mirror() for an open mirror, read
+ * through its own descriptor. */
+bool mirror_was_mirror(const Mirror *m);
 
 /* mirror_sync.c: brings an older mirror's own tables up to this
  * format; inside the open's transaction. */

@@ -390,15 +390,21 @@ static bool record_definition(Mirror *m, const MirrorTableDef *def)
 {
 	sqlite3_stmt *ins;
 	bool ok = true;
+	int64_t generation;
 
-	if (!mirror_exec_owned(m, sqlite3_mprintf(
+	/* the table is made or remade with its rows, which no trigger of the
+	 * user's sees: a new generation tells an app to read it again */
+	if (!mirror_next_generation(m, &generation) ||
+	    !mirror_exec_owned(m, sqlite3_mprintf(
 		    "DELETE FROM pgmirror_columns WHERE table_name = %Q;"
 		    "INSERT OR REPLACE INTO pgmirror_tables (table_name, source_schema, "
-		    "source_table, relation_oid, replica_identity, sync_lsn, definition) "
-		    "SELECT %Q, %Q, %Q, %u, '%c', o.sync_lsn, o.definition FROM (SELECT 1) "
-		    "LEFT JOIN pgmirror_tables o ON o.table_name = %Q AND o.relation_oid = %u",
+		    "source_table, relation_oid, replica_identity, sync_lsn, generation, "
+		    "definition) SELECT %Q, %Q, %Q, %u, '%c', o.sync_lsn, %lld, o.definition "
+		    "FROM (SELECT 1) LEFT JOIN pgmirror_tables o "
+		    "ON o.table_name = %Q AND o.relation_oid = %u",
 		    def->name, def->name, def->source_schema, def->source_table,
-		    def->relation_oid, def->replident, def->name, def->relation_oid)))
+		    def->relation_oid, def->replident, (long long)generation, def->name,
+		    def->relation_oid)))
 		return false;
 	ins = mirror_prepare(m, "INSERT INTO pgmirror_columns (table_name, column_name, position, "
 		      "pg_type, type_modifier, is_key, type_oid, value_type, source_attnum) "

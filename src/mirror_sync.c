@@ -31,6 +31,7 @@ static const struct {
 	{ "pgmirror_state", "last_rebuild_reason", "TEXT" },
 	{ "pgmirror_state", "last_error", "TEXT" },
 	{ "pgmirror_state", "last_error_time", "TEXT" },
+	{ "pgmirror_state", "last_generation", "INTEGER NOT NULL DEFAULT 1" },
 };
 
 bool mirror_upgrade(Mirror *m)

@@ -16,6 +16,10 @@
  * is gone) is left out, with a line saying why for the caller's warning.
  * All of it runs in the caller's transaction: a rollback puts every object
  * back as it was.
+ *
+ * A mirror rebuilt because its file was damaged gets them from the damaged
+ * file (mirror_user_objects_read, _restore_from): the user's tables too,
+ * with the rows that can still be read, as far as its schema can be read.
  */
 #include "config.h"
 
@@ -293,4 +297,104 @@ bool mirror_user_objects_restore(Mirror *m, const MirrorUserObjects *u, char ***
 		*ndropped = 0;
 	}
 	return ok;
+}
+
+/* The user's tables, indexes, views and triggers: every object not
+ * pgmirror's or SQLite's, mirror tables left out where pgmirror_tables can
+ * still be read. */
+#define READ_SQL(where) "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE " \
+	"type IN ('table', 'index', 'view', 'trigger') AND " USER_NAME where \
+	"ORDER BY type = 'trigger', rowid"
+
+bool mirror_user_objects_read(Mirror *m, MirrorUserObjects **out)
+{
+	MirrorUserObjects *u = xcalloc(1, sizeof(*u));
+	sqlite3_stmt *q = mirror_prepare(m, READ_SQL("AND NOT (type = 'table' AND name IN "
+						     "(SELECT table_name FROM pgmirror_tables)) "),
+					 false);
+
+	if (q == NULL || !read_objects(m, q, u)) {
+		/* mirror tables that are there already are skipped in restore */
+		mirror_user_objects_free(u);
+		u = xcalloc(1, sizeof(*u));
+		q = mirror_prepare(m, READ_SQL(""), false);
+		if (q == NULL || !read_objects(m, q, u)) {
+			mirror_user_objects_free(u);
+			*out = NULL;
+			return false;
+		}
+	}
+	*out = u;
+	return true;
+}
+
+/* Makes table o of the user's and copies its rows from heal_src; a line in
+ * *dropped when they cannot be read. False on an error of the new file. */
+static bool restore_table(Mirror *m, const UserObject *o, char ***dropped, int *ndropped)
+{
+	int64_t exists = 0;
+	char *why = NULL;
+	int rc;
+
+	if (!mirror_scalar(m, "SELECT count(*) FROM main.sqlite_master WHERE type = 'table' "
+			   "AND name = '%q'", o->name, &exists))
+		return false;
+	if (exists > 0)
+		return true; /* a mirror table again */
+	if (!restore_one(m, o, &why))
+		return false;
+	if (why == NULL) {
+		char *sql = sqlite3_mprintf("INSERT INTO main.\"%w\" SELECT * FROM "
+					    "heal_src.\"%w\"", o->name, o->name);
+
+		if (sql == NULL)
+			return false;
+		rc = sqlite3_exec(m->db, sql, NULL, NULL, NULL);
+		sqlite3_free(sql);
+		if (rc != SQLITE_OK)
+			why = xasprintf("its rows could not be read: %s", sqlite3_errmsg(m->db));
+	}
+	if (why != NULL)
+		add_dropped(dropped, ndropped, o, why);
+	return true;
+}
+
+bool mirror_user_objects_restore_from(Mirror *m, const char *from_path,
+				      const MirrorUserObjects *u, char ***dropped,
+				      int *ndropped)
+{
+	MirrorUserObjects rest = {0};
+	char **lost = NULL, **more = NULL;
+	int nlost = 0, nmore = 0;
+	bool ok;
+
+	*dropped = NULL;
+	*ndropped = 0;
+	if (!mirror_exec_owned(m, sqlite3_mprintf("ATTACH %Q AS heal_src", from_path)))
+		return false;
+	ok = mirror_begin(m);
+	rest.o = xcalloc((size_t)(u ? u->n : 0) + 1, sizeof(UserObject));
+	for (int i = 0; ok && u != NULL && i < u->n; i++) {
+		if (strcmp(u->o[i].type, "table") == 0)
+			ok = restore_table(m, &u->o[i], &lost, &nlost);
+		else
+			rest.o[rest.n++] = u->o[i]; /* borrowed */
+	}
+	ok = ok && mirror_user_objects_restore(m, &rest, &more, &nmore) && mirror_commit(m);
+	if (!ok)
+		mirror_rollback(m);
+	(void)sqlite3_exec(m->db, "DETACH heal_src", NULL, NULL, NULL);
+	free(rest.o);
+	for (int i = 0; i < nmore; i++) {
+		lost = xreallocarray(lost, (size_t)nlost + 1, sizeof(char *));
+		lost[nlost++] = more[i];
+	}
+	free(more);
+	if (!ok) {
+		strv_free(lost, nlost);
+		return false;
+	}
+	*dropped = lost;
+	*ndropped = nlost;
+	return true;
 }

@@ -60,6 +60,17 @@ int replicate_open_mirror(Run *run, MirrorMode mode)
 	char *err = NULL;
 	MirrorOpenResult r = mirror_open(run->opt->mirror_path, mode, &run->mirror, &err);
 
+	if (r == MIRROR_OPEN_DAMAGED && mode != MIRROR_READ) {
+		/* set aside and rebuilt once connected (heal.c) */
+		heal_note(run, mirror_damage_seen() ? mirror_damage_seen() : err, NULL);
+		free(err);
+		if (!mirror_read_state(run->mirror, &run->state)) {
+			mirror_state_clear(&run->state);
+			heal_read_settings(run);
+		}
+		mirror_damage_forget();
+		return EXIT_OK;
+	}
 	if (r != MIRROR_OPEN_OK) {
 		/* a cron job that overlaps itself: exit 3 says it, and -q
 		 * keeps cron from mailing about it */
@@ -68,9 +79,13 @@ int replicate_open_mirror(Run *run, MirrorMode mode)
 		else
 			log_error("%s", err);
 		free(err);
+		mirror_close(run->mirror);
+		run->mirror = NULL;
 		return r == MIRROR_OPEN_LOCKED ? EXIT_IN_USE : EXIT_ERROR;
 	}
 	if (!mirror_read_state(run->mirror, &run->state)) {
+		if (mode != MIRROR_READ && heal_after_failure(run))
+			return EXIT_OK; /* its settings come from the command line */
 		log_error("%s", mirror_error(run->mirror));
 		return EXIT_ERROR;
 	}
@@ -166,11 +181,15 @@ static int connect_source(Run *run)
 	int rc;
 
 	system_info_clear(&run->sys);
-	run->conn_failed = false;
+	run->conn_failed = run->unreachable = false;
 	if (!session_connect(run->session, &run->opt->conn) ||
 	    !session_identify(run->session, &run->sys)) {
-		run->conn_failed = true;
-		log_error("%s", session_error(run->session));
+		run->conn_failed = run->unreachable = true;
+		if (session_error_stopped(run->session))
+			log_info("%s", session_error(run->session));
+		else if (!replicate_continuous(run))
+			log_error("%s", session_error(run->session));
+		/* a service tries again (replicate_run() says so) */
 		return EXIT_ERROR;
 	}
 	if (!session_check_wal_level(run->session) ||
@@ -239,6 +258,10 @@ static int check_slot(Run *run, bool *rebuild)
 		goto done;
 	}
 	if (!si.exists || !si.usable || run->slot_unreadable) {
+		run->rebuild_reason = !si.exists ? "replication slot lost (dropped on the source)"
+				      : run->slot_unreadable ? "replication slot unreadable (its WAL "
+							       "was removed from the source)"
+				      : "replication slot invalidated on the source";
 		log_warning("replication slot \"%s\" of mirror \"%s\" %s; creating it again and "
 			    "rebuilding the mirror from a fresh copy (readers keep the old "
 			    "contents until the new ones are complete)",
@@ -251,9 +274,14 @@ static int check_slot(Run *run, bool *rebuild)
 		rc = EXIT_OK;
 		goto done;
 	}
+	if (!replicate_wait_slot(run->session, run->state.slot, &si, SLOT_WAIT_MS)) {
+		log_error("%s", session_error(run->session));
+		goto done;
+	}
 	if (si.active) {
-		log_error("replication slot \"%s\" is in use by another connection",
-			  run->state.slot);
+		log_error("replication slot \"%s\" is in use by another connection (it stayed so "
+			  "for %d s): another pgmirror runs with it", run->state.slot,
+			  SLOT_WAIT_MS / 1000);
 		rc = EXIT_IN_USE;
 		goto done;
 	}
@@ -272,25 +300,33 @@ done:
 	return rc;
 }
 
+bool replicate_wait_slot(Session *s, const char *slot, SlotInfo *si, int max_ms)
+{
+	for (int waited = 0; si->active && waited < max_ms && !stop_requested; waited += 100) {
+		if (waited == 1000)
+			log_info("replication slot \"%s\" is still held by a connection; waiting up "
+				 "to %d s for it to let go (the walsender of a run that has ended "
+				 "lets go once it notices)", slot, max_ms / 1000);
+		usleep(100000);
+		slot_info_clear(si);
+		if (!session_slot_info(s, slot, si))
+			return false;
+	}
+	return true;
+}
+
 bool replicate_slot_wal_lost(const Run *run)
 {
 	Session *s = session_new();
-	SlotInfo si = {0};
+	SlotInfo si = {.active = true};
 	bool lost = false;
 
+	session_set_stop_check(s, replicate_stopping);
 	/* the walsender that failed lets go of the slot as it exits */
-	for (int i = 0; i < 20 && !stop_requested; i++) {
-		if (!session_connected(s) && !session_connect_plain(s, &run->opt->conn))
-			break;
-		slot_info_clear(&si);
-		if (!session_slot_info(s, run->state.slot, &si))
-			break;
-		if (!si.active) {
-			lost = si.exists && !si.usable;
-			break;
-		}
-		usleep(100000);
-	}
+	if (session_connect_plain(s, &run->opt->conn) &&
+	    session_slot_info(s, run->state.slot, &si) &&
+	    replicate_wait_slot(s, run->state.slot, &si, 2000) && !si.active)
+		lost = si.exists && !si.usable;
 	slot_info_clear(&si);
 	session_free(s);
 	return lost;
@@ -377,7 +413,7 @@ static int prepare(Run *run)
 {
 	char **pubs = NULL;
 	int npubs;
-	bool rebuild = false;
+	bool rebuild = false, heal = run->heal;
 	int rc = connect_source(run);
 
 	if (rc == EXIT_OK) {
@@ -388,11 +424,15 @@ static int prepare(Run *run)
 	}
 	/* the checks below are what SIGHUP asks for */
 	(void)replicate_take_check_request();
-	if (rc == EXIT_OK && run->state.present && run->state.initial_copy_done)
+	if (rc == EXIT_OK && heal)
+		rc = heal_rebuild(run); /* a damaged file: set aside, made again */
+	else if (rc == EXIT_OK && run->state.present && run->state.initial_copy_done)
 		rc = check_slot(run, &rebuild);
-	if (rc == EXIT_OK && (rebuild || !run->state.present || !run->state.initial_copy_done))
+	if (heal || rc != EXIT_OK)
+		;
+	else if (rebuild || !run->state.present || !run->state.initial_copy_done)
 		rc = firstrun_run(run, rebuild);
-	else if (rc == EXIT_OK) {
+	else {
 		/* tables that joined or left since, and --resync (once) */
 		bool resync = run->opt->resync && !run->resync_done;
 
@@ -467,10 +507,20 @@ int replicate_run(const ReplicateOptions *opt)
 	if (file_exists(opt->mirror_path) &&
 	    (rc = replicate_open_mirror(&run, MIRROR_WRITE)) != EXIT_OK)
 		goto done;
+	if (!continuous)
+		heal_check_at_start(&run); /* at most once a day */
 	if ((rc = check_mirror_identity(&run)) != EXIT_OK)
 		goto done;
-	if (opt->resync && (rc = check_resync_names(&run)) != EXIT_OK)
+	if (opt->resync && !run.heal && (rc = check_resync_names(&run)) != EXIT_OK &&
+	    !heal_after_failure(&run))
 		goto done;
+	if (!run.state.present && opt->npubs == 0 && run.heal) {
+		log_error("the settings of damaged mirror \"%s\" cannot be read from it; run "
+			  "pgmirror again with the -S and -P it was made with, and it is rebuilt",
+			  opt->mirror_path);
+		rc = EXIT_USAGE;
+		goto done;
+	}
 	if (!run.state.present && opt->npubs == 0) {
 		log_error("the first run of a mirror needs --publication (-P)");
 		rc = EXIT_USAGE;
@@ -484,10 +534,17 @@ int replicate_run(const ReplicateOptions *opt)
 		verify_free(verifier); /* after a slot made again: a new point */
 		verifier = NULL;
 		rc = prepare(&run);
-		if (rc != EXIT_OK && reconnecting && (run.conn_failed || rc == EXIT_IN_USE)) {
-			/* a restarting server, or its old walsender not gone yet */
+		if (rc != EXIT_OK && !stop_requested && heal_after_failure(&run))
+			continue; /* the mirror file is damaged: heal it */
+		/* a service tries again, at start too: a restarting server, one not
+		 * up yet, or (reconnecting) its old walsender not gone yet */
+		if (rc != EXIT_OK && (reconnecting || continuous) && !stop_requested &&
+		    (run.conn_failed || (reconnecting && rc == EXIT_IN_USE))) {
+			replicate_warn_retry(&run, "the source is not available yet%s%s; trying "
+					     "again in %d s", run.unreachable ? ": " : "",
+					     run.unreachable ? session_error(run.session) : "",
+					     backoff);
 			session_disconnect(run.session);
-			log_warning("the source is not available yet; trying again in %d s", backoff);
 			backoff_sleep(backoff);
 			backoff = backoff_next(backoff, BACKOFF_MAX_SECS);
 			if (stop_requested) {
@@ -497,8 +554,9 @@ int replicate_run(const ReplicateOptions *opt)
 			continue;
 		}
 		if (rc != EXIT_OK && stop_requested && !opt->verify &&
-		    session_error_stopped(run.session))
-			rc = EXIT_OK; /* a command that the signal cancelled */
+		    (session_error_stopped(run.session) || (continuous && run.conn_failed)))
+			rc = EXIT_OK; /* a command that the signal cancelled, or a
+				       * service stopped while it waits for the source */
 		if (rc != EXIT_OK || (stop_requested && !opt->verify))
 			goto done; /* a signal during the checks or the copy: exit 0 */
 		/* --verify: the mirror is brought to the snapshot's point, that is,
@@ -519,6 +577,13 @@ int replicate_run(const ReplicateOptions *opt)
 		started = mono_usecs();
 		streamed_from = run.state.confirmed_lsn;
 		end = stream_round(&run, &rc);
+		if ((rc != EXIT_OK || end == STREAM_FAILED) && !stop_requested &&
+		    heal_after_failure(&run))
+			end = STREAM_DAMAGED;
+		if (end == STREAM_DAMAGED) {
+			reconnecting = true; /* the stream's walsender may hold the slot */
+			continue;
+		}
 		if (rc != EXIT_OK)
 			goto done;
 		/* a slot made again that has streamed is sound: WAL lost later
@@ -571,7 +636,7 @@ int replicate_run(const ReplicateOptions *opt)
 		if (mono_usecs() - started > (int64_t)BACKOFF_MAX_SECS * 1000000)
 			backoff = 1;
 		reconnecting = true;
-		log_warning("connection to the source lost; reconnecting in %d s", backoff);
+		replicate_warn_retry(&run, "connection to the source lost; reconnecting in %d s", backoff);
 		backoff_sleep(backoff);
 		if (stop_requested) {
 			rc = EXIT_OK;
@@ -580,12 +645,18 @@ int replicate_run(const ReplicateOptions *opt)
 		backoff = backoff_next(backoff, BACKOFF_MAX_SECS);
 	}
 done:
+	replicate_note_error(&run, rc);
 	verify_free(verifier);
 	lookup_free(run.lookup);
 	session_free(run.session);
 	system_info_clear(&run.sys);
 	mirror_state_clear(&run.state);
-	mirror_close(run.mirror);
+	if (run.heal)
+		mirror_close_as_is(run.mirror); /* damaged: not checkpointed */
+	else
+		mirror_close(run.mirror);
+	heal_forget_copy(&run);
+	free(run.heal_why);
 	free(run.pubs_text);
 	return rc;
 }

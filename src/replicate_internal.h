@@ -27,12 +27,23 @@ typedef struct Run {
 	const Catalog *catalog; /* the applier's questions to the source */
 	Lookup *lookup;         /* its answers (catalog->ctx) */
 	bool conn_failed;       /* the last error was reaching the source */
+	bool unreachable;       /* connecting failed (not logged in service mode:
+				 * replicate_run() warns as it tries again) */
 	bool slot_unreadable;   /* the slot's WAL is gone (STREAM_SLOT_GONE): a
 				 * slot the server still calls usable, rebuilt
 				 * like an invalidated one */
+	const char *rebuild_reason; /* why the mirror is rebuilt (a constant) */
 	bool resync_done;       /* --resync ran (once, not at each reconnect) */
 	bool sync_deferred;     /* the last check left a joining table for later:
 				 * the source had no room to sync it (tablesync.c) */
+	bool heal;              /* the mirror file is damaged: prepare() sets it
+				 * aside and rebuilds it (heal.c) */
+	char *heal_why;         /* what SQLite reported, or the check found */
+	bool heal_by_check;     /* the integrity check found it */
+	bool healing;           /* the rebuild of a damaged mirror runs */
+	Mirror *heal_copy;      /* a damaged mirror's copy with its header made
+				 * anew (heal_read_settings()), or NULL */
+	char *heal_copy_path;
 } Run;
 
 /* pgmirror runs until stopped: no --once, --endpos or --verify. */
@@ -52,6 +63,27 @@ bool replicate_take_check_request(void);
  * The error itself does not say so reliably (its SQLSTATE follows errno).
  */
 bool replicate_slot_wal_lost(const Run *run);
+
+/*
+ * While *si (of slot, read on s) says it is active, reads it again every
+ * 100 ms, up to max_ms (a SIGTERM ends the wait): a walsender whose client
+ * has gone lets go of its slot only when it notices. False, the session's
+ * error set, when it cannot be read.
+ */
+bool replicate_wait_slot(Session *s, const char *slot, SlotInfo *si, int max_ms);
+/* How long a slot held by another connection is waited for before exit 3:
+ * the walsender of a run that has ended holds it until it next writes to
+ * its client, which one decoding a big transaction may take a while to do. */
+#define SLOT_WAIT_MS 15000
+
+/*
+ * The run's health in the mirror (replicate_health.c): a run ending with
+ * rc EXIT_ERROR keeps its error as last_error (when it has the mirror
+ * open); a service that tries again warns with the text and keeps it
+ * there meanwhile.
+ */
+void replicate_note_error(Run *run, int rc);
+void replicate_warn_retry(Run *run, const char *fmt, ...) PGM_PRINTF(2, 3);
 
 /* Opens the mirror into run; returns an exit code. */
 int replicate_open_mirror(Run *run, MirrorMode mode);
@@ -111,6 +143,29 @@ typedef struct SyncTarget {
  */
 int tablesync_sync(Run *run, Applier *apply, const SyncTarget *tg, int n);
 
+/*
+ * A damaged mirror (heal.c). heal_note() marks the run for a heal (a
+ * clear message; found_by_check: the check's result, else NULL).
+ * heal_after_failure(): after any failure, whether SQLite reported damage
+ * (then the run is marked, and the caller goes round again). heal_rebuild(),
+ * from prepare() once connected: sets the file aside and rebuilds it from
+ * a fresh copy with the user's objects; an exit code.
+ * heal_check_at_start(): a run that ends by itself checks the file when
+ * the last check is a day old. heal_record_check(): stores a check's
+ * result; false with the error logged.
+ */
+#define HEAL_CHECK_MAX_AGE_SECS (24 * 3600)
+void heal_note(Run *run, const char *why, const char *found_by_check);
+/* A damaged mirror whose settings cannot be read because its header
+ * cannot: reads them (and later the user's objects) from a copy with a
+ * header made anew, run->heal_copy; heal_forget_copy() removes it. */
+void heal_read_settings(Run *run);
+void heal_forget_copy(Run *run);
+bool heal_after_failure(Run *run);
+int heal_rebuild(Run *run);
+void heal_check_at_start(Run *run);
+bool heal_record_check(Run *run, const char *result);
+
 /* What a streaming round ended with. */
 typedef enum StreamEnd {
 	STREAM_DONE,      /* end position reached, or asked to stop */
@@ -119,6 +174,7 @@ typedef enum StreamEnd {
 	STREAM_IN_USE,    /* the slot is held by another connection */
 	STREAM_RECONNECT, /* idle after a huge message: connect again at once */
 	STREAM_SLOT_GONE, /* the slot's WAL is gone from the source: rebuild */
+	STREAM_DAMAGED,   /* the check found the mirror damaged: heal */
 } StreamEnd;
 
 /* Streams from the mirror's slot into apply until one of the ends above. */

@@ -344,6 +344,78 @@ bool session_run(Session *s, const char *sql, int nparams, const char *const *pa
 }
 
 /*
+ * A notice or warning the server sends (a NOTICE of a command, a WARNING
+ * before a slot is invalidated): through pgmirror's log, on one line, as
+ * libpq would otherwise print it on stderr unprefixed.
+ */
+static void log_server_notice(void *arg, const PGresult *res)
+{
+	const char *sev = PQresultErrorField(res, PG_DIAG_SEVERITY_NONLOCALIZED);
+	const char *msg = PQresultErrorMessage(res);
+
+	(void)arg;
+	log_msg(sev != NULL && strcmp(sev, "WARNING") == 0 ? LOG_WARNING
+		: sev != NULL && strncmp(sev, "DEBUG", 5) == 0 ? LOG_DEBUG : LOG_INFO,
+		"the source says: %.*s", session_trimmed(msg), msg);
+}
+
+/* The connect_timeout libpq took from the options (0: none). */
+static int connect_timeout_secs(PGconn *conn)
+{
+	PQconninfoOption *opts = PQconninfo(conn);
+	int secs = 0;
+
+	for (PQconninfoOption *o = opts; o != NULL && o->keyword != NULL; o++)
+		if (strcmp(o->keyword, "connect_timeout") == 0 && o->val != NULL)
+			secs = atoi(o->val);
+	PQconninfoFree(opts);
+	/* as libpq: a timeout of 1 s would be too short to mean anything */
+	return secs > 0 && secs < 2 ? 2 : secs;
+}
+
+/*
+ * Drives a connection begun with PQconnectStartParams() to its end: TCP,
+ * TLS and authentication, each wait on the socket at most 100 ms, so that
+ * SIGTERM (s->stopping()) ends it within a second rather than when
+ * connect_timeout runs out (which is kept here, as PQconnectdb() would).
+ * False with the error set; s->stopped when stopping() said stop.
+ */
+static bool connect_poll(Session *s)
+{
+	PostgresPollingStatusType st = PGRES_POLLING_WRITING;
+	int timeout = connect_timeout_secs(s->conn);
+	int64_t deadline = mono_usecs() + (int64_t)timeout * 1000000;
+
+	while (st != PGRES_POLLING_OK) {
+		struct pollfd pfd = {.fd = PQsocket(s->conn),
+				     .events = st == PGRES_POLLING_READING ? POLLIN : POLLOUT};
+		int r;
+
+		if (st == PGRES_POLLING_FAILED)
+			return false;
+		if (s->stopping != NULL && s->stopping()) {
+			s->stopped = true;
+			errbuf_set(&s->err, "stopped by a signal while connecting to the source");
+			return false;
+		}
+		if (timeout > 0 && mono_usecs() >= deadline) {
+			errbuf_set(&s->err, "could not connect to the source: no answer within "
+				   "connect_timeout (%d s); check that the host is up and reachable",
+				   timeout);
+			return false;
+		}
+		r = pfd.fd < 0 ? 0 : poll(&pfd, 1, 100);
+		if (r < 0 && errno != EINTR) {
+			errbuf_set(&s->err, "could not wait for the source: %s", strerror(errno));
+			return false;
+		}
+		if (r > 0)
+			st = PQconnectPoll(s->conn);
+	}
+	return true;
+}
+
+/*
  * libpq's keywords for cp (NULL-terminated; keys and vals hold at least
  * CONN_KEYWORDS entries): processed in order, a later keyword wins, and -d
  * is expanded in place (expand_dbname), so -h, -p and -U override what -d
@@ -403,9 +475,12 @@ static bool connect_with(Session *s, const ConnParams *cp, const char *replicati
 	s->in_use = s->no_room = false;
 	s->sqlstate[0] = '\0';
 	s->walsender = replication != NULL;
+	s->stopped = false;
 	conn_keywords(cp, replication, keys, vals);
-	s->conn = PQconnectdbParams(keys, vals, 1);
-	if (s->conn == NULL || PQstatus(s->conn) != CONNECTION_OK) {
+	s->conn = PQconnectStartParams(keys, vals, 1);
+	if (s->conn != NULL && PQstatus(s->conn) != CONNECTION_BAD)
+		PQsetNoticeReceiver(s->conn, log_server_notice, NULL);
+	if (s->conn == NULL || PQstatus(s->conn) == CONNECTION_BAD || !connect_poll(s)) {
 		const char *msg = s->conn ? PQerrorMessage(s->conn) : "out of memory";
 		const char *hint = NULL;
 
@@ -424,6 +499,8 @@ static bool connect_with(Session *s, const ConnParams *cp, const char *replicati
 			 strstr(msg, "no password supplied") != NULL)
 			hint = "check the password in -d, PGPASSWORD or ~/.pgpass (or the "
 			       "file PGPASSFILE names), or give -W to be asked for it";
+		if (s->stopped || (s->conn != NULL && PQstatus(s->conn) != CONNECTION_BAD))
+			return false; /* stopped, timed out: the error is set */
 		errbuf_set(&s->err, "could not connect to the source: %.*s%s%s",
 			   session_trimmed(msg), msg,
 			  hint ? "; " : "", hint ? hint : "");

@@ -136,6 +136,35 @@ bool session_relation_name(Session *s, uint32_t relid, char **nspname, char **re
 	return ok;
 }
 
+bool session_unreadable_table(Session *s, const SourceTable *tables, int n, char **name,
+			      char **grant)
+{
+	PGresult *res;
+	char **oids = xcalloc((size_t)n + 1, sizeof(char *));
+	char *list, *array;
+	const char *params[1];
+	bool ok;
+
+	*name = *grant = NULL;
+	for (int i = 0; i < n; i++)
+		oids[i] = xasprintf("%u", tables[i].oid);
+	list = strv_join(oids, n, ",");
+	array = xasprintf("{%s}", list);
+	params[0] = array;
+	ok = session_run(s, session_sql_unreadable_table, 1, params, PGRES_TUPLES_OK, &res,
+			 "check the privileges on the published tables");
+	if (ok && PQntuples(res) == 1 && PQnfields(res) == 2) {
+		*name = xstrdup(PQgetvalue(res, 0, 0));
+		*grant = xstrdup(PQgetvalue(res, 0, 1));
+	}
+	if (ok)
+		PQclear(res);
+	strv_free(oids, n);
+	free(list);
+	free(array);
+	return ok;
+}
+
 void source_indexes_free(SourceIndex *idx, int n)
 {
 	for (int i = 0; i < n; i++) {

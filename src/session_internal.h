@@ -106,6 +106,7 @@ extern const char session_sql_type[];
 extern const char session_sql_column_fill[];
 extern const char session_sql_column_attnums[];
 extern const char session_sql_relation_name[];
+extern const char session_sql_unreadable_table[];
 extern const char session_sql_indexes[];
 extern const char session_sql_xid_visible[];
 

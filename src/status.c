@@ -3,23 +3,171 @@
  *
  * The output is one "key: value" per line, stable for scripts; each table
  * is a line "table: ROWS NAME" (the name last, as it may hold spaces).
+ * --json prints the same as one JSON object, with each table's generation
+ * (RFC 8259: strings escaped, bytes that are not UTF-8 as U+FFFD, what is
+ * not known as null), for a fleet's monitoring.
  */
 #include "config.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "pgmirror/mirror.h"
 #include "pgmirror/replicate.h" /* the exit codes */
 #include "pgmirror/status.h"
 
-int status_print(const char *mirror_path)
+/* What --status prints of one table. */
+typedef struct TableStatus {
+	char *name;
+	int64_t rows;
+	int64_t generation;
+} TableStatus;
+
+/* The length of the UTF-8 sequence at s (n bytes left), or 0: not one. */
+static size_t utf8_length(const unsigned char *s, size_t n)
+{
+	size_t len = s[0] < 0x80 ? 1 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2
+		     : s[0] >= 0xe0 && s[0] < 0xf0 ? 3 : s[0] >= 0xf0 && s[0] < 0xf5 ? 4 : 0;
+
+	if (len == 0 || len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	/* overlong forms, surrogates and beyond U+10FFFF */
+	if ((len == 3 && s[0] == 0xe0 && s[1] < 0xa0) || (len == 3 && s[0] == 0xed && s[1] >= 0xa0) ||
+	    (len == 4 && s[0] == 0xf0 && s[1] < 0x90) || (len == 4 && s[0] == 0xf4 && s[1] >= 0x90))
+		return 0;
+	return len;
+}
+
+/* text as a JSON string, or null. */
+static void json_string(const char *text)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	size_t n, len;
+
+	if (text == NULL) {
+		fputs("null", stdout);
+		return;
+	}
+	n = strlen(text);
+	putchar('"');
+	for (size_t i = 0; i < n; i += len) {
+		len = utf8_length(s + i, n - i);
+		if (len == 0) {
+			fputs("\\ufffd", stdout);
+			len = 1;
+		} else if (s[i] == '"' || s[i] == '\\')
+			printf("\\%c", s[i]);
+		else if (s[i] < 0x20 || s[i] == 0x7f)
+			printf("\\u%04x", s[i]);
+		else
+			fwrite(s + i, 1, len, stdout);
+	}
+	putchar('"');
+}
+
+static void json_key(const char *key, bool first)
+{
+	printf("%s\n  ", first ? "{" : ",");
+	json_string(key);
+	fputs(": ", stdout);
+}
+
+static void json_field(const char *key, const char *value)
+{
+	json_key(key, false);
+	json_string(value);
+}
+
+static void print_json(const char *path, const MirrorState *st, const MirrorHealth *h,
+		       const TableStatus *t, int n)
+{
+	char lsn[LSN_TEXT_SIZE];
+
+	json_key("mirror", true);
+	json_string(path);
+	json_field("slot", st->slot);
+	json_field("publications", st->publications); /* as --status: "a,b" */
+	json_field("system_identifier", st->system_identifier);
+	json_field("database", st->database);
+	json_field("confirmed_lsn", lsn_format(st->confirmed_lsn, lsn));
+	json_field("last_commit_time", st->last_commit_time);
+	json_field("initial_copy", st->initial_copy_done ? "done" : "incomplete");
+	json_field("last_sync_time", h->last_sync_time);
+	json_key("last_sync_lag_bytes", false);
+	if (h->has_lag)
+		printf("%" PRId64, h->lag_bytes);
+	else
+		fputs("null", stdout);
+	json_key("last_sync_lag_seconds", false);
+	if (h->has_lag)
+		printf("%.3f", h->lag_seconds);
+	else
+		fputs("null", stdout);
+	json_field("last_check_time", h->last_check_time);
+	json_field("last_check_result", h->last_check_result);
+	json_field("last_rebuild_time", h->last_rebuild_time);
+	json_field("last_rebuild_reason", h->last_rebuild_reason);
+	json_field("last_error", h->last_error);
+	json_field("last_error_time", h->last_error_time);
+	json_key("tables", false);
+	fputs(n ? "[" : "[]", stdout);
+	for (int i = 0; i < n; i++) {
+		fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", stdout);
+		json_string(t[i].name);
+		printf(", \"rows\": %" PRId64 ", \"generation\": %" PRId64 "}", t[i].rows,
+		       t[i].generation);
+	}
+	fputs(n ? "\n  ]\n}\n" : "\n}\n", stdout);
+}
+
+static void print_text(const char *path, const MirrorState *st, const MirrorHealth *h,
+		       const TableStatus *t, int n)
+{
+	char lsn[LSN_TEXT_SIZE];
+
+#define OR_EMPTY(s) ((s) ? (s) : "")
+	printf("mirror: %s\n", path);
+	printf("slot: %s\n", st->slot);
+	printf("publications: %s\n", st->publications);
+	printf("system_identifier: %s\n", st->system_identifier);
+	printf("database: %s\n", st->database);
+	printf("confirmed_lsn: %s\n", lsn_format(st->confirmed_lsn, lsn));
+	printf("last_commit_time: %s\n", OR_EMPTY(st->last_commit_time));
+	printf("initial_copy: %s\n", st->initial_copy_done ? "done" : "incomplete");
+	printf("last_sync_time: %s\n", OR_EMPTY(h->last_sync_time));
+	if (h->has_lag)
+		printf("last_sync_lag_bytes: %" PRId64 "\nlast_sync_lag_seconds: %.3f\n",
+		       h->lag_bytes, h->lag_seconds);
+	else
+		printf("last_sync_lag_bytes: \nlast_sync_lag_seconds: \n");
+	printf("last_check_time: %s\n", OR_EMPTY(h->last_check_time));
+	printf("last_check_result: %s\n", OR_EMPTY(h->last_check_result));
+	printf("last_rebuild_time: %s\n", OR_EMPTY(h->last_rebuild_time));
+	printf("last_rebuild_reason: %s\n", OR_EMPTY(h->last_rebuild_reason));
+	/* one line, whatever the error said */
+	printf("last_error: ");
+	for (const char *p = OR_EMPTY(h->last_error); *p != '\0'; p++)
+		putchar(*p == '\n' ? ' ' : *p);
+	printf("\nlast_error_time: %s\n", OR_EMPTY(h->last_error_time));
+#undef OR_EMPTY
+	printf("tables: %d\n", n);
+	for (int i = 0; i < n; i++)
+		printf("table: %" PRId64 " %s\n", t[i].rows, t[i].name);
+}
+
+int status_print(const char *mirror_path, bool json)
 {
 	Mirror *m = NULL;
 	MirrorState st = {0};
-	char *err = NULL, **names = NULL, lsn[LSN_TEXT_SIZE];
+	MirrorHealth h = {0};
+	TableStatus *t = NULL;
+	char *err = NULL, **names = NULL;
 	int n = 0, rc = EXIT_ERROR;
 	struct stat sb;
 	MirrorOpenResult r;
@@ -35,7 +183,8 @@ int status_print(const char *mirror_path)
 		free(err);
 		return r == MIRROR_OPEN_LOCKED ? EXIT_IN_USE : EXIT_ERROR;
 	}
-	if (!mirror_read_state(m, &st) || !mirror_list_tables(m, &names, &n)) {
+	if (!mirror_read_state(m, &st) || !mirror_read_health(m, &h) ||
+	    !mirror_list_tables(m, &names, &n)) {
 		log_error("%s", mirror_error(m));
 		goto done;
 	}
@@ -44,29 +193,25 @@ int status_print(const char *mirror_path)
 			  mirror_path);
 		goto done;
 	}
-	printf("mirror: %s\n", mirror_path);
-	printf("slot: %s\n", st.slot);
-	printf("publications: %s\n", st.publications);
-	printf("system_identifier: %s\n", st.system_identifier);
-	printf("database: %s\n", st.database);
-	printf("confirmed_lsn: %s\n", lsn_format(st.confirmed_lsn, lsn));
-	printf("last_commit_time: %s\n", st.last_commit_time ? st.last_commit_time : "");
-	printf("initial_copy: %s\n", st.initial_copy_done ? "done" : "incomplete");
-	printf("tables: %d\n", n);
+	/* everything read before anything is printed: no half output */
+	t = xcalloc((size_t)n + 1, sizeof(*t));
 	for (int i = 0; i < n; i++) {
-		int64_t count;
-
-		if (!mirror_count_rows(m, names[i], &count)) {
+		t[i].name = names[i];
+		if (!mirror_count_rows(m, names[i], &t[i].rows) ||
+		    !mirror_table_generation(m, names[i], &t[i].generation)) {
 			log_error("%s", mirror_error(m));
 			goto done;
 		}
-		printf("table: %" PRId64 " %s\n", count, names[i]);
 	}
+	if (json)
+		print_json(mirror_path, &st, &h, t, n);
+	else
+		print_text(mirror_path, &st, &h, t, n);
 	rc = EXIT_OK;
 done:
-	for (int i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
+	free(t);
+	strv_free(names, n);
+	mirror_health_clear(&h);
 	mirror_state_clear(&st);
 	mirror_close(m);
 	return rc;

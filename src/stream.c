@@ -40,6 +40,10 @@
 /* A service compares the publications' tables with the mirror this often
  * (tables that joined or left without a change the stream would show). */
 #define RECONCILE_USECS INT64_C(60000000)
+/* A service caught up stores last_sync_time at most this often. */
+#define SYNC_NOTE_USECS INT64_C(60000000)
+/* A service asks this often whether the daily integrity check is due. */
+#define CHECK_POLL_USECS INT64_C(60000000)
 
 typedef struct Stream {
 	Run *run;
@@ -58,6 +62,14 @@ typedef struct Stream {
 	bool lost;              /* a long step could not answer the server */
 	bool big_message;       /* a message of BIG_MESSAGE_BYTES or more came */
 	int64_t last_reconcile; /* when the tables were last compared */
+	int64_t last_heard;     /* when the server last sent anything */
+	Lsn sync_lsn;           /* a keepalive outside a transaction: the server
+				 * had sent every transaction committed before it */
+	int64_t sync_seen;      /* and when it came (pgtime; 0: none since the
+				 * last note) */
+	int64_t last_sync_note; /* when last_sync_time was last stored */
+	MirrorCheck *check;     /* a service's integrity check, while it runs */
+	int64_t check_polled;   /* when it was last asked whether one is due */
 	StreamEnd end;          /* how the round ends, once a step says stop */
 } Stream;
 
@@ -203,24 +215,85 @@ static bool step_data(Stream *s, const Frame *f)
  * server's WAL end minus the durable position; lag in seconds is the age
  * of the last applied commit, and 0 when nothing is waiting.
  */
-static void log_progress(Stream *s)
+static void stream_lag(const Stream *s, uint64_t *bytes, double *secs)
 {
 	ApplyStats now;
 	Lsn durable = apply_durable_lsn(s->apply);
-	uint64_t lag_bytes = s->server_end > durable ? s->server_end - durable : 0;
-	double lag_secs = 0;
+	/* the server's WAL end: what its messages said, and no less than
+	 * where it was when pgmirror connected */
+	Lsn end = s->server_end > s->run->sys.xlogpos ? s->server_end : s->run->sys.xlogpos;
+
+	*bytes = end > durable ? end - durable : 0;
+	*secs = 0;
+	apply_stats(s->apply, &now);
+	if (*bytes > 0 && now.last_commit_time > 0 && pgtime_now() > now.last_commit_time)
+		*secs = (double)(pgtime_now() - now.last_commit_time) / 1e6;
+}
+
+/*
+ * The -v progress line. The server's WAL end comes from its keepalives,
+ * which a verbose run asks for every status interval (step_periodic), so
+ * that the lag grows while the walsender decodes WAL the mirror has no
+ * part of. When nothing came for two intervals (a link gone silent,
+ * although a keepalive was asked for), the lag in seconds is at least that
+ * long, and a line of its own says so.
+ */
+static void log_progress(Stream *s, int64_t now_mono, int64_t interval)
+{
+	ApplyStats now;
+	uint64_t lag_bytes;
+	double lag_secs;
 	char lsn[LSN_TEXT_SIZE];
 
 	if (log_get_level() < LOG_DEBUG)
 		return;
 	apply_stats(s->apply, &now);
-	if (lag_bytes > 0 && now.last_commit_time > 0 &&
-	    pgtime_now() > now.last_commit_time)
-		lag_secs = (double)(pgtime_now() - now.last_commit_time) / 1e6;
+	stream_lag(s, &lag_bytes, &lag_secs);
+	/* a silent server may be ahead by all that time: not "0.0 s" */
+	if (now_mono - s->last_heard > 2 * interval &&
+	    lag_secs < (double)(now_mono - s->last_heard) / 1e6)
+		lag_secs = (double)(now_mono - s->last_heard) / 1e6;
 	log_debug("progress: %" PRIu64 " transactions, %" PRIu64 " rows; lag %" PRIu64
 		  " bytes, %.1f s; confirmed %s", now.txns - s->reported.txns,
-		  now.rows - s->reported.rows, lag_bytes, lag_secs, lsn_format(durable, lsn));
+		  now.rows - s->reported.rows, lag_bytes, lag_secs,
+		  lsn_format(apply_durable_lsn(s->apply), lsn));
+	if (now_mono - s->last_heard > 2 * interval)
+		log_debug("nothing heard from the server for %.0f s: the lag above is as of then",
+			  (double)(now_mono - s->last_heard) / 1e6);
 	s->reported = now;
+}
+
+/*
+ * Stores last_sync_time (pgmirror_state) as `when`: the caller knows the
+ * mirror then held every transaction the source had committed. Nothing
+ * may be open or waiting. false (the error logged) when the mirror cannot
+ * be written.
+ */
+static bool stream_note_sync(Stream *s, int64_t when)
+{
+	uint64_t lag_bytes;
+	double lag_secs;
+	char text[40];
+
+	if (apply_in_transaction(s->apply) || apply_pending(s->apply) > 0)
+		return true;
+	stream_lag(s, &lag_bytes, &lag_secs);
+	if (!mirror_note_sync(s->run->mirror, pgtime_format_utc(when, text, sizeof(text)),
+			      (int64_t)lag_bytes, lag_secs)) {
+		log_error("%s", mirror_error(s->run->mirror));
+		return false;
+	}
+	s->sync_seen = 0;
+	s->last_sync_note = mono_usecs();
+	return true;
+}
+
+/* A service: last_sync_time once a minute, after a keepalive showed that
+ * the mirror has everything (the keepalive is asked for, step_periodic). */
+static bool stream_sync_due(const Stream *s, int64_t now)
+{
+	return s->run->endpos == LSN_INVALID &&
+	       (s->last_sync_note == 0 || now - s->last_sync_note >= SYNC_NOTE_USECS);
 }
 
 /*
@@ -266,6 +339,8 @@ static bool step_keepalive(Stream *s, const Frame *f)
 		s->idle_lsn = f->wal_end;
 		if (run->endpos != LSN_INVALID && f->wal_end >= run->endpos)
 			s->reached = true;
+		s->sync_lsn = f->wal_end;
+		s->sync_seen = pgtime_now();
 	}
 	/*
 	 * Store the position first, then answer with it: a server shutting
@@ -289,6 +364,7 @@ static bool step_message(Stream *s, const uint8_t *buf, size_t len)
 	Frame f;
 	char err[256];
 
+	s->last_heard = mono_usecs();
 	if (len >= BIG_MESSAGE_BYTES)
 		s->big_message = true;
 	if (!frame_decode(buf, len, &f, err, sizeof(err))) {
@@ -307,19 +383,32 @@ static bool step_message(Stream *s, const uint8_t *buf, size_t len)
  * the stream is and say so; and the -v progress line. */
 static bool step_periodic(Stream *s, int64_t now, int64_t interval)
 {
+	bool sync_due = stream_sync_due(s, now);
+
 	if (now - s->last_status >= interval) {
 		if (!stream_flush(s)) {
 			s->end = STREAM_FAILED;
 			return false;
 		}
-		if (!stream_send_status(s, false)) {
+		/* a keepalive at or past where the server was when pgmirror
+		 * connected, and everything before it committed */
+		if (sync_due && s->sync_seen != 0 && s->sync_lsn >= s->run->sys.xlogpos &&
+		    apply_durable_lsn(s->apply) >= s->sync_lsn &&
+		    !stream_note_sync(s, s->sync_seen)) {
+			s->end = STREAM_FAILED;
+			return false;
+		}
+		/* a keepalive is asked for when it says something: the server's
+		 * position for -v's lag, or that a service is caught up */
+		if (!stream_send_status(s, log_get_level() >= LOG_DEBUG ||
+					   stream_sync_due(s, now))) {
 			s->end = STREAM_LOST;
 			return false;
 		}
 	}
 	if (now - s->last_progress >= interval) {
 		s->last_progress = now;
-		log_progress(s);
+		log_progress(s, now, interval);
 	}
 	return true;
 }
@@ -358,6 +447,55 @@ static bool step_reconcile(Stream *s, int64_t now)
 	return false;
 }
 
+/*
+ * A service's daily integrity check (heal.c does the others): started when
+ * the last one is a day old, in a thread of its own on a read-only
+ * connection, so neither the stream nor readers wait for it; its result is
+ * stored between groups. Damage ends the round, to heal the file.
+ */
+static bool step_check(Stream *s, int64_t now)
+{
+	Run *run = s->run;
+	MirrorCheckResult res;
+	char *found = NULL;
+	int64_t usecs;
+	bool due = false, ok = true;
+
+	if (run->endpos != LSN_INVALID)
+		return true;
+	if (s->check == NULL) {
+		if (now - s->check_polled < CHECK_POLL_USECS || apply_in_transaction(s->apply) ||
+		    apply_pending(s->apply) > 0)
+			return true;
+		s->check_polled = now;
+		if (mirror_check_due(run->mirror, HEAL_CHECK_MAX_AGE_SECS, &due) && due &&
+		    (s->check = mirror_check_start(run->opt->mirror_path)) != NULL)
+			log_debug("integrity check of mirror \"%s\" started", run->opt->mirror_path);
+		return true;
+	}
+	if (apply_in_transaction(s->apply) || apply_pending(s->apply) > 0 ||
+	    !mirror_check_done(s->check, &res, &found, &usecs))
+		return true;
+	mirror_check_free(s->check);
+	s->check = NULL;
+	log_info("integrity check of mirror \"%s\": %s (%.1f s)", run->opt->mirror_path,
+		 res == MIRROR_CHECK_SOUND ? "ok" : res == MIRROR_CHECK_DAMAGED ? "damaged"
+		 : "could not run", (double)usecs / 1e6);
+	if (res == MIRROR_CHECK_DAMAGED) {
+		heal_note(run, NULL, found);
+		s->end = STREAM_DAMAGED;
+		ok = false;
+	} else if (res == MIRROR_CHECK_FAILED) {
+		/* tried again at the next poll */
+		log_warning("could not check mirror \"%s\": %s", run->opt->mirror_path, found);
+	} else if (!heal_record_check(run, found)) {
+		s->end = STREAM_FAILED;
+		ok = false;
+	}
+	free(found);
+	return ok;
+}
+
 /* START_REPLICATION from the durable position; false with s->end set. */
 static bool stream_start(Stream *s, int proto)
 {
@@ -392,6 +530,8 @@ StreamEnd stream_run(Run *run, Applier *apply)
 	s.last_status = mono_usecs();
 	s.last_progress = s.last_status;
 	s.last_reconcile = s.last_status; /* prepare() has just compared them */
+	s.last_heard = s.last_status;
+	s.check_polled = s.last_status - CHECK_POLL_USECS; /* ask at once */
 	log_debug("streaming from slot \"%s\" at %s with protocol version %d", run->state.slot,
 		  lsn_format(apply_durable_lsn(apply), lsn), proto);
 
@@ -413,8 +553,10 @@ StreamEnd stream_run(Run *run, Applier *apply)
 				s.end = STREAM_SLOT_GONE;
 				goto done;
 			}
-			log_error("%s", session_error(run->session));
 			s.end = session_error_data(run->session) ? STREAM_FAILED : STREAM_LOST;
+			/* a service tries again: not an error (yet) */
+			log_msg(s.end == STREAM_LOST && replicate_continuous(run) ? LOG_WARNING
+				: LOG_ERROR, "%s", session_error(run->session));
 			goto done;
 		}
 		if (!(r == 0 ? step_idle(&s, now) : step_message(&s, buf, len)))
@@ -422,6 +564,8 @@ StreamEnd stream_run(Run *run, Applier *apply)
 		if (!step_periodic(&s, now, interval))
 			goto done;
 		if (!step_reconcile(&s, now))
+			goto done;
+		if (!step_check(&s, now))
 			goto done;
 	}
 	/* Stopping: keep whole transactions, drop a partial one. */
@@ -431,9 +575,19 @@ StreamEnd stream_run(Run *run, Applier *apply)
 		s.end = STREAM_FAILED;
 		goto done;
 	}
+	/* --once: the mirror holds what the source had committed when
+	 * pgmirror connected (reached: every transaction that commits before
+	 * the end position is applied); the run knows it now, and the lag
+	 * says what came since */
+	if (s.reached && run->opt->once && !replicate_stopping() &&
+	    !stream_note_sync(&s, pgtime_now())) {
+		s.end = STREAM_FAILED;
+		goto done;
+	}
 	(void)stream_send_status(&s, false);
 	s.end = STREAM_DONE;
 done:
+	mirror_check_free(s.check);
 	if (s.end == STREAM_FAILED && replicate_stopping())
 		s.end = STREAM_DONE; /* a step interrupted by SIGTERM; nothing committed */
 	lookup_set_tick(run->lookup, NULL, NULL);

@@ -149,7 +149,9 @@ static int sync_failed(Run *run, Session *ss, const char *err, const SyncTarget 
 		run->sync_deferred = true;
 		return EXIT_OK;
 	}
-	log_error("%s", err);
+	what = pending_text(tg, n);
+	log_error("could not sync %s: %s", what, err);
+	free(what);
 	run->conn_failed = !session_connected(ss);
 	return session_error_in_use(ss) ? EXIT_IN_USE : EXIT_ERROR;
 }

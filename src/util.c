@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 
 #include "pgmirror/util.h"
@@ -94,18 +95,77 @@ int log_get_level(void)
 	return log_level;
 }
 
+/* The last error logged, for the mirror's last_error (log_last_error()). */
+static char last_error[1024];
+
+/* Whether stderr is the journal (systemd sets JOURNAL_STREAM to its
+ * "device:inode"): then each line starts with its syslog priority. */
+static int journal_stderr = -1; /* -1: not looked at yet */
+
+static bool stderr_is_journal(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (js == NULL || sscanf(js, "%llu:%llu", &dev, &ino) != 2 || fstat(2, &st) != 0)
+		return false;
+	return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
+/*
+ * text on one line (malloc'd): a server's message may run over several
+ * ("ERROR:  ...\nDETAIL:  ...\nHINT:  ..."), and a line without pgmirror's
+ * prefix (and priority) would read as another message, or none. Each line
+ * break and the blanks after it become "; "; breaks at the end go.
+ */
+static char *one_line(const char *text)
+{
+	char *out = xmalloc(2 * strlen(text) + 1), *w = out;
+
+	for (const char *r = text; *r != '\0';) {
+		if (*r != '\n') {
+			*w++ = *r++;
+			continue;
+		}
+		while (*r == '\n' || *r == ' ' || *r == '\t')
+			r++;
+		if (*r != '\0' && w != out) {
+			*w++ = ';';
+			*w++ = ' ';
+		}
+	}
+	*w = '\0';
+	return out;
+}
+
 void log_msg(int level, const char *fmt, ...)
 {
 	static const char *const prefix[] = {"error: ", "warning: ", "", ""};
+	static const char *const priority[] = {"<3>", "<4>", "<6>", "<7>"};
+	char *raw, *text;
 	va_list ap;
 
-	if (level > log_level)
+	if (level > log_level) /* never an error: those always show */
 		return;
-	fprintf(stderr, "pgmirror: %s", prefix[level]);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	if (vasprintf(&raw, fmt, ap) < 0)
+		out_of_memory(0);
 	va_end(ap);
-	fputc('\n', stderr);
+	text = one_line(raw);
+	free(raw);
+	if (level == LOG_ERROR)
+		snprintf(last_error, sizeof(last_error), "%s", text);
+	if (journal_stderr < 0)
+		journal_stderr = stderr_is_journal();
+	fprintf(stderr, "%spgmirror: %s%s\n", journal_stderr ? priority[level] : "",
+		prefix[level], text);
+	free(text);
+}
+
+const char *log_last_error(void)
+{
+	return last_error[0] != '\0' ? last_error : NULL;
 }
 
 void errbuf_vset(ErrBuf *e, const char *fmt, va_list ap)

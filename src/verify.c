@@ -50,7 +50,8 @@ Verifier *verify_begin(Run *run, int *rc)
 		if (session_error_stopped(v->s))
 			log_error("%s; nothing was compared", session_error(v->s));
 		else
-			log_error("%s", session_error(v->s));
+			log_error("could not take the snapshot --verify compares at: %s",
+				  session_error(v->s));
 		verify_free(v);
 		return NULL;
 	}

@@ -29,6 +29,10 @@ typedef enum MirrorOpenResult {
 	MIRROR_OPEN_OK = 0,
 	MIRROR_OPEN_ERROR = 1,  /* message in *errmsg */
 	MIRROR_OPEN_LOCKED = 3, /* another pgmirror holds the file */
+	MIRROR_OPEN_DAMAGED = 5, /* for writing, a mirror SQLite reports
+				  * damaged: *out is set, locked, for
+				  * mirror_close_as_is() (MIRROR_READ: an
+				  * error) */
 } MirrorOpenResult;
 
 /* What the mirror records about itself (pgmirror_state). */
@@ -59,6 +63,8 @@ typedef enum MirrorMode {
 MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 			     char **errmsg);
 void mirror_close(Mirror *m);
+/* Closes a damaged mirror as it is: no checkpoint, its -wal stays. */
+void mirror_close_as_is(Mirror *m);
 
 /* The last error on this mirror; owned by the mirror. */
 const char *mirror_error(const Mirror *m);
@@ -299,6 +305,114 @@ bool mirror_user_objects_restore(Mirror *m, const MirrorUserObjects *u, char ***
 				 int *ndropped) PGM_MUST_CHECK;
 void mirror_user_objects_free(MirrorUserObjects *u);
 
+
+/*
+ * The device's health (mirror_health.c), for --status; NULL or false where
+ * nothing is known yet. Times are UTC text.
+ */
+typedef struct MirrorHealth {
+	char *last_sync_time;      /* a run last knew the mirror held all the source had committed */
+	bool has_lag;              /* lag_bytes and lag_seconds were stored with it */
+	int64_t lag_bytes;         /* the lag then */
+	double lag_seconds;
+	char *last_check_time;     /* the last integrity check */
+	char *last_check_result;
+	char *last_rebuild_time;   /* the last rebuild from a fresh copy */
+	char *last_rebuild_reason;
+	char *last_error;          /* the last run's error; NULL once a run succeeds */
+	char *last_error_time;
+} MirrorHealth;
+
+bool mirror_read_health(Mirror *m, MirrorHealth *h) PGM_MUST_CHECK;
+void mirror_health_clear(MirrorHealth *h);
+/* The mirror held all the source had committed at `when` (UTC text), with
+ * this lag at the moment it was stored; clears the last error (the run
+ * succeeded). Outside a transaction (then one of its own) or within one. */
+bool mirror_note_sync(Mirror *m, const char *when, int64_t lag_bytes, double lag_seconds)
+	PGM_MUST_CHECK;
+/* An integrity check found result now ("ok" or what it found). */
+bool mirror_note_check(Mirror *m, const char *result) PGM_MUST_CHECK;
+/* The mirror was rebuilt from a fresh copy now, for reason. */
+bool mirror_note_rebuild(Mirror *m, const char *reason) PGM_MUST_CHECK;
+/* The run fails with error. */
+bool mirror_note_error(Mirror *m, const char *error) PGM_MUST_CHECK;
+/* A new generation number for a table whose rows are replaced (never one
+ * given before in this mirror); within a transaction. */
+bool mirror_next_generation(Mirror *m, int64_t *out) PGM_MUST_CHECK;
+/* The generation number of mirror table `table`. */
+bool mirror_table_generation(Mirror *m, const char *table, int64_t *out) PGM_MUST_CHECK;
+
+/*
+ * Damage (mirror_check.c). SQLite reports it in any statement as
+ * SQLITE_CORRUPT, SQLITE_NOTADB or an error reading the file.
+ */
+bool mirror_is_damage_code(int sqlite_code);
+/* What SQLite reported of damage since the last forget, or NULL. */
+const char *mirror_damage_seen(void);
+void mirror_damage_forget(void);
+
+/* Whether a file SQLite cannot read was made by pgmirror (it or its -wal
+ * still holds the catalog entry of pgmirror_state). */
+bool mirror_file_was_mirror(const char *path);
+
+typedef enum MirrorCheckResult {
+	MIRROR_CHECK_SOUND,
+	MIRROR_CHECK_DAMAGED,
+	MIRROR_CHECK_FAILED,     /* the check could not run (*found says why) */
+} MirrorCheckResult;
+
+/* SQLite's integrity check of the file at path, on a read-only connection
+ * of its own; *found (free it): "ok", or what it found, on one line. */
+MirrorCheckResult mirror_check_file(const char *path, char **found);
+
+/* The same check in a thread of its own; NULL if it cannot start. */
+typedef struct MirrorCheck MirrorCheck;
+MirrorCheck *mirror_check_start(const char *path);
+/* Whether it has finished; then its result, *found (free it) and how long
+ * it took. */
+bool mirror_check_done(MirrorCheck *c, MirrorCheckResult *res, char **found,
+		       int64_t *usecs);
+/* Stops it (if still running) and frees it. */
+void mirror_check_free(MirrorCheck *c);
+
+/* Whether the last check is older than max_age_secs (or none was made). */
+bool mirror_check_due(Mirror *m, int max_age_secs, bool *due) PGM_MUST_CHECK;
+
+/*
+ * A damaged mirror whose header SQLite cannot read: a copy of it at copy
+ * with a header made anew, opened for reading (MIRROR_READ), or NULL when
+ * that cannot be read either (then no copy is left). Close it, then
+ * remove the copy (mirror_remove_files()).
+ */
+Mirror *mirror_open_repaired(const Mirror *damaged, const char *copy);
+/* Whether the last error on m was a header SQLite cannot read (NOTADB). */
+bool mirror_header_unreadable(const Mirror *m);
+
+/* Removes the file at path and what SQLite keeps beside it. */
+void mirror_remove_files(const char *path);
+/*
+ * Sets the damaged mirror at path aside as path.damaged, its -wal as
+ * path.damaged-wal (replacing older ones), removes its -shm, and (fresh
+ * not NULL) renames the file fresh to path. Its connections must be
+ * closed. False with *errmsg (free it).
+ */
+bool mirror_set_aside(const char *path, const char *fresh, char **errmsg);
+
+/*
+ * Reads the user's objects of a mirror (a damaged one: as far as it can
+ * be read), without changing it: tables of the user's, and indexes, views
+ * and triggers, as mirror_user_objects_save() takes them.
+ */
+bool mirror_user_objects_read(Mirror *m, MirrorUserObjects **out) PGM_MUST_CHECK;
+/*
+ * Makes them again in m, in one transaction of its own (none may be
+ * open): the user's tables with the rows that can still be read from the
+ * file from_path, then as mirror_user_objects_restore(). A table whose
+ * rows cannot be read is made empty, with a line in *dropped.
+ */
+bool mirror_user_objects_restore_from(Mirror *m, const char *from_path,
+				      const MirrorUserObjects *u, char ***dropped,
+				      int *ndropped) PGM_MUST_CHECK;
 
 /* Sets the sync LSN of the table of relation oid; within a transaction. */
 bool mirror_set_sync_lsn(Mirror *m, uint32_t oid, Lsn lsn) PGM_MUST_CHECK;

@@ -17,6 +17,7 @@
 #define EXIT_USAGE 2
 #define EXIT_IN_USE 3
 #define EXIT_DIFFERS 4     /* --verify found a difference */
+#define EXIT_DAMAGED 5     /* --check found the mirror file damaged */
 
 typedef struct ReplicateOptions {
 	ConnParams conn;           /* -d, -h, -p, -U and -W's password */
@@ -39,6 +40,9 @@ typedef struct ReplicateOptions {
 /* Returns an exit code. */
 int replicate_run(const ReplicateOptions *opt);
 int replicate_drop_slot(const ReplicateOptions *opt);
+/* --check: SQLite's integrity check of the mirror at path, without
+ * connecting; prints what it found; EXIT_OK, EXIT_DAMAGED or EXIT_ERROR. */
+int replicate_check(const char *mirror_path);
 
 /* Set from a signal handler: finish up and exit 0. */
 void replicate_request_stop(void);

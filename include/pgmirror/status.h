@@ -5,10 +5,13 @@
 #ifndef PGMIRROR_STATUS_H
 #define PGMIRROR_STATUS_H
 
+#include <stdbool.h>
+
 /*
  * Prints the state of the mirror at mirror_path on stdout, one "key:
- * value" per line; returns an exit code (replicate.h's EXIT_*).
+ * value" per line, or (json) one JSON object; returns an exit code
+ * (replicate.h's EXIT_*).
  */
-int status_print(const char *mirror_path);
+int status_print(const char *mirror_path, bool json);
 
 #endif

@@ -87,6 +87,8 @@ void log_msg(int level, const char *fmt, ...) PGM_PRINTF(2, 3);
 #define log_warning(...) log_msg(LOG_WARNING, __VA_ARGS__)
 #define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
 #define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
+/* The text of the last error logged (at any level setting), or NULL. */
+const char *log_last_error(void);
 
 /* Formats lsn as "X/Y" into buf (LSN_TEXT_SIZE bytes); returns buf. */
 char *lsn_format(Lsn lsn, char buf[LSN_TEXT_SIZE]);

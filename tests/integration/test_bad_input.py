@@ -1,7 +1,9 @@
 """Bad input: each case exits non-zero with a clear message on stderr
 (what went wrong and what to do), and leaves the mirror file untouched: a
 mirror that did not exist still does not exist (and no slot was created),
-an existing one is byte-for-byte the same (SHA-256 before and after).
+an existing one holds the same tables, rows and schema before and after,
+but for the error that pgmirror_state.last_error now records (for
+--status; a file that is not a mirror is byte-for-byte the same).
 
 Not covered here: wal_level other than logical (the shared test cluster
 runs with wal_level=logical and cannot be restarted under the other tests;
@@ -14,6 +16,7 @@ checks together with the system identifier)."""
 import hashlib
 import os
 import re
+import sqlite3
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -27,9 +30,24 @@ def sha256(path):
 
 
 def files_of(path):
-    """The mirror and its SQLite companions, with their hashes (an empty
-    -wal, which pgmirror keeps for readers in other accounts, holds
-    nothing)."""
+    """A mirror's schema and rows, but for the last error it records; the
+    hashes of another file and its SQLite companions (an empty -wal, which
+    pgmirror keeps for readers in other accounts, holds nothing)."""
+    try:
+        db = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
+        names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        if "pgmirror_state" in names:
+            out = {"schema": sorted(db.execute("SELECT type, name, sql FROM sqlite_master"))}
+            for name in names:
+                cols = ['"%s"' % r[1] for r in db.execute('PRAGMA table_info("%s")' % name)
+                        if r[1] not in ("last_error", "last_error_time")]
+                out[name] = sorted(map(repr, db.execute('SELECT %s FROM "%s"'
+                                                        % (", ".join(cols), name))))
+            db.close()
+            return out
+        db.close()
+    except sqlite3.Error:
+        pass
     return {p: sha256(p) for p in (path, path + "-wal", path + "-journal")
             if os.path.exists(p) and (p == path or os.path.getsize(p) > 0)}
 

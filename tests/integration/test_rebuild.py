@@ -1,7 +1,8 @@
 """Starting over. A slot dropped by an administrator: the next run warns,
 creates the slot again and rebuilds the mirror from a fresh copy in one
 SQLite transaction, so a reader in an open read transaction keeps seeing
-the old rows, and the new ones once it ends it. A mirror restored from an
+the old rows, and the new ones once it ends it; the mirror records the
+rebuild (last_rebuild_time, last_rebuild_reason). A mirror restored from an
 older copy, behind its slot, is refused (exit 1) with the --drop-slot
 advice, and following that advice gives a mirror equal to the source."""
 
@@ -54,6 +55,11 @@ def test(ctx):
     check("no longer exists" in err and "rebuilding" in err,
           "no warning about the missing slot:\n%s" % err)
     check(ctx.slot_info(slot) is not None, "the slot was not created again")
+    st = ctx.mirror_state(path)
+    check(st["last_rebuild_reason"] == "replication slot lost (dropped on the source)" and
+          st["last_rebuild_time"],
+          "the rebuild is not recorded: %r at %r"
+          % (st["last_rebuild_reason"], st["last_rebuild_time"]))
     now = reader.execute("SELECT count(*), sum(id) FROM r").fetchall()
     check(now == old, "a reader in its read transaction saw the rebuild: %r, "
           "then %r" % (old, now))

@@ -1,7 +1,8 @@
 """A first run whose slot creation fails because every replication slot of
 the server is in use must not claim the slot: after a slot is freed and
 another mirror creates a slot of that name, the first mirror's next run
-refuses with the --drop-slot advice instead of dropping it. Fills the
+refuses with the --drop-slot advice instead of dropping it. The failed
+first run leaves no mirror file behind. Fills the
 server's max_replication_slots, so runs alone."""
 
 import os
@@ -31,6 +32,8 @@ def test(ctx):
         rc, out, err = ctx.once(first, slot, "pub", expect=1)
         harness.log("all slots in use: %s" % err.strip())
         check("all replication slots are in use" in err, "unexpected error:\n%s" % err)
+        check(not os.path.exists(first) and not os.path.exists(first + "-wal"),
+              "the failed first run left mirror file %s behind" % first)
         cur.execute("SELECT pg_drop_replication_slot(%s)", (dummies.pop(),))
         ctx.once(other, slot, "pub")
     finally:

@@ -2,7 +2,7 @@
 (PGHOST naming a directory without a socket, no -d) it exits 0 and prints
 the documented lines in the documented order: mirror, slot, publications,
 system_identifier, database, confirmed_lsn, last_commit_time,
-initial_copy, tables, then "table: ROWS NAME" per table, sorted by name
+initial_copy, the health keys (last_sync_time ... last_error_time), tables, then "table: ROWS NAME" per table, sorted by name
 (a name with a space comes last on its line, whole).  While a continuous
 pgmirror holds the mirror, --status still exits 0 at once (it opens the
 file read-only, without the writer lock) and shows the running mirror's
@@ -17,7 +17,10 @@ import harness  # noqa: E402
 from harness import check, fail  # noqa: E402
 
 KEYS = ["mirror", "slot", "publications", "system_identifier", "database",
-        "confirmed_lsn", "last_commit_time", "initial_copy", "tables"]
+        "confirmed_lsn", "last_commit_time", "initial_copy", "last_sync_time",
+        "last_sync_lag_bytes", "last_sync_lag_seconds", "last_check_time",
+        "last_check_result", "last_rebuild_time", "last_rebuild_reason",
+        "last_error", "last_error_time", "tables"]
 
 
 def status(ctx, path, env=None):

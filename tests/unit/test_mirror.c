@@ -7,7 +7,10 @@
  * Renames (mirror_tables_rename): a swap keeps each table's rows, its
  * metadata, and the user's index, view and trigger on it; a name the
  * user's own table has is refused. pgmirror's indexes
- * (mirror_table_indexes) and what rebuilds do to them.
+ * (mirror_table_indexes) and what rebuilds do to them. Damage
+ * (mirror_check.c): a leaf page overwritten is reported by the statement
+ * that reads it and by the integrity check, the file shows pgmirror's mark
+ * (a text file does not), and is set aside with its -wal.
  */
 #include "config.h"
 
@@ -420,6 +423,77 @@ static void test_indexes(void **state)
 	assert_indexes(f, "CREATE INDEX \"pgmirror_match_16384\" ON \"t\" (\"id\")\n");
 }
 
+/* 0xff over the 11th leaf page of t, as dd would write it. */
+static void smash_leaf(const char *path)
+{
+	sqlite3 *db;
+	sqlite3_stmt *q;
+	long page, size;
+	FILE *fp;
+	char *junk;
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	/* the rows are in the -wal yet: into the file with them */
+	assert_int_equal(sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT pageno, (SELECT page_size FROM "
+					    "pragma_page_size) FROM dbstat WHERE name = 't' AND "
+					    "pagetype = 'leaf' ORDER BY pageno LIMIT 1 OFFSET 10",
+					    -1, &q, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	page = sqlite3_column_int(q, 0);
+	size = sqlite3_column_int(q, 1);
+	sqlite3_finalize(q);
+	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+	junk = malloc((size_t)size);
+	memset(junk, 0xff, (size_t)size);
+	fp = fopen(path, "r+b");
+	assert_non_null(fp);
+	assert_int_equal(fseek(fp, (page - 1) * size, SEEK_SET), 0);
+	assert_int_equal(fwrite(junk, 1, (size_t)size, fp), (size_t)size);
+	fclose(fp);
+	free(junk);
+}
+
+static void test_damage(void **state)
+{
+	Fixture *f = *state;
+	char *found = NULL, text[128], aside[128];
+	int64_t n;
+	FILE *fp;
+
+	assert_int_equal(mirror_check_file(f->path, &found), MIRROR_CHECK_SOUND);
+	assert_string_equal(found, "ok");
+	free(found);
+	assert_true(mirror_file_was_mirror(f->path));
+	snprintf(text, sizeof(text), "%s/notes.txt", f->dir);
+	fp = fopen(text, "w");
+	fputs("table pgmirror_state, but as text\n", fp);
+	fclose(fp);
+	assert_false(mirror_file_was_mirror(text));
+
+	smash_leaf(f->path);
+	mirror_damage_forget();
+	assert_int_equal(mirror_check_file(f->path, &found), MIRROR_CHECK_DAMAGED);
+	assert_string_not_equal(found, "ok");
+	free(found);
+	assert_string_equal(mirror_damage_seen(), "database disk image is malformed");
+	mirror_damage_forget();
+	assert_null(mirror_damage_seen());
+	assert_false(mirror_count_rows(f->m, "t", &n));
+	assert_non_null(mirror_damage_seen());
+	mirror_damage_forget();
+
+	mirror_close_as_is(f->m);
+	f->m = NULL;
+	assert_true(mirror_set_aside(f->path, NULL, &found));
+	assert_int_equal(access(f->path, F_OK), -1);
+	snprintf(aside, sizeof(aside), "%s.damaged", f->path);
+	assert_int_equal(access(aside, F_OK), 0);
+	snprintf(aside, sizeof(aside), "%s-wal", f->path);
+	assert_int_equal(access(aside, F_OK), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -432,6 +506,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rename_swap, setup, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_rename_onto_user_table, setup, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_indexes, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_damage, setup_many, fixture_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

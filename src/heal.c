@@ -1,0 +1,296 @@
+/*
+ * heal.c: a damaged mirror file mends itself, and --check.
+ *
+ * Damage is seen in three ways: SQLite reports it in any statement of any
+ * run (mirror_damage_seen(): SQLITE_CORRUPT, SQLITE_NOTADB on a file that
+ * was a mirror, an error reading the file), or the integrity check finds
+ * it: at the start of a run that ends by itself when the last check is a
+ * day old, in a service's background thread (stream.c) at the same age,
+ * and on demand (--check, which only reports).
+ *
+ * Healing keeps the damaged file locked and in place while a new mirror
+ * is built beside it (MIRROR.db.rebuild) from a fresh copy, exactly as
+ * after a lost slot (firstrun_run(), the slot made again), with the
+ * settings the damaged file still shows (else the command line's). The
+ * user's tables, indexes, views and triggers that can still be read from
+ * the damaged file are made again in it. Only then is the damaged file
+ * set aside as MIRROR.db.damaged (its -wal with it, so that no new file
+ * can ever read it) and the new one put in its place. A heal that fails
+ * (the source cannot be reached) removes the new file and leaves the
+ * damaged one where it was: the next try starts over from it.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "replicate_internal.h"
+
+void heal_note(Run *run, const char *why, const char *found_by_check)
+{
+	if (run->heal)
+		return;
+	run->heal = true;
+	run->heal_by_check = found_by_check != NULL;
+	free(run->heal_why);
+	run->heal_why = xstrdup(found_by_check ? found_by_check : why);
+	log_warning("mirror \"%s\" is damaged (%s: %s); setting it aside as \"%s.damaged\" and "
+		    "rebuilding it from a fresh copy", run->opt->mirror_path,
+		    found_by_check ? "the integrity check found" : "SQLite reported",
+		    run->heal_why, run->opt->mirror_path);
+}
+
+bool heal_after_failure(Run *run)
+{
+	const char *why = mirror_damage_seen();
+
+	if (why == NULL || run->heal || run->mirror == NULL)
+		return false;
+	heal_note(run, why, NULL);
+	mirror_damage_forget();
+	return true;
+}
+
+bool heal_record_check(Run *run, const char *result)
+{
+	if (!mirror_begin(run->mirror) || !mirror_note_check(run->mirror, result) ||
+	    !mirror_commit(run->mirror)) {
+		log_error("%s", mirror_error(run->mirror));
+		mirror_rollback(run->mirror);
+		return false;
+	}
+	return true;
+}
+
+void heal_check_at_start(Run *run)
+{
+	char *found = NULL;
+	bool due = false;
+	MirrorCheckResult res;
+	int64_t started = mono_usecs();
+
+	if (run->heal || run->mirror == NULL || !run->state.present)
+		return;
+	if (!mirror_check_due(run->mirror, HEAL_CHECK_MAX_AGE_SECS, &due)) {
+		if (!heal_after_failure(run))
+			log_warning("%s", mirror_error(run->mirror));
+		return;
+	}
+	if (!due)
+		return;
+	res = mirror_check_file(run->opt->mirror_path, &found);
+	log_info("integrity check of mirror \"%s\": %s (%.1f s)", run->opt->mirror_path,
+		 res == MIRROR_CHECK_SOUND ? "ok" : res == MIRROR_CHECK_DAMAGED ? "damaged"
+		 : "could not run", (double)(mono_usecs() - started) / 1e6);
+	if (res == MIRROR_CHECK_DAMAGED)
+		heal_note(run, NULL, found);
+	else if (res == MIRROR_CHECK_SOUND) {
+		if (!heal_record_check(run, found))
+			(void)heal_after_failure(run);
+	} else
+		log_warning("could not check mirror \"%s\": %s", run->opt->mirror_path, found);
+	mirror_damage_forget();
+	free(found);
+}
+
+void heal_read_settings(Run *run)
+{
+	const char *path = run->opt->mirror_path;
+
+	if (run->state.present || run->heal_copy != NULL || !mirror_header_unreadable(run->mirror))
+		return;
+	/* the pages may be sound: read them through a copy with a new header */
+	run->heal_copy_path = xasprintf("%s.rebuild-src", path);
+	run->heal_copy = mirror_open_repaired(run->mirror, run->heal_copy_path);
+	if (run->heal_copy == NULL || !mirror_read_state(run->heal_copy, &run->state)) {
+		mirror_state_clear(&run->state);
+		heal_forget_copy(run);
+		return;
+	}
+	log_info("the settings and the user's objects of damaged mirror \"%s\" are read from a "
+		 "copy of it with its header made anew", path);
+}
+
+void heal_forget_copy(Run *run)
+{
+	mirror_close(run->heal_copy);
+	run->heal_copy = NULL;
+	if (run->heal_copy_path != NULL)
+		mirror_remove_files(run->heal_copy_path);
+	free(run->heal_copy_path);
+	run->heal_copy_path = NULL;
+}
+
+/*
+ * The settings to rebuild with: the damaged file's, as far as it could be
+ * read; else the command line's (-S, -P). False when there are none.
+ */
+static bool remember_settings(Run *run)
+{
+	MirrorState *st = &run->state;
+
+	if (st->present) {
+		st->initial_copy_done = true; /* a rebuild, not a first run */
+		return true;
+	}
+	if (run->opt->npubs == 0) {
+		log_error("the settings of damaged mirror \"%s\" cannot be read from it; run "
+			  "pgmirror again with the -S and -P it was made with, and it is rebuilt",
+			  run->opt->mirror_path);
+		return false;
+	}
+	log_warning("the settings of damaged mirror \"%s\" cannot be read from it; rebuilding "
+		    "it with slot \"%s\" and publication(s) \"%s\" of the command line",
+		    run->opt->mirror_path, run->opt->slot, run->pubs_text);
+	mirror_state_clear(st);
+	st->present = true;
+	st->slot = xstrdup(run->opt->slot);
+	st->publications = xstrdup(run->pubs_text);
+	st->system_identifier = xstrdup(run->sys.systemid);
+	st->database = xstrdup(run->sys.dbname);
+	st->confirmed_lsn = LSN_INVALID;
+	st->initial_copy_done = true;
+	return true;
+}
+
+/* Makes the damaged file's user objects again in the new mirror; warns
+ * of each that could not be. */
+static bool restore_user_objects(Run *run, const MirrorUserObjects *u, const char *from)
+{
+	char **dropped = NULL;
+	int ndropped = 0;
+
+	if (u == NULL)
+		return true;
+	if (!mirror_user_objects_restore_from(run->mirror, from, u, &dropped, &ndropped)) {
+		log_error("%s", mirror_error(run->mirror));
+		return false;
+	}
+	for (int i = 0; i < ndropped; i++)
+		log_warning("the user's %s could not be made again from damaged mirror \"%s\"",
+			    dropped[i], run->opt->mirror_path);
+	strv_free(dropped, ndropped);
+	return true;
+}
+
+int heal_rebuild(Run *run)
+{
+	const char *path = run->opt->mirror_path;
+	char *fresh = xasprintf("%s.rebuild", path), *err = NULL;
+	char *reason = xasprintf("mirror damaged: %s", run->heal_why ? run->heal_why : "");
+	Mirror *damaged = run->mirror;
+	MirrorUserObjects *u = NULL;
+	MirrorOpenResult r;
+	int rc = EXIT_ERROR;
+	bool stopped = false;
+
+	if (run->heal_copy != NULL ? !mirror_user_objects_read(run->heal_copy, &u)
+	    : damaged != NULL && !mirror_user_objects_read(damaged, &u))
+		u = NULL;
+	if (u == NULL && damaged != NULL)
+		log_warning("the user's objects in damaged mirror \"%s\" cannot be read, so they "
+			    "are not made again", path);
+	if (!remember_settings(run))
+		goto done;
+	mirror_remove_files(fresh); /* of a heal that did not finish */
+	r = mirror_open(fresh, MIRROR_CREATE, &run->mirror, &err);
+	if (r != MIRROR_OPEN_OK) {
+		log_error("%s", err);
+		run->mirror = NULL;
+		goto done;
+	}
+	/* firstrun_run() waits for the walsender of a stream that met the
+	 * damage to let go of the slot (replicate_wait_slot()) */
+	run->healing = true;
+	run->rebuild_reason = reason;
+	rc = firstrun_run(run, true);
+	run->healing = false;
+	run->rebuild_reason = NULL;
+	/* a signal before the copy finished: exit 0, the next run heals */
+	stopped = rc == EXIT_OK && replicate_stopping();
+	if (rc == EXIT_OK && !stopped &&
+	    !restore_user_objects(run, u, run->heal_copy ? run->heal_copy_path : path))
+		rc = EXIT_ERROR;
+	if (rc == EXIT_OK && !stopped && run->heal_by_check &&
+	    !heal_record_check(run, run->heal_why))
+		rc = EXIT_ERROR;
+	mirror_close(run->mirror); /* checkpointed: no -wal stays */
+	run->mirror = NULL;
+	if (rc != EXIT_OK || stopped) {
+		mirror_remove_files(fresh);
+		goto done;
+	}
+	mirror_close_as_is(damaged);
+	damaged = NULL;
+	if (!mirror_set_aside(path, fresh, &err)) {
+		log_error("%s", err);
+		rc = EXIT_ERROR;
+		goto done;
+	}
+	mirror_state_clear(&run->state);
+	if ((rc = replicate_open_mirror(run, MIRROR_WRITE)) != EXIT_OK)
+		goto done;
+	run->heal = false;
+	run->resync_done = true; /* every table was just copied */
+	log_warning("mirror \"%s\" was damaged and has been rebuilt from a fresh copy; the "
+		    "damaged file is kept as \"%s.damaged\" (remove it when it is no longer "
+		    "needed); readers must open the mirror again", path, path);
+done:
+	if (run->mirror == NULL && damaged != NULL)
+		run->mirror = damaged; /* still damaged: the next try starts from it */
+	mirror_damage_forget(); /* what reading the damaged file reported */
+	if (rc == EXIT_OK && !stopped)
+		heal_forget_copy(run);
+	mirror_user_objects_free(u);
+	free(err);
+	free(reason);
+	free(fresh);
+	return rc;
+}
+
+int replicate_check(const char *path)
+{
+	Mirror *m = NULL;
+	char *found = NULL, *err = NULL;
+	MirrorCheckResult res;
+	MirrorOpenResult r;
+	FILE *f = fopen(path, "r");
+
+	if (f == NULL) {
+		log_error("mirror \"%s\" does not exist; give the path of an existing mirror file",
+			  path);
+		return EXIT_ERROR;
+	}
+	fclose(f);
+	res = mirror_check_file(path, &found);
+	if (res != MIRROR_CHECK_SOUND && !mirror_file_was_mirror(path)) {
+		log_error("\"%s\" is not a pgmirror mirror (%s)", path, found);
+		free(found);
+		return EXIT_ERROR;
+	}
+	if (res == MIRROR_CHECK_FAILED) {
+		log_error("could not check mirror \"%s\": %s", path, found);
+		free(found);
+		return EXIT_ERROR;
+	}
+	printf("%s\n", found);
+	/* recorded where the file can be written (not while a pgmirror runs) */
+	r = mirror_open(path, MIRROR_WRITE, &m, &err);
+	if (r == MIRROR_OPEN_OK &&
+	    (!mirror_begin(m) || !mirror_note_check(m, found) || !mirror_commit(m)))
+		log_debug("the check's result is not recorded in mirror \"%s\": %s", path,
+			  mirror_error(m));
+	else if (r != MIRROR_OPEN_OK)
+		log_debug("the check's result is not recorded: %s", err);
+	if (r == MIRROR_OPEN_DAMAGED || res == MIRROR_CHECK_DAMAGED)
+		mirror_close_as_is(m);
+	else
+		mirror_close(m);
+	free(err);
+	if (res == MIRROR_CHECK_DAMAGED)
+		log_error("mirror \"%s\" is damaged; the next run of pgmirror sets it aside as "
+			  "\"%s.damaged\" and rebuilds it from a fresh copy", path, path);
+	free(found);
+	return res == MIRROR_CHECK_SOUND ? EXIT_OK : EXIT_DAMAGED;
+}

@@ -1,0 +1,111 @@
+/*
+ * mirror_health.c: the device's health in pgmirror_state (format 3), for
+ * --status and a fleet's monitoring: when the mirror was last known to be
+ * in sync and the lag then, the last check and rebuild, the last run's
+ * error; and the tables' generation numbers, drawn from one counter
+ * (pgmirror_state.last_generation) so that a table dropped and made again
+ * never gets a number an app has seen before.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mirror_internal.h"
+
+void mirror_health_clear(MirrorHealth *h)
+{
+	free(h->last_sync_time);
+	free(h->last_check_time);
+	free(h->last_check_result);
+	free(h->last_rebuild_time);
+	free(h->last_rebuild_reason);
+	free(h->last_error);
+	free(h->last_error_time);
+	memset(h, 0, sizeof(*h));
+}
+
+bool mirror_read_health(Mirror *m, MirrorHealth *h)
+{
+	sqlite3_stmt *q;
+	int rc;
+
+	memset(h, 0, sizeof(*h));
+	q = mirror_prepare(m,
+		"SELECT last_sync_time, last_sync_lag_bytes, last_sync_lag_seconds, "
+		"last_check_time, last_check_result, last_rebuild_time, last_rebuild_reason, "
+		"last_error, last_error_time FROM pgmirror_state WHERE id = 1", false);
+	if (q == NULL)
+		return false;
+	rc = sqlite3_step(q);
+	if (rc == SQLITE_ROW) {
+		h->last_sync_time = mirror_column_dup(q, 0);
+		h->has_lag = sqlite3_column_type(q, 1) != SQLITE_NULL;
+		h->lag_bytes = sqlite3_column_int64(q, 1);
+		h->lag_seconds = sqlite3_column_double(q, 2);
+		h->last_check_time = mirror_column_dup(q, 3);
+		h->last_check_result = mirror_column_dup(q, 4);
+		h->last_rebuild_time = mirror_column_dup(q, 5);
+		h->last_rebuild_reason = mirror_column_dup(q, 6);
+		h->last_error = mirror_column_dup(q, 7);
+		h->last_error_time = mirror_column_dup(q, 8);
+	} else if (rc != SQLITE_DONE)
+		errbuf_set(&m->err, "could not read pgmirror_state from \"%s\": %s", m->path,
+			   sqlite3_errmsg(m->db));
+	sqlite3_finalize(q);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE;
+}
+
+/* Sets a time column of pgmirror_state to now (UTC, in the form of the
+ * other times there) and its text column to text. */
+static bool note_now(Mirror *m, const char *time_column, const char *text_column,
+		     const char *text)
+{
+	char now[40];
+
+	pgtime_format_utc(pgtime_now(), now, sizeof(now));
+	return mirror_exec_owned(m, sqlite3_mprintf(
+		"UPDATE pgmirror_state SET %w = %Q, %w = %Q WHERE id = 1", time_column, now,
+		text_column, text));
+}
+
+bool mirror_note_sync(Mirror *m, const char *when, int64_t lag_bytes, double lag_seconds)
+{
+	/* a run that got the mirror in sync succeeded: its error is gone */
+	return mirror_exec_owned(m, sqlite3_mprintf(
+		"UPDATE pgmirror_state SET last_sync_time = %Q, last_sync_lag_bytes = %lld, "
+		"last_sync_lag_seconds = %.3f, last_error = NULL, last_error_time = NULL "
+		"WHERE id = 1", when, (long long)lag_bytes, lag_seconds));
+}
+
+bool mirror_note_check(Mirror *m, const char *result)
+{
+	return note_now(m, "last_check_time", "last_check_result", result);
+}
+
+bool mirror_note_rebuild(Mirror *m, const char *reason)
+{
+	return note_now(m, "last_rebuild_time", "last_rebuild_reason", reason);
+}
+
+bool mirror_note_error(Mirror *m, const char *error)
+{
+	return note_now(m, "last_error_time", "last_error", error);
+}
+
+bool mirror_next_generation(Mirror *m, int64_t *out)
+{
+	/* a mirror without its state row yet (never: the claim comes first)
+	 * still numbers its tables */
+	return mirror_exec(m, "UPDATE pgmirror_state SET last_generation = max(last_generation, "
+			   "coalesce((SELECT max(generation) FROM pgmirror_tables), 0)) + 1") &&
+	       mirror_scalar(m, "SELECT coalesce((SELECT last_generation FROM pgmirror_state), "
+			     "(SELECT max(generation) + 1 FROM pgmirror_tables), 1)", "", out);
+}
+
+bool mirror_table_generation(Mirror *m, const char *table, int64_t *out)
+{
+	return mirror_scalar(m, "SELECT generation FROM pgmirror_tables WHERE table_name = %Q",
+			     table, out);
+}
