@@ -52,12 +52,15 @@ bool heal_after_failure(Run *run)
 	return true;
 }
 
+/*
+ * One UPDATE, as last_sync_time's: on its own when no transaction is open,
+ * else in the one a service's applier holds open between groups (the
+ * stored positions of keepalives), which commits it with them.
+ */
 bool heal_record_check(Run *run, const char *result)
 {
-	if (!mirror_begin(run->mirror) || !mirror_note_check(run->mirror, result) ||
-	    !mirror_commit(run->mirror)) {
+	if (!mirror_note_check(run->mirror, result)) {
 		log_error("%s", mirror_error(run->mirror));
-		mirror_rollback(run->mirror);
 		return false;
 	}
 	return true;
