@@ -27,31 +27,6 @@
 
 #include "replicate_internal.h"
 
-void heal_note(Run *run, const char *why, const char *found_by_check)
-{
-	if (run->heal)
-		return;
-	run->heal = true;
-	run->heal_by_check = found_by_check != NULL;
-	free(run->heal_why);
-	run->heal_why = xstrdup(found_by_check ? found_by_check : why);
-	log_warning("mirror \"%s\" is damaged (%s: %s); setting it aside as \"%s.damaged\" and "
-		    "rebuilding it from a fresh copy", run->opt->mirror_path,
-		    found_by_check ? "the integrity check found" : "SQLite reported",
-		    run->heal_why, run->opt->mirror_path);
-}
-
-bool heal_after_failure(Run *run)
-{
-	const char *why = mirror_damage_seen();
-
-	if (why == NULL || run->heal || run->mirror == NULL)
-		return false;
-	heal_note(run, why, NULL);
-	mirror_damage_forget();
-	return true;
-}
-
 /*
  * One UPDATE, as last_sync_time's: on its own when no transaction is open,
  * else in the one a service's applier holds open between groups (the
@@ -95,34 +70,6 @@ void heal_check_at_start(Run *run)
 		log_warning("could not check mirror \"%s\": %s", run->opt->mirror_path, found);
 	mirror_damage_forget();
 	free(found);
-}
-
-void heal_read_settings(Run *run)
-{
-	const char *path = run->opt->mirror_path;
-
-	if (run->state.present || run->heal_copy != NULL || !mirror_header_unreadable(run->mirror))
-		return;
-	/* the pages may be sound: read them through a copy with a new header */
-	run->heal_copy_path = xasprintf("%s.rebuild-src", path);
-	run->heal_copy = mirror_open_repaired(run->mirror, run->heal_copy_path);
-	if (run->heal_copy == NULL || !mirror_read_state(run->heal_copy, &run->state)) {
-		mirror_state_clear(&run->state);
-		heal_forget_copy(run);
-		return;
-	}
-	log_info("the settings and the user's objects of damaged mirror \"%s\" are read from a "
-		 "copy of it with its header made anew", path);
-}
-
-void heal_forget_copy(Run *run)
-{
-	mirror_close(run->heal_copy);
-	run->heal_copy = NULL;
-	if (run->heal_copy_path != NULL)
-		mirror_remove_files(run->heal_copy_path);
-	free(run->heal_copy_path);
-	run->heal_copy_path = NULL;
 }
 
 /*

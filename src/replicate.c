@@ -5,12 +5,12 @@
  * the mirror's indexes match the source's (indexes.h), then
  * streams (stream.c), connecting again with backoff when a service loses
  * the source; --verify's catch-up to its snapshot (verify.c compares);
- * and --drop-slot. Owns the SIGTERM flag and SIGHUP's check request.
+ * and --drop-slot. What the steps share (the stop and check requests,
+ * opening the mirror, waiting for a slot) is in run.c, below them all.
  */
 #include "config.h"
 
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,74 +22,11 @@
 
 #define BACKOFF_MAX_SECS 60
 
-/* Set by the signal handler, read by the copy's reader thread too: a
- * lock-free atomic, which a handler may store to. */
-static atomic_int stop_requested;
-/* Set by SIGHUP: check the publications now. */
-static atomic_int check_requested;
-
-void replicate_request_stop(void)
-{
-	stop_requested = 1;
-}
-
-void replicate_request_check(void)
-{
-	check_requested = 1;
-}
-
-bool replicate_take_check_request(void)
-{
-	return atomic_exchange(&check_requested, 0) != 0;
-}
-
-bool replicate_stopping(void)
-{
-	return stop_requested != 0;
-}
-
 static bool file_exists(const char *path)
 {
 	struct stat st;
 
 	return stat(path, &st) == 0;
-}
-
-int replicate_open_mirror(Run *run, MirrorMode mode)
-{
-	char *err = NULL;
-	MirrorOpenResult r = mirror_open(run->opt->mirror_path, mode, &run->mirror, &err);
-
-	if (r == MIRROR_OPEN_DAMAGED && mode != MIRROR_READ) {
-		/* set aside and rebuilt once connected (heal.c) */
-		heal_note(run, mirror_damage_seen() ? mirror_damage_seen() : err, NULL);
-		free(err);
-		if (!mirror_read_state(run->mirror, &run->state)) {
-			mirror_state_clear(&run->state);
-			heal_read_settings(run);
-		}
-		mirror_damage_forget();
-		return EXIT_OK;
-	}
-	if (r != MIRROR_OPEN_OK) {
-		/* a cron job that overlaps itself: exit 3 says it, and -q
-		 * keeps cron from mailing about it */
-		if (r == MIRROR_OPEN_LOCKED)
-			log_info("%s", err);
-		else
-			log_error("%s", err);
-		free(err);
-		mirror_close(run->mirror);
-		run->mirror = NULL;
-		return r == MIRROR_OPEN_LOCKED ? EXIT_IN_USE : EXIT_ERROR;
-	}
-	if (!mirror_read_state(run->mirror, &run->state)) {
-		if (mode != MIRROR_READ && heal_after_failure(run))
-			return EXIT_OK; /* its settings come from the command line */
-		log_error("%s", mirror_error(run->mirror));
-		return EXIT_ERROR;
-	}
-	return EXIT_OK;
 }
 
 /* Checks the options against what the mirror remembers; exit code. */
@@ -300,47 +237,10 @@ done:
 	return rc;
 }
 
-bool replicate_wait_slot(Session *s, const char *slot, SlotInfo *si, int max_ms)
-{
-	for (int waited = 0; si->active && waited < max_ms && !stop_requested; waited += 100) {
-		if (waited == 1000)
-			log_info("replication slot \"%s\" is still held by a connection; waiting up "
-				 "to %d s for it to let go (the walsender of a run that has ended "
-				 "lets go once it notices)", slot, max_ms / 1000);
-		usleep(100000);
-		slot_info_clear(si);
-		if (!session_slot_info(s, slot, si))
-			return false;
-	}
-	return true;
-}
-
-bool replicate_slot_wal_lost(const Run *run)
-{
-	Session *s = session_new();
-	SlotInfo si = {.active = true};
-	bool lost = false;
-
-	session_set_stop_check(s, replicate_stopping);
-	/* the walsender that failed lets go of the slot as it exits */
-	if (session_connect_plain(s, &run->opt->conn) &&
-	    session_slot_info(s, run->state.slot, &si) &&
-	    replicate_wait_slot(s, run->state.slot, &si, 2000) && !si.active)
-		lost = si.exists && !si.usable;
-	slot_info_clear(&si);
-	session_free(s);
-	return lost;
-}
-
-bool replicate_continuous(const Run *run)
-{
-	return !run->opt->once && run->opt->endpos == LSN_INVALID && !run->opt->verify;
-}
-
 /* Sleeps up to secs, waking early when asked to stop. */
 static void backoff_sleep(int secs)
 {
-	for (int i = 0; i < secs * 10 && !stop_requested; i++)
+	for (int i = 0; i < secs * 10 && !replicate_stopping(); i++)
 		usleep(100000);
 }
 
@@ -534,11 +434,11 @@ int replicate_run(const ReplicateOptions *opt)
 		verify_free(verifier); /* after a slot made again: a new point */
 		verifier = NULL;
 		rc = prepare(&run);
-		if (rc != EXIT_OK && !stop_requested && heal_after_failure(&run))
+		if (rc != EXIT_OK && !replicate_stopping() && heal_after_failure(&run))
 			continue; /* the mirror file is damaged: heal it */
 		/* a service tries again, at start too: a restarting server, one not
 		 * up yet, or (reconnecting) its old walsender not gone yet */
-		if (rc != EXIT_OK && (reconnecting || continuous) && !stop_requested &&
+		if (rc != EXIT_OK && (reconnecting || continuous) && !replicate_stopping() &&
 		    (run.conn_failed || (reconnecting && rc == EXIT_IN_USE))) {
 			replicate_warn_retry(&run, "the source is not available yet%s%s; trying "
 					     "again in %d s", run.unreachable ? ": " : "",
@@ -547,21 +447,21 @@ int replicate_run(const ReplicateOptions *opt)
 			session_disconnect(run.session);
 			backoff_sleep(backoff);
 			backoff = backoff_next(backoff, BACKOFF_MAX_SECS);
-			if (stop_requested) {
+			if (replicate_stopping()) {
 				rc = EXIT_OK;
 				break;
 			}
 			continue;
 		}
-		if (rc != EXIT_OK && stop_requested && !opt->verify &&
+		if (rc != EXIT_OK && replicate_stopping() && !opt->verify &&
 		    (session_error_stopped(run.session) || (continuous && run.conn_failed)))
 			rc = EXIT_OK; /* a command that the signal cancelled, or a
 				       * service stopped while it waits for the source */
-		if (rc != EXIT_OK || (stop_requested && !opt->verify))
+		if (rc != EXIT_OK || (replicate_stopping() && !opt->verify))
 			goto done; /* a signal during the checks or the copy: exit 0 */
 		/* --verify: the mirror is brought to the snapshot's point, that is,
 		 * every transaction that commits before it, and none after */
-		if (opt->verify && stop_requested) {
+		if (opt->verify && replicate_stopping()) {
 			log_error("stopped by a signal; nothing was compared");
 			rc = EXIT_ERROR;
 			goto done;
@@ -577,7 +477,7 @@ int replicate_run(const ReplicateOptions *opt)
 		started = mono_usecs();
 		streamed_from = run.state.confirmed_lsn;
 		end = stream_round(&run, &rc);
-		if ((rc != EXIT_OK || end == STREAM_FAILED) && !stop_requested &&
+		if ((rc != EXIT_OK || end == STREAM_FAILED) && !replicate_stopping() &&
 		    heal_after_failure(&run))
 			end = STREAM_DAMAGED;
 		if (end == STREAM_DAMAGED) {
@@ -590,7 +490,7 @@ int replicate_run(const ReplicateOptions *opt)
 		 * is a new loss, mended the same way */
 		if (run.state.confirmed_lsn > streamed_from)
 			rebuilt_unreadable = false;
-		if (end == STREAM_DONE && opt->verify && stop_requested) {
+		if (end == STREAM_DONE && opt->verify && replicate_stopping()) {
 			log_error("stopped by a signal; nothing was compared");
 			rc = EXIT_ERROR;
 			break;
@@ -625,11 +525,11 @@ int replicate_run(const ReplicateOptions *opt)
 		}
 		if (end == STREAM_IN_USE)
 			end = STREAM_LOST;
-		if (end == STREAM_LOST && !continuous && !stop_requested)
+		if (end == STREAM_LOST && !continuous && !replicate_stopping())
 			log_error("connection to the source lost; the mirror keeps every transaction "
 				  "applied so far: run pgmirror again to continue");
-		if (end != STREAM_LOST || !continuous || stop_requested) {
-			rc = stop_requested && end == STREAM_LOST ? EXIT_OK : EXIT_ERROR;
+		if (end != STREAM_LOST || !continuous || replicate_stopping()) {
+			rc = replicate_stopping() && end == STREAM_LOST ? EXIT_OK : EXIT_ERROR;
 			break;
 		}
 		/* a connection that lasted starts the backoff over */
@@ -638,7 +538,7 @@ int replicate_run(const ReplicateOptions *opt)
 		reconnecting = true;
 		replicate_warn_retry(&run, "connection to the source lost; reconnecting in %d s", backoff);
 		backoff_sleep(backoff);
-		if (stop_requested) {
+		if (replicate_stopping()) {
 			rc = EXIT_OK;
 			break;
 		}
