@@ -1,8 +1,8 @@
 /*
  * mirror.c: the mirror file, its state and its lock. Opens the file with
  * the pragmas, keeps pgmirror_state (identity, confirmed position, format
- * version), transactions and the tick of long statements, and the SQL
- * helpers the other mirror files share (mirror_internal.h). Table plans
+ * version), transactions and the tick of long statements; the SQL
+ * helpers every mirror file uses are in mirror_sql.c. Table plans
  * and rebuilds are in mirror_plan.c, row statements in mirror_rows.c.
  *
  * The file is opened in WAL mode so readers never block the writer nor
@@ -34,71 +34,9 @@
 
 extern const char mirror_schema_sql[];
 
-const char *mirror_error(const Mirror *m)
-{
-	return m->err.text;
-}
-
 const char *mirror_sqlite_version(void)
 {
 	return sqlite3_libversion();
-}
-
-/* Runs SQL text (one or more statements); false with the error set. */
-bool mirror_exec(Mirror *m, const char *sql)
-{
-	char *err = NULL;
-
-	if (sqlite3_exec(m->db, sql, NULL, NULL, &err) != SQLITE_OK) {
-		errbuf_set(&m->err, "could not update mirror \"%s\": %s", m->path,
-			  err ? err : sqlite3_errmsg(m->db));
-		sqlite3_free(err);
-		return false;
-	}
-	return true;
-}
-
-/* Like exec_sql, but frees the sqlite3_mprintf'd sql. */
-bool mirror_exec_owned(Mirror *m, char *sql)
-{
-	bool ok;
-
-	if (sql == NULL) {
-		fprintf(stderr, "pgmirror: out of memory\n");
-		exit(1);
-	}
-	ok = mirror_exec(m, sql);
-	sqlite3_free(sql);
-	return ok;
-}
-
-sqlite3_stmt *mirror_prepare(Mirror *m, const char *sql, bool persistent)
-{
-	sqlite3_stmt *st = NULL;
-
-	if (sqlite3_prepare_v3(m->db, sql, -1,
-			       persistent ? SQLITE_PREPARE_PERSISTENT : 0, &st,
-			       NULL) != SQLITE_OK) {
-		errbuf_set(&m->err, "could not prepare statement on mirror \"%s\": %s",
-			  m->path, sqlite3_errmsg(m->db));
-		return NULL;
-	}
-	return st;
-}
-
-/* Steps a statement to completion and resets it. */
-bool mirror_step_done(Mirror *m, sqlite3_stmt *st, const char *what)
-{
-	int rc = sqlite3_step(st);
-
-	sqlite3_reset(st);
-	mirror_writeback_note(m, 1);
-	if (rc != SQLITE_DONE) {
-		errbuf_set(&m->err, "could not %s in mirror \"%s\": %s", what, m->path,
-			  sqlite3_errmsg(m->db));
-		return false;
-	}
-	return true;
 }
 
 static void mirror_free(Mirror *m)
@@ -427,13 +365,6 @@ void mirror_state_clear(MirrorState *st)
 	memset(st, 0, sizeof(*st));
 }
 
-char *mirror_column_dup(sqlite3_stmt *st, int i)
-{
-	const unsigned char *t = sqlite3_column_text(st, i);
-
-	return t ? xstrdup((const char *)t) : NULL;
-}
-
 bool mirror_read_state(Mirror *m, MirrorState *st)
 {
 	sqlite3_stmt *q;
@@ -589,30 +520,6 @@ bool mirror_drop_all_tables(Mirror *m)
 	}
 	free(names);
 	return ok && mirror_exec(m, "DELETE FROM pgmirror_tables; DELETE FROM pgmirror_columns");
-}
-
-/* The one integer sql (with a "%w" for the table name) yields on table. */
-bool mirror_scalar(Mirror *m, const char *sql_fmt, const char *table, int64_t *out)
-{
-	char *sql = sqlite3_mprintf(sql_fmt, table);
-	sqlite3_stmt *q = mirror_prepare(m, sql, false);
-	bool ok = false;
-
-	sqlite3_free(sql);
-	if (q == NULL)
-		return false;
-	if (sqlite3_step(q) == SQLITE_ROW) {
-		*out = sqlite3_column_int64(q, 0);
-		ok = true;
-	} else
-		errbuf_set(&m->err, "could not read table \"%s\": %s", table, sqlite3_errmsg(m->db));
-	sqlite3_finalize(q);
-	return ok;
-}
-
-bool mirror_count_rows(Mirror *m, const char *table, int64_t *count)
-{
-	return mirror_scalar(m, "SELECT count(*) FROM \"%w\"", table, count);
 }
 
 bool mirror_list_tables(Mirror *m, char ***names, int *n)

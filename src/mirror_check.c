@@ -1,24 +1,13 @@
 /*
- * mirror_check.c: whether the mirror file is sound, and setting a damaged
- * one aside.
- *
- * SQLite reports damage in whatever statement meets it: SQLITE_CORRUPT (a
- * page that makes no sense), SQLITE_NOTADB (a header that does not), or an
- * I/O error reading the file (a failing card). Every such report of the
- * process goes through SQLite's error log (SQLITE_CONFIG_LOG, set up with
- * the library in mirror.c), which raises a flag the run reads after any
- * failure (mirror_damage_seen()): one place, whatever step failed.
+ * mirror_check.c: whether the mirror file is sound (SQLite's integrity
+ * check), and a damaged file's settings read through a copy with its
+ * header made anew; above mirror.c, whose open it uses. Damage that
+ * statements report, and setting a file aside, are in mirror_damage.c.
  *
  * The integrity check runs on a read-only connection of its own: it holds
  * back neither the writer (WAL mode: a reader never blocks it) nor readers.
  * A service runs it in a thread of its own (MirrorCheck), so the stream is
  * never held back either.
- *
- * A file SQLite cannot read at all may be someone else's. It was a mirror
- * when it (or its -wal) still holds the catalog entry of pgmirror_state:
- * SQLite stores that record's type, name and table name side by side, as
- * "tablepgmirror_statepgmirror_state", which no text file or other
- * database holds by chance.
  */
 #include "config.h"
 
@@ -33,119 +22,6 @@
 #include <unistd.h>
 
 #include "mirror_internal.h"
-
-/* the primary code of the first report of damage; 0: none */
-static atomic_int damage_code;
-
-bool mirror_is_damage_code(int code)
-{
-	switch (code & 0xff) {
-	case SQLITE_CORRUPT:
-	case SQLITE_NOTADB:
-		return true;
-	case SQLITE_IOERR:
-#ifdef SQLITE_IOERR_CORRUPTFS /* SQLite 3.34 */
-		if (code == SQLITE_IOERR_CORRUPTFS)
-			return true;
-#endif
-		return code == SQLITE_IOERR_READ || code == SQLITE_IOERR_SHORT_READ;
-	default:
-		return false;
-	}
-}
-
-void mirror_on_sqlite_log(void *arg, int code, const char *msg)
-{
-	int none = 0;
-
-	(void)arg;
-	(void)msg;
-	if (mirror_is_damage_code(code))
-		(void)atomic_compare_exchange_strong(&damage_code, &none, code);
-}
-
-const char *mirror_damage_seen(void)
-{
-	int code = damage_code;
-
-	return code != 0 ? sqlite3_errstr(code) : NULL;
-}
-
-void mirror_damage_forget(void)
-{
-	damage_code = 0;
-}
-
-#define MIRROR_MARK "tablepgmirror_statepgmirror_state"
-
-/* Whether the file open as fd holds MIRROR_MARK anywhere (read with
- * pread(), so the caller's descriptor may be the mirror's own). */
-static bool fd_has_mark(int fd)
-{
-	enum { CHUNK = 1 << 20 };
-	size_t marklen = strlen(MIRROR_MARK), have = 0;
-	char *buf = xmalloc(CHUNK + marklen);
-	off_t at = 0;
-	bool found = false;
-
-	for (;;) {
-		ssize_t n = pread(fd, buf + have, CHUNK, at);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		at += n;
-		have += (size_t)n;
-		if (memmem(buf, have, MIRROR_MARK, marklen) != NULL) {
-			found = true;
-			break;
-		}
-		/* keep the tail: the mark may span two reads */
-		if (have >= marklen) {
-			memmove(buf, buf + have - (marklen - 1), marklen - 1);
-			have = marklen - 1;
-		}
-	}
-	free(buf);
-	return found;
-}
-
-/*
- * Whether the file at path holds MIRROR_MARK. Never while a connection of
- * this process has the file open: closing any descriptor of a file drops
- * the process's POSIX locks on it, SQLite's too (mirror.c).
- */
-static bool file_has_mark(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	bool found;
-
-	if (fd < 0)
-		return false;
-	found = fd_has_mark(fd);
-	close(fd);
-	return found;
-}
-
-bool mirror_file_was_mirror(const char *path)
-{
-	char *wal = xasprintf("%s-wal", path);
-	bool found = file_has_mark(path) || file_has_mark(wal);
-
-	free(wal);
-	return found;
-}
-
-bool mirror_was_mirror(const Mirror *m)
-{
-	/* SQLite takes no POSIX lock on the -wal: its descriptor may close */
-	char *wal = xasprintf("%s-wal", m->path);
-	bool found = fd_has_mark(m->lock_fd) || file_has_mark(wal);
-
-	free(wal);
-	return found;
-}
 
 /* Appends a line of what the check found (one line of "; "s). */
 static void add_found(sqlite3_str *s, const char *line)
@@ -331,64 +207,6 @@ bool mirror_check_due(Mirror *m, int max_age_secs, bool *due)
 		errbuf_set(&m->err, "could not read pgmirror_state from \"%s\": %s", m->path,
 			  sqlite3_errmsg(m->db));
 	sqlite3_finalize(q);
-	return ok;
-}
-
-/* Removes path+suffix; false (errno set) unless it is gone. */
-static bool remove_one(const char *path, const char *suffix)
-{
-	char *name = xasprintf("%s%s", path, suffix);
-	bool ok = unlink(name) == 0 || errno == ENOENT;
-
-	free(name);
-	return ok;
-}
-
-/* Renames from+suffix to to+suffix2 if it exists. */
-static bool rename_one(const char *from, const char *suffix, const char *to,
-		       const char *suffix2)
-{
-	char *a = xasprintf("%s%s", from, suffix), *b = xasprintf("%s%s", to, suffix2);
-	bool ok = rename(a, b) == 0 || errno == ENOENT;
-
-	free(a);
-	free(b);
-	return ok;
-}
-
-void mirror_remove_files(const char *path)
-{
-	static const char *const suffixes[] = {"-wal", "-shm", "-journal", ""};
-
-	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
-		(void)remove_one(path, suffixes[i]);
-}
-
-bool mirror_set_aside(const char *path, const char *fresh, char **errmsg)
-{
-	char *aside = xasprintf("%s.damaged", path);
-	struct stat st;
-	bool ok;
-
-	/*
-	 * The -wal goes first: a database file without its WAL is no worse,
-	 * but a WAL left behind would be read into whatever file is made
-	 * under the name next.
-	 */
-	/* the new file is for the same readers: the old one's mode and group */
-	if (fresh != NULL && stat(path, &st) == 0) {
-		(void)chmod(fresh, st.st_mode & 07777);
-		if (chown(fresh, (uid_t)-1, st.st_gid) != 0)
-			log_debug("could not give \"%s\" the group of \"%s\": %s", fresh, path,
-				  strerror(errno));
-	}
-	ok = remove_one(aside, "-wal") && remove_one(aside, "-shm") &&
-	     rename_one(path, "-wal", aside, "-wal") && remove_one(path, "-shm") &&
-	     remove_one(path, "-journal") && rename_one(path, "", aside, "") &&
-	     (fresh == NULL || rename(fresh, path) == 0);
-	*errmsg = ok ? NULL : xasprintf("could not set mirror \"%s\" aside as \"%s\": %s", path,
-					aside, strerror(errno));
-	free(aside);
 	return ok;
 }
 
