@@ -51,18 +51,6 @@ bool apply_source_lost(const Applier *a)
 
 /* --- transactions ------------------------------------------------------- */
 
-bool apply_open_group(Applier *a)
-{
-	if (a->group_open)
-		return true;
-	if (!mirror_begin(a->m)) {
-		errbuf_set(&a->err, "%s", mirror_error(a->m));
-		return false;
-	}
-	a->group_open = true;
-	return true;
-}
-
 bool apply_flush(Applier *a)
 {
 	char when[40];
@@ -378,24 +366,6 @@ static void abort_group(Applier *a)
 	a->position_pending = false;
 	mirror_user_objects_free(a->reset_saved); /* back in place */
 	a->reset_saved = NULL;
-}
-
-bool apply_restore_user_objects(Applier *a, MirrorUserObjects *u, const char *what)
-{
-	char **dropped;
-	int n;
-	bool ok = mirror_user_objects_restore(a->m, u, &dropped, &n);
-
-	mirror_user_objects_free(u);
-	if (!ok) {
-		errbuf_set(&a->err, "%s", mirror_error(a->m));
-		return false;
-	}
-	for (int i = 0; i < n; i++)
-		log_warning("dropped the user's %s from the mirror: it no longer applies after %s",
-			    dropped[i], what);
-	strv_free(dropped, n);
-	return true;
 }
 
 bool apply_reset(Applier *a)

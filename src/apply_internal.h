@@ -85,14 +85,17 @@ struct Applier {
 	ErrBuf err;          /* the last error */
 };
 
-/* apply.c: opens the group's SQLite transaction unless it is open. */
+/* apply_common.c: opens the group's SQLite transaction unless it is open. */
 bool apply_open_group(Applier *a) PGM_MUST_CHECK;
 
-/* apply.c: makes the user's objects u again (mirror_user_objects_restore)
+/* apply_common.c: makes the user's objects u again (mirror_user_objects_restore)
  * and frees them, with a warning for each that no longer applies after
  * what (e.g. "mirror table \"t\" changed"). */
 bool apply_restore_user_objects(Applier *a, MirrorUserObjects *u, const char *what)
 	PGM_MUST_CHECK;
+/* apply_common.c: a catalog question failed: remembers whether for want
+ * of the source. */
+void apply_catalog_failed(Applier *a);
 
 /* apply_schema.c */
 /* Frees every cached relation (their mirror tables' statements too). */
@@ -120,8 +123,6 @@ bool apply_convert_value(Applier *a, RelEntry *r, int col, const char *text, siz
 void apply_mark_creatable(Applier *a, uint32_t oid, bool on);
 /* Shrinks the scratch buffers that grew past VALUES_BUF_KEEP. */
 void apply_trim_scratch(Applier *a);
-/* A catalog question failed: remembers whether for want of the source. */
-void apply_catalog_failed(Applier *a);
 
 /*
  * apply_rename.c: gives r's mirror table (found by OID) the name the

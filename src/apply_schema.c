@@ -151,11 +151,6 @@ static TypeEntry *type_get(Applier *a, uint32_t oid)
 	return t;
 }
 
-void apply_catalog_failed(Applier *a)
-{
-	a->source_lost = a->catalog->lost != NULL && a->catalog->lost(a->catalog->ctx);
-}
-
 /*
  * How a column of type oid is stored, and the type's name. Built-in types
  * are known; others are asked of the source's catalog once: a domain is

@@ -1,0 +1,47 @@
+/*
+ * apply_common.c: the small steps every applier file takes, below them
+ * all (apply.c on top, apply_schema.c, apply_rename.c): opening the
+ * group's SQLite transaction, putting the user's objects back after a
+ * table was made again, and noting that a catalog question failed because
+ * the source was lost.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "apply_internal.h"
+
+bool apply_open_group(Applier *a)
+{
+	if (a->group_open)
+		return true;
+	if (!mirror_begin(a->m)) {
+		errbuf_set(&a->err, "%s", mirror_error(a->m));
+		return false;
+	}
+	a->group_open = true;
+	return true;
+}
+
+bool apply_restore_user_objects(Applier *a, MirrorUserObjects *u, const char *what)
+{
+	char **dropped;
+	int n;
+	bool ok = mirror_user_objects_restore(a->m, u, &dropped, &n);
+
+	mirror_user_objects_free(u);
+	if (!ok) {
+		errbuf_set(&a->err, "%s", mirror_error(a->m));
+		return false;
+	}
+	for (int i = 0; i < n; i++)
+		log_warning("dropped the user's %s from the mirror: it no longer applies after %s",
+			    dropped[i], what);
+	strv_free(dropped, n);
+	return true;
+}
+
+void apply_catalog_failed(Applier *a)
+{
+	a->source_lost = a->catalog->lost != NULL && a->catalog->lost(a->catalog->ctx);
+}
