@@ -213,37 +213,6 @@ const char *values_declared_type(ColumnType type)
 	}
 }
 
-/* The SQL name used in messages: the ValueType is all we are told, so an
- * int2 and an int8 column both say "integer". */
-const char *values_type_sql_name(ValueType vt)
-{
-	switch (vt) {
-	case VT_BOOL:
-		return "boolean";
-	case VT_INT:
-		return "integer";
-	case VT_FLOAT:
-		return "double precision";
-	case VT_NUMERIC_NUM:
-	case VT_NUMERIC_TEXT:
-		return "numeric";
-	case VT_BYTEA:
-		return "bytea";
-	case VT_DATE:
-		return "date";
-	case VT_TIMESTAMP:
-		return "timestamp";
-	case VT_TIMESTAMPTZ:
-		return "timestamp with time zone";
-	case VT_JSON:
-		return "json";
-	case VT_ARRAY:
-		return "array";
-	default:
-		return "text";
-	}
-}
-
 /* ---------------------------------------------------------------------
  * Retype rules
  * ------------------------------------------------------------------ */

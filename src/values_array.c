@@ -11,7 +11,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "values_internal.h"
+#include "values_array.h"
+#include "values_json.h"
+#include "values_scalar.h"
+#include "values_time.h"
 
 /* PostgreSQL's MAXDIM. */
 #define ARRAY_DIM_MAX 6

@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "values_internal.h"
+#include "values_json.h"
 
 /*
  * Nesting a JSON element may have: PostgreSQL's own parser stops at about

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "values_internal.h"
+#include "values_scalar.h"
 
 /* ---------------------------------------------------------------------
  * Integers

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "values_internal.h"
+#include "values_time.h"
 
 /* A timestamp's fields as written. */
 typedef struct Stamp {
