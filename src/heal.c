@@ -21,9 +21,11 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "replicate_internal.h"
 
@@ -39,6 +41,24 @@ bool heal_record_check(Run *run, const char *result)
 		return false;
 	}
 	return true;
+}
+
+bool heal_take_check_result(Run *run, MirrorCheckResult res, const char *found,
+			    int64_t usecs)
+{
+	log_info("integrity check of mirror \"%s\": %s (%.1f s)", run->opt->mirror_path,
+		 res == MIRROR_CHECK_SOUND ? "ok" : res == MIRROR_CHECK_DAMAGED ? "damaged"
+		 : "could not run", (double)usecs / 1e6);
+	if (res == MIRROR_CHECK_DAMAGED) {
+		heal_note(run, NULL, found);
+		return false;
+	}
+	if (res == MIRROR_CHECK_FAILED) {
+		/* tried again at the next occasion */
+		log_warning("could not check mirror \"%s\": %s", run->opt->mirror_path, found);
+		return true;
+	}
+	return heal_record_check(run, found);
 }
 
 void heal_check_at_start(Run *run)
@@ -58,16 +78,8 @@ void heal_check_at_start(Run *run)
 	if (!due)
 		return;
 	res = mirror_check_file(run->opt->mirror_path, &found);
-	log_info("integrity check of mirror \"%s\": %s (%.1f s)", run->opt->mirror_path,
-		 res == MIRROR_CHECK_SOUND ? "ok" : res == MIRROR_CHECK_DAMAGED ? "damaged"
-		 : "could not run", (double)(mono_usecs() - started) / 1e6);
-	if (res == MIRROR_CHECK_DAMAGED)
-		heal_note(run, NULL, found);
-	else if (res == MIRROR_CHECK_SOUND) {
-		if (!heal_record_check(run, found))
-			(void)heal_after_failure(run);
-	} else
-		log_warning("could not check mirror \"%s\": %s", run->opt->mirror_path, found);
+	if (!heal_take_check_result(run, res, found, mono_usecs() - started) && !run->heal)
+		(void)heal_after_failure(run);
 	mirror_damage_forget();
 	free(found);
 }
@@ -205,17 +217,34 @@ int replicate_check(const char *path)
 	char *found = NULL, *err = NULL;
 	MirrorCheckResult res;
 	MirrorOpenResult r;
-	FILE *f = fopen(path, "r");
+	MirrorState st = {0};
+	struct stat sb;
+	bool ours;
+	int serr = stat(path, &sb) != 0 ? errno : 0;
 
-	if (f == NULL) {
-		log_error("mirror \"%s\" does not exist; give the path of an existing mirror file",
-			  path);
+	if (serr != 0 || !S_ISREG(sb.st_mode)) {
+		log_error("cannot check \"%s\": %s; give the path of an existing mirror file", path,
+			  serr != 0 ? strerror(serr) : "not a regular file");
 		return EXIT_ERROR;
 	}
-	fclose(f);
 	res = mirror_check_file(path, &found);
-	if (res != MIRROR_CHECK_SOUND && !mirror_file_was_mirror(path)) {
-		log_error("\"%s\" is not a pgmirror mirror (%s)", path, found);
+	/* a sound file is a mirror when it has pgmirror's state (read without
+	 * writing: an empty file or someone else's database stays as it was);
+	 * an unreadable one when it holds pgmirror's mark */
+	if (res == MIRROR_CHECK_SOUND)
+		ours = mirror_open(path, MIRROR_READ, &m, &err) == MIRROR_OPEN_OK &&
+		       mirror_read_state(m, &st) && st.present;
+	else
+		ours = mirror_file_was_mirror(path);
+	mirror_state_clear(&st);
+	if (m != NULL)
+		mirror_close(m);
+	m = NULL;
+	free(err);
+	err = NULL;
+	if (!ours) {
+		log_error("\"%s\" is not a pgmirror mirror (%s); give the path of a mirror file",
+			  path, res == MIRROR_CHECK_SOUND ? "it has no pgmirror_state" : found);
 		free(found);
 		return EXIT_ERROR;
 	}

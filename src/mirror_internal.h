@@ -12,6 +12,7 @@
 #define PGMIRROR_MIRROR_INTERNAL_H
 
 #include <sqlite3.h>
+#include <sys/types.h>
 
 #include "pgmirror/mirror.h"
 
@@ -30,6 +31,9 @@ struct Mirror {
 	bool wb_started;         /* the writeback helper was started for it */
 	MirrorWriteback *wb;     /* the helper, while it runs; NULL: none */
 	bool share_warned;       /* -wal/-shm could not take the file's group: said once */
+	bool share_done;         /* -wal and -shm are there and have share_mode, share_gid */
+	mode_t share_mode;       /* the mirror file's mode and group then */
+	gid_t share_gid;
 	ErrBuf err;          /* the last error */
 };
 

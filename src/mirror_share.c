@@ -160,17 +160,30 @@ void mirror_share_keep_wal(Mirror *m)
 	(void)sqlite3_file_control(m->db, "main", SQLITE_FCNTL_PERSIST_WAL, &on);
 }
 
+/*
+ * After the open and after each commit: SQLite makes -wal at the first
+ * write and keeps both files while the mirror is open (PERSIST_WAL), so
+ * once both are there and done, a commit costs one fstat(): they are done
+ * again only when the mirror file's mode or group changes.
+ */
 void mirror_share_files(Mirror *m)
 {
 	struct stat db, f;
-	uid_t me = geteuid();
+	uid_t me;
+	int present = 0;
 
 	if (fstat(m->lock_fd, &db) != 0)
 		return;
+	if (m->share_done && db.st_mode == m->share_mode && db.st_gid == m->share_gid)
+		return;
+	me = geteuid();
 	for (size_t i = 0; i < 2; i++) {
 		char *name = xasprintf("%s%s", m->path, companions[i]);
 
-		if (lstat(name, &f) == 0 && S_ISREG(f.st_mode) && (f.st_uid == me || me == 0)) {
+		bool there = lstat(name, &f) == 0;
+
+		present += there;
+		if (there && S_ISREG(f.st_mode) && (f.st_uid == me || me == 0)) {
 			if ((f.st_mode & 07777) != (db.st_mode & 0777))
 				(void)chmod(name, db.st_mode & 0777);
 			if (f.st_gid != db.st_gid && lchown(name, (uid_t)-1, db.st_gid) != 0 &&
@@ -189,4 +202,7 @@ void mirror_share_files(Mirror *m)
 		}
 		free(name);
 	}
+	m->share_done = present == 2;
+	m->share_mode = db.st_mode;
+	m->share_gid = db.st_gid;
 }

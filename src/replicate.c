@@ -317,10 +317,15 @@ static int prepare(Run *run)
 	int rc = connect_source(run);
 
 	if (rc == EXIT_OK) {
-		npubs = strv_split(run->state.present ? run->state.publications : run->pubs_text,
-				   ',', &pubs);
+		const char *pubs_text = run->state.present ? run->state.publications
+							   : run->pubs_text;
+
+		npubs = strv_split(pubs_text, ',', &pubs);
 		rc = check_publications(run, pubs, npubs);
 		strv_free(pubs, npubs);
+		/* the applier may ask whether a table is published from the
+		 * syncs below on, before the first stream round */
+		lookup_set_publications(run->lookup, pubs_text);
 	}
 	/* the checks below are what SIGHUP asks for */
 	(void)replicate_take_check_request();
@@ -366,7 +371,6 @@ static StreamEnd stream_round(Run *run, int *rc)
 	Applier *apply = apply_new(run->mirror, run->state.confirmed_lsn, run->catalog);
 	StreamEnd end;
 
-	lookup_set_publications(run->lookup, run->state.publications);
 	end = stream_run(run, apply);
 
 	mirror_rollback(run->mirror);

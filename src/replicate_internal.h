@@ -165,6 +165,11 @@ bool heal_after_failure(Run *run);
 int heal_rebuild(Run *run);
 void heal_check_at_start(Run *run);
 bool heal_record_check(Run *run, const char *result);
+/* heal_take_check_result(): logs a check's result (usecs long) and acts on
+ * it: damage marks the run for a heal; a sound file's result is stored.
+ * False when the run cannot go on (damaged, or the result not stored). */
+bool heal_take_check_result(Run *run, MirrorCheckResult res, const char *found,
+			    int64_t usecs);
 
 /* What a streaming round ended with. */
 typedef enum StreamEnd {

@@ -23,12 +23,7 @@ const char *session_error(const Session *s)
 
 bool session_error_in_use(const Session *s)
 {
-	return s->in_use;
-}
-
-bool session_error_no_room(const Session *s)
-{
-	return s->no_room;
+	return strcmp(s->sqlstate, "55006") == 0;
 }
 
 bool session_error_data(const Session *s)
@@ -60,8 +55,6 @@ void session_note_state(Session *s, const PGresult *res)
 		n = sizeof(s->sqlstate) - 1;
 	memcpy(s->sqlstate, state != NULL ? state : "", n);
 	s->sqlstate[n] = '\0';
-	s->in_use = strcmp(s->sqlstate, "55006") == 0;
-	s->no_room = strncmp(s->sqlstate, "53", 2) == 0;
 }
 
 /*
@@ -259,8 +252,6 @@ bool session_run_noted(Session *s, const char *sql, int nparams, const char *con
 	int64_t started = mono_usecs();
 	bool sent;
 
-	s->in_use = false;
-	s->no_room = false;
 	s->stopped = false;
 	s->sqlstate[0] = '\0';
 	if (out != NULL)
@@ -472,7 +463,6 @@ static bool connect_with(Session *s, const ConnParams *cp, const char *replicati
 	bool ok;
 
 	session_disconnect(s);
-	s->in_use = s->no_room = false;
 	s->sqlstate[0] = '\0';
 	s->walsender = replication != NULL;
 	s->stopped = false;

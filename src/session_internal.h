@@ -15,8 +15,6 @@
 struct Session {
 	PGconn *conn;
 	char *copybuf;       /* last PQgetCopyData buffer, freed on next call */
-	bool in_use;         /* last error was SQLSTATE 55006 */
-	bool no_room;        /* last error was of SQLSTATE class 53 */
 	char sqlstate[6];    /* the last error's SQLSTATE; "": none, or not the server's */
 	bool data_error;     /* last error: the stream hit data the source cannot send */
 	bool wal_gone;       /* last error: the slot's WAL was removed (SQLSTATE 58P01) */

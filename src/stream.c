@@ -478,18 +478,8 @@ static bool step_check(Stream *s, int64_t now)
 		return true;
 	mirror_check_free(s->check);
 	s->check = NULL;
-	log_info("integrity check of mirror \"%s\": %s (%.1f s)", run->opt->mirror_path,
-		 res == MIRROR_CHECK_SOUND ? "ok" : res == MIRROR_CHECK_DAMAGED ? "damaged"
-		 : "could not run", (double)usecs / 1e6);
-	if (res == MIRROR_CHECK_DAMAGED) {
-		heal_note(run, NULL, found);
-		s->end = STREAM_DAMAGED;
-		ok = false;
-	} else if (res == MIRROR_CHECK_FAILED) {
-		/* tried again at the next poll */
-		log_warning("could not check mirror \"%s\": %s", run->opt->mirror_path, found);
-	} else if (!heal_record_check(run, found)) {
-		s->end = STREAM_FAILED;
+	if (!heal_take_check_result(run, res, found, usecs)) {
+		s->end = run->heal ? STREAM_DAMAGED : STREAM_FAILED;
 		ok = false;
 	}
 	free(found);

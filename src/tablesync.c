@@ -48,19 +48,27 @@ static bool sync_stopping(void)
  * of the catalog look-ups; false with the error logged and
  * run->conn_failed set when the connection was lost.
  */
-static bool published_tables(Run *run, Session *s, SourceTable **tables, int *n)
+static bool read_published(Run *run, Session *s, SourceTable **tables, int *n)
 {
 	char **pubs = NULL;
 	int npubs = strv_split(run->state.publications, ',', &pubs);
 	bool ok = s != NULL ? session_publication_tables(s, pubs, npubs, tables, n)
 		  : lookup_publication_tables(run->lookup, pubs, npubs, sync_stopping, tables, n);
 
+	strv_free(pubs, npubs);
+	return ok;
+}
+
+/* read_published(), with the error logged: see above */
+static bool published_tables(Run *run, Session *s, SourceTable **tables, int *n)
+{
+	bool ok = read_published(run, s, tables, n);
+
 	if (!ok) {
 		log_error("%s", s != NULL ? session_error(s) : run->catalog->error(run->catalog->ctx));
 		run->conn_failed = s != NULL ? !session_connected(s)
 				   : run->catalog->lost(run->catalog->ctx);
 	}
-	strv_free(pubs, npubs);
 	return ok;
 }
 
@@ -243,14 +251,7 @@ int tablesync_sync(Run *run, Applier *apply, const SyncTarget *tg, int n)
 	log_debug("syncing %d table%s at %s (temporary slot \"%s\")", n, n > 1 ? "s" : "",
 		  lsn_format(at, lsn), slot);
 	/* the tables as the snapshot has them */
-	{
-		char **pubs = NULL;
-		int npubs = strv_split(run->state.publications, ',', &pubs);
-
-		ok = session_publication_tables(ss, pubs, npubs, &tables, &ntables);
-		strv_free(pubs, npubs);
-	}
-	if (!ok) {
+	if (!read_published(run, ss, &tables, &ntables)) {
 		rc = sync_failed(run, ss, session_error(ss), tg, n);
 		goto done;
 	}

@@ -73,10 +73,6 @@ void session_free(Session *s);
 const char *session_error(const Session *s);
 /* True when the last error was "object in use" (the slot is active). */
 bool session_error_in_use(const Session *s);
-/* True when the server had no room for the last command (SQLSTATE class
- * 53: every replication slot in use, out of memory or disk): it may work
- * later. */
-bool session_error_no_room(const Session *s);
 /* True when the stream ended on data the source cannot send (SQLSTATE
  * class 22, e.g. text not valid in its encoding): a retry meets it again. */
 bool session_error_data(const Session *s);
