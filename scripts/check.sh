@@ -174,6 +174,8 @@ free_port() {
 # pg_virtualenv started at once could both take the first free one)
 integration() {
 	local dir=build/$1
+	# a log left by an earlier run must not count for this one
+	rm -f "$dir/test-suite-shared.log" "$dir/test-suite-exclusive.log"
 	(cd "$dir" && PGPORT=$(free_port) "${pgv[@]}" make -s -j1 check \
 		TEST_SUITE_LOG=test-suite-exclusive.log TESTS="$(integration_tests . exclusive | xargs)") &
 	(cd "$dir" && PGPORT=$(free_port) "${pgv[@]}" make -s -j"$it_jobs" check \
@@ -189,6 +191,7 @@ integration() {
 build_and_check() {
 	local dir=$1 t0=$SECONDS
 	shift
+	rm -f "build/$dir/test-suite-unit.log"
 	if configure_and_make "$dir" "$@"; then
 		(cd "build/$dir" && make -s -j"$jobs" check TESTS='$(UNIT_TESTS)' \
 			TEST_SUITE_LOG=test-suite-unit.log)
@@ -216,6 +219,7 @@ other_major() {
 	}
 	# test-suite-pgMAJOR.log; a major that could not run (npm could not
 	# fetch it, the cluster did not start) has none: a failure
+	rm -f "build/default/test-suite-pg$major.log"
 	JOBS=$it_jobs "$top/scripts/other-majors.sh" -b build/default -t "build/pg$major" "$ver" ||
 		true
 	count_log "build/default/test-suite-pg$major.log"
@@ -359,6 +363,16 @@ run_steps() {
 				start "$name"
 			fi
 		done
+		# nothing runs and what is left waits for a step that ended
+		# without making what it needs: each of those fails
+		if [ ${#running[@]} -eq 0 ] && [ ${#order[@]} -gt 0 ]; then
+			for i in "${!order[@]}"; do
+				name=${order[$i]}
+				echo "never started: $name (it needs build/logs/${needs[$name]})"
+				failed=$((failed + 1))
+			done
+			break
+		fi
 		sleep 2
 	done
 }

@@ -12,6 +12,8 @@ packages=(
 	python3 python3-psycopg2 valgrind time
 	# systemd-analyze, for scripts/package-check.sh (systemd need not run)
 	systemd
+	# pgrep, for the same
+	procps
 )
 
 missing=()

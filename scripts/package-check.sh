@@ -111,7 +111,6 @@ sed -e "s|^MIRROR=.*|MIRROR=$mirror|" -e "s/^SLOT=.*/SLOT=pgm_package_slot/" \
 	-e "s|^PGSERVICEFILE=.*|PGSERVICEFILE=/etc/pgmirror/$name.service.conf|" \
 	-e "s/^PGSERVICE=.*/PGSERVICE=$name/" -e "s|^PGPASSFILE=.*|PGPASSFILE=/etc/pgmirror/$name.pgpass|" \
 	"$examples/shop.conf" >"$conf"
-grep -q "$secret" "$units"/pgmirror* "$conf" /etc/pgmirror/$name.service.conf && fail "the secret is in a unit or conf"
 
 # --- the timer's service, then the service, by hand ---
 (exec_start pgmirror-once@.service) || fail "pgmirror-once@.service's ExecStart exited $?"
@@ -130,6 +129,13 @@ psql -qX -d "$db" -c "INSERT INTO t VALUES (2)"
 wait_rows 2
 [ "$(rows_as "$reader")" = 2 ] || fail "$reader cannot read the mirror while the service runs"
 ok "pgmirror@.service's ExecStart follows the source; the reader reads meanwhile"
+# the password reaches pgmirror only through the password file
+pids=$(pgrep -x pgmirror) || fail "no pgmirror process while the service runs"
+for pid in $pids; do
+	! grep -qaF "$secret" "/proc/$pid/cmdline" "/proc/$pid/environ" ||
+		fail "the password is on pgmirror's command line or in its environment"
+done
+ok "no password on the running pgmirror's command line or in its environment"
 
 # --- the cron example ---
 cronfile=$examples/pgmirror.cron

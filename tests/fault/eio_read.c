@@ -17,29 +17,32 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-static int known;        /* 1: the bad file was found, -1: none */
+static int known;        /* 1: the bad file was found at start */
 static dev_t bad_dev;
 static ino_t bad_ino;
 static long long bad_off, bad_len;
+
+/* at load, before any thread (a service's check reads in one of its own) */
+__attribute__((constructor)) static void find_bad_file(void)
+{
+	const char *f = getenv("PGMIRROR_EIO_FILE"), *o = getenv("PGMIRROR_EIO_OFFSET"),
+		   *l = getenv("PGMIRROR_EIO_LEN");
+	struct stat st;
+
+	if (f != NULL && o != NULL && l != NULL && stat(f, &st) == 0) {
+		bad_dev = st.st_dev;
+		bad_ino = st.st_ino;
+		bad_off = atoll(o);
+		bad_len = atoll(l);
+		known = 1;
+	}
+}
 
 static int is_bad(int fd, long long off, size_t n)
 {
 	struct stat st;
 
-	if (known == 0) {
-		const char *f = getenv("PGMIRROR_EIO_FILE"), *o = getenv("PGMIRROR_EIO_OFFSET"),
-			   *l = getenv("PGMIRROR_EIO_LEN");
-
-		known = -1;
-		if (f != NULL && o != NULL && l != NULL && stat(f, &st) == 0) {
-			bad_dev = st.st_dev;
-			bad_ino = st.st_ino;
-			bad_off = atoll(o);
-			bad_len = atoll(l);
-			known = 1;
-		}
-	}
-	if (known < 0 || off + (long long)n <= bad_off || off >= bad_off + bad_len)
+	if (!known || off + (long long)n <= bad_off || off >= bad_off + bad_len)
 		return 0;
 	return fstat(fd, &st) == 0 && st.st_dev == bad_dev && st.st_ino == bad_ino;
 }

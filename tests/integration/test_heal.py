@@ -124,6 +124,24 @@ def test(ctx):
     check(out.strip() == "ok", "--check printed %r" % out)
     check(ctx.mirror_state(path)["last_check_result"] == "ok", "--check did not record")
 
+    # --check on what is not a mirror: exit 1, the file left as it was
+    empty = ctx.path("empty.db")
+    open(empty, "wb").close()
+    other = ctx.path("other.db")
+    con = sqlite3.connect(other)
+    con.execute("CREATE TABLE t (a)")
+    con.commit()
+    con.close()
+    before = open(other, "rb").read()
+    for p in (empty, other):
+        out, err = check_exit(ctx, p, 1)
+        check("not a pgmirror mirror" in err, "--check on %s: %s" % (p, err))
+        check(not os.path.exists(p + "-wal"), "--check made %s-wal" % p)
+    check(os.path.getsize(empty) == 0, "--check wrote into an empty file")
+    check(open(other, "rb").read() == before, "--check changed another database")
+    out, err = check_exit(ctx, ctx.path("missing.db"), 1)
+    check("No such file" in err, "--check on a missing file: %s" % err)
+
     # a table's leaf page: --check says 5; a run whose change reads it heals
     leaf = pages(ctx, path, "orders")[5]
     smash(path, (leaf - 1) * page_size(ctx, path), page_size(ctx, path))
@@ -202,7 +220,8 @@ def test(ctx):
     ctx.assert_mirror_equals_source(path, "orders")
     check(proc.poll() is None, "the service ended after the heal")
     check(ctx.stop(proc) == 0, "the service did not stop cleanly:\n%s" % proc.stderr())
-    check(ctx.mirror_state(path)["last_check_result"] != "ok",
+    found = ctx.mirror_state(path)["last_check_result"]
+    check(found is not None and found != "ok",
           "the check's finding was not recorded")
 
     # a first run without the SELECT grant: fails before the slot, says

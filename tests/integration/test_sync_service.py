@@ -27,6 +27,7 @@ from harness import check, fail  # noqa: E402
 NMANY = 40
 T0 = time.time()
 CASES = [c for c in os.environ.get("CASES", "").split(",") if c]
+KNOWN = {"sighup", "names", "transient", "rename", "once_hup", "kill9"}
 
 
 def wait_for(what, cond, proc, timeout):
@@ -179,6 +180,8 @@ def case_kill9(ctx, path, slot):
 
 
 def test(ctx):
+    check(set(CASES) <= KNOWN, "unknown CASES %s (known: %s)" % (sorted(set(CASES) - KNOWN),
+                                                              sorted(KNOWN)))
     ctx.sql("""
         CREATE SCHEMA x;
         CREATE TABLE x.y (id int PRIMARY KEY, v text);
