@@ -797,6 +797,21 @@ class TestContext:
                                     timeout=max(1, deadline - time.time()) / SLOW,
                                     proc=proc)
 
+    def make_keyless_tables(self, prefix, count, rows, mod, text):
+        """Tables PREFIX1 .. PREFIXcount (n int, v text), REPLICA IDENTITY
+        FULL, each with `rows` rows: n = g % mod (so rows repeat), v =
+        text (an SQL expression)."""
+        self.sql("""
+            DO $$ BEGIN
+              FOR i IN 1..%d LOOP
+                EXECUTE format('CREATE TABLE %s%%s (n int, v text)', i);
+                EXECUTE format('ALTER TABLE %s%%s REPLICA IDENTITY FULL', i);
+                EXECUTE format('INSERT INTO %s%%s SELECT g %%%% %d, %s '
+                               'FROM generate_series(1, %d) g', i);
+              END LOOP;
+            END $$;
+        """ % (count, prefix, prefix, prefix, mod, text.replace("'", "''"), rows))
+
     def create_marker(self, pub, marker="pgm_marker"):
         self.sql("CREATE TABLE %s (id bigserial PRIMARY KEY)" % qident(marker))
         self.sql("ALTER PUBLICATION %s ADD TABLE %s" % (qident(pub),

@@ -19,17 +19,8 @@ ROWS = 30000
 
 
 def test(ctx):
-    ctx.sql("""
-        DO $$ BEGIN
-          FOR i IN 1..%d LOOP
-            EXECUTE format('CREATE TABLE t%%s (n int, v text)', i);
-            EXECUTE format('ALTER TABLE t%%s REPLICA IDENTITY FULL', i);
-            EXECUTE format('INSERT INTO t%%s SELECT g %%%% 11, repeat(''v'', 40) '
-                           'FROM generate_series(1, %d) g', i);
-          END LOOP;
-        END $$;
-        CREATE PUBLICATION pub FOR ALL TABLES;
-    """ % (NTABLES, ROWS))
+    ctx.make_keyless_tables("t", NTABLES, ROWS, 11, "repeat('v', 40)")
+    ctx.sql("CREATE PUBLICATION pub FOR ALL TABLES")
     tables = ["t%d" % i for i in range(1, NTABLES + 1)]
     path, slot = ctx.path(), ctx.slot()
     proc = ctx.start_follow(path, slot, "pub", tag="killed")
