@@ -46,18 +46,6 @@ void source_tables_free(SourceTable *tables, int n)
 	free(tables);
 }
 
-void source_type_clear(SourceType *t)
-{
-	free(t->name);
-	memset(t, 0, sizeof(*t));
-}
-
-void source_fill_clear(SourceFill *f)
-{
-	free(f->missing);
-	memset(f, 0, sizeof(*f));
-}
-
 bool session_type_info(Session *s, uint32_t oid, SourceType *out)
 {
 	PGresult *res;
@@ -163,18 +151,6 @@ bool session_unreadable_table(Session *s, const SourceTable *tables, int n, char
 	free(list);
 	free(array);
 	return ok;
-}
-
-void source_indexes_free(SourceIndex *idx, int n)
-{
-	for (int i = 0; i < n; i++) {
-		for (int c = 0; c < idx[i].ncols; c++)
-			free(idx[i].cols[c]);
-		free(idx[i].cols);
-		free(idx[i].desc);
-		free(idx[i].name);
-	}
-	free(idx);
 }
 
 /*
