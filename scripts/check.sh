@@ -223,6 +223,7 @@ other_major() {
 	JOBS=$it_jobs "$top/scripts/other-majors.sh" -b build/default -t "build/pg$major" "$ver" ||
 		true
 	count_log "build/default/test-suite-pg$major.log"
+	show_failures "build/pg$major"
 	grep -E '^PostgreSQL .*(passed|FAILED) in' "$logs/pg$major.log" | say
 }
 

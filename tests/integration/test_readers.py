@@ -13,6 +13,7 @@ import os
 import pwd
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
@@ -98,6 +99,16 @@ def test(ctx):
     for s in ("-wal", "-shm"):
         os.unlink(path + s)
     p = ctx.start_follow(path, slot, "pub")
+    # the harness reads the mirror as root: had it opened the file before
+    # pgmirror, root's SQLite would have made -wal and -shm (root's, 0644),
+    # which the writer may not write, and the service would exit 1
+    deadline = time.time() + 30 * harness.SLOW
+    while not all(os.path.exists(path + s) for s in ("-wal", "-shm")):
+        if p.poll() is not None:
+            fail("the service exited %s before it opened the mirror:\n%s"
+                 % (p.poll(), p.stderr()))
+        check(time.time() < deadline, "the service made no -wal and -shm in 30 s")
+        time.sleep(0.05)
     ctx.sql("INSERT INTO t VALUES (2)")
     ctx.catch_up(path, proc=p)
     check(read(path, "while pgmirror runs") == 2, "the reader does not see row 2")
