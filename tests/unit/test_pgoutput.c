@@ -868,7 +868,7 @@ static void test_error_unsupported_version(void **state)
 
 static void test_error_insert_truncated(void **state)
 {
-	/* The worked example at the top of src/pgoutput.c. */
+	/* The worked example at the top of src/decoder/pgoutput.c. */
 	static const uint8_t example[] = {
 		0x49, 0x00, 0x00, 0x40, 0x00, 0x4e, 0x00, 0x03,
 		0x74, 0x00, 0x00, 0x00, 0x02, 0x34, 0x32, 0x6e, 0x75,

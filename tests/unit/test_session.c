@@ -12,7 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../../src/session_internal.h"
+#include "../../src/source/session_internal.h"
 
 static void expect_bind(const char *sql, const char *const *args, int nargs,
 			const char *want)

@@ -1,5 +1,5 @@
 /*
- * test_values.c: src/values.c against the contract's Values table: type
+ * test_values.c: src/values/values.c against the contract's Values table: type
  * mapping, every conversion with its edge values, the exact error text for
  * malformed input, and round trips checked against independent references
  * (libc's gmtime for time zones, SQLite's JSON functions for arrays).
