@@ -193,7 +193,7 @@ build_and_check() {
 	shift
 	rm -f "build/$dir/test-suite-unit.log"
 	if configure_and_make "$dir" "$@"; then
-		(cd "build/$dir" && make -s -j"$jobs" check TESTS='$(UNIT_TESTS)' \
+		(cd "build/$dir" && make -s -j"$jobs" check TESTS='$(UNIT_TESTS) $(STRUCTURE_TESTS)' \
 			TEST_SUITE_LOG=test-suite-unit.log)
 		touch "$logs/$dir.built"
 		count_log "build/$dir/test-suite-unit.log"
