@@ -107,24 +107,6 @@ static PGM_PRINTF(2, 3) bool decode_error(PgoDecoder *dec, const char *fmt,
 	return false;
 }
 
-/*
- * "malformed <type> message: <detail> at byte offset <at>", where at is
- * where the offending field starts.
- */
-bool pgoutput_malformed(PgoDecoder *dec, size_t at, const char *fmt, ...)
-{
-	char detail[PGO_ERROR_SIZE / 2];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(detail, sizeof detail, fmt, ap);
-	va_end(ap);
-	snprintf(dec->err, sizeof dec->err,
-		 "malformed %s message: %s at byte offset %zu",
-		 pgoutput_msg_name(dec->type), detail, at);
-	return false;
-}
-
 static bool pgoutput_read_begin(PgoDecoder *dec, Cursor *c, PgoMessage *msg)
 {
 	PgoBegin *b = &msg->u.begin;
@@ -321,7 +303,7 @@ bool pgoutput_decode(PgoDecoder *dec, const uint8_t *buf, size_t len,
 	uint8_t type;
 
 	dec->err[0] = '\0';
-	dec->type = 0;
+	dec->type_name = "unknown";
 	if (dec->proto_version < PGO_PROTO_MIN ||
 	    dec->proto_version > PGO_PROTO_MAX)
 		return decode_error(dec, "unsupported protocol version %d",
@@ -335,7 +317,7 @@ bool pgoutput_decode(PgoDecoder *dec, const uint8_t *buf, size_t len,
 		return decode_error(dec,
 				    "unknown message type 0x%02x at byte offset 0",
 				    type);
-	dec->type = type;
+	dec->type_name = desc->name;
 	if (dec->proto_version < desc->min_version)
 		return decode_error(dec,
 				    "unexpected %s message in protocol version %d at byte offset 0",

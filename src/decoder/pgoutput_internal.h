@@ -9,6 +9,9 @@
 #ifndef PGMIRROR_PGOUTPUT_INTERNAL_H
 #define PGMIRROR_PGOUTPUT_INTERNAL_H
 
+#include <stdarg.h>
+#include <stdio.h>
+
 #include "pgmirror/cursor.h"
 #include "pgmirror/pgoutput.h"
 
@@ -28,7 +31,7 @@ struct PgoDecoder {
 	int proto_version;        /* as given to pgoutput_decoder_new() */
 	bool abort_info;          /* Stream Abort carries LSN and time */
 	bool in_stream;           /* between Stream Start and Stream Stop */
-	int type;                 /* type byte of the message being decoded */
+	const char *type_name;    /* the message being decoded, for errors */
 	PgoColumn *cols;          /* Relation columns */
 	size_t cols_cap;          /* elements allocated in cols */
 	PgoValue *oldvals;        /* old tuple of Update/Delete */
@@ -42,10 +45,23 @@ struct PgoDecoder {
 
 /*
  * Sets "malformed <type> message: <detail> at byte offset <at>", where at
- * is where the offending field starts; returns false.
+ * is where the offending field starts; returns false. Here, below both
+ * files of the decoder, so that the readers of pgoutput_change.c, which
+ * pgoutput.c dispatches to, need nothing of pgoutput.c.
  */
-bool pgoutput_malformed(PgoDecoder *dec, size_t at, const char *fmt, ...)
-	PGM_PRINTF(3, 4);
+static inline PGM_PRINTF(3, 4) bool pgoutput_malformed(PgoDecoder *dec, size_t at,
+						       const char *fmt, ...)
+{
+	char detail[PGO_ERROR_SIZE / 2];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof detail, fmt, ap);
+	va_end(ap);
+	snprintf(dec->err, sizeof dec->err, "malformed %s message: %s at byte offset %zu",
+		 dec->type_name, detail, at);
+	return false;
+}
 
 /* "byte" or "bytes", as n asks. */
 static inline const char *plural_s(size_t n)

@@ -4,8 +4,8 @@ calls it back, directly or around a loop (README.md, "Design").
 
 Reads the C sources as text: a function is defined where a line at the
 start of a line opens its parameter list and the body's brace opens the
-next line (the house style); a file calls it where its name is followed by
-'('. Prints, for each file, the files whose functions it calls; with
+next line (the house style); a file calls it where it names it (a call, or its
+address taken, as in a table of functions). Prints, for each file, the files whose functions it calls; with
 --graph, only that. Exits 1 when a loop is found, naming its files."""
 
 import os
@@ -18,7 +18,7 @@ SRC = os.path.join(TOP, "src")
 # (a trailing attribute macro, such as PGM_PRINTF(2, 3), may follow)
 DEF = re.compile(r"^(static\s+)?[A-Za-z_][\w \t\*]*?\b([A-Za-z_]\w*)\(((?:[^;{}()]|\([^;{}()]*\))*)\)"
                  r"(\s+[A-Z_]+\([^;{}()]*\))?\s*\n\{", re.M)
-CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+NAME = re.compile(r"\b([A-Za-z_]\w*)\b")
 COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 STRING = re.compile(r'"(\\.|[^"\\\n])*"')
 
@@ -47,7 +47,7 @@ def main():
                           % (m.group(2), defined[m.group(2)], f))
                     return 1
                 defined[m.group(2)] = f
-    calls = {f: sorted({defined[n] for n in CALL.findall(text[f])
+    calls = {f: sorted({defined[n] for n in NAME.findall(text[f])
                         if n in defined and defined[n] != f}) for f in files}
     rel = lambda f: os.path.relpath(f, TOP)
     for f in files:
