@@ -193,17 +193,21 @@ static bool convert_tuple(Applier *a, RelEntry *r, const PgoTuple *tup, char kin
 				r->used[i] = false;
 			break;
 		case PGO_COL_TEXT:
-			if (!apply_convert_value(a, r, i, (const char *)v->data, v->len, &bufs[i],
-					   &vals[i], err, sizeof(err))) {
+		case PGO_COL_BINARY:
+			if (!(v->kind == PGO_COL_TEXT
+			      ? apply_convert_value(a, r, i, (const char *)v->data, v->len, &bufs[i],
+						    &vals[i], err, sizeof(err))
+			      : apply_convert_binary(a, r, i, (const char *)v->data, v->len, &bufs[i],
+						     &vals[i], err, sizeof(err)))) {
 				errbuf_set(&a->err, "could not apply %s to \"%s\": column \"%s\": %s",
 					  what, r->display, r->cols[i].name, err);
 				return false;
 			}
 			break;
 		default:
-			errbuf_set(&a->err, "could not apply %s to \"%s\": column \"%s\" is in "
-				  "binary format, which pgmirror does not request", what, r->display,
-				  r->cols[i].name);
+			errbuf_set(&a->err, "protocol error: %s for \"%s\": column \"%s\" has "
+				  "unknown kind 0x%02x", what, r->display, r->cols[i].name,
+				  (unsigned char)v->kind);
 			return false;
 		}
 	}

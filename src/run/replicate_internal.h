@@ -44,6 +44,10 @@ typedef struct Run {
 	Mirror *heal_copy;      /* a damaged mirror's copy with its header made
 				 * anew (heal_read_settings()), or NULL */
 	char *heal_copy_path;
+	Lsn text_until;         /* a binary stream met a column it cannot read
+				 * in the transaction committed at this LSN:
+				 * streams start in text until it is durable
+				 * (stream.c); LSN_INVALID: none */
 } Run;
 
 /* pgmirror runs until stopped: no --once, --endpos or --verify. */
