@@ -107,12 +107,16 @@ static bool stream_type_binary(uint32_t type_oid, int32_t typmod)
 	return values_builtin_type(type_oid, typmod, &ct) && values_binary_supported(type_oid, ct);
 }
 
-/* A type's name for a message: built in, else as the source calls it. */
-static void type_label(Session *session, uint32_t type_oid, char *buf, size_t size)
+/* A type's name for a message: built in, else as the stream (apply) or the
+ * source's catalog (session) calls it. */
+static void type_label(Applier *apply, Session *session, uint32_t type_oid, char *buf,
+		       size_t size)
 {
 	const char *name = values_builtin_type_name(type_oid);
 	SourceType st = {0};
 
+	if (name == NULL && apply != NULL)
+		name = apply_type_sent_name(apply, type_oid);
 	if (name != NULL)
 		snprintf(buf, size, "%s", name);
 	else if (session != NULL && session_type_info(session, type_oid, &st) && st.name != NULL)
@@ -223,7 +227,7 @@ static bool relation_binary(Stream *s, const PgoRelation *rel)
 		/* the transaction it is in; a Relation outside one (none comes)
 		 * is before what the stream has shown */
 		s->run->text_until = apply_in_transaction(s->apply) ? s->txn_final : s->received;
-		type_label(NULL, c->type_oid, type, sizeof(type));
+		type_label(s->apply, NULL, c->type_oid, type, sizeof(type));
 		log_debug("going back to text: column \"%s\".\"%s\".\"%s\" of type %s, in the "
 			  "transaction committed at %s, is not read in binary; streaming again in "
 			  "text from %s", rel->nspname, rel->relname, c->name, type,
@@ -612,7 +616,7 @@ static bool stream_choose_format(Stream *s, char *const *pubs, int npubs)
 				continue;
 			s->binary = false;
 			if (log_get_level() >= LOG_DEBUG) {
-				type_label(run->session, t->cols[k].type_oid, type, sizeof(type));
+				type_label(NULL, run->session, t->cols[k].type_oid, type, sizeof(type));
 				log_debug("streaming in text: column \"%s\".\"%s\".\"%s\" of type %s "
 					  "is not read in binary", t->nspname, t->relname,
 					  t->cols[k].name, type);
