@@ -16,7 +16,8 @@ switch (the fault shim kill_at_query kills the process before its second
 START_REPLICATION is sent; the binary round's group was rolled back), and
 (2) as soon as -v says it goes back to text, in the middle of the
 transaction with the new column (tsvector). After each, a restart streams
-in text (-v names the column) and the mirror equals the source.
+in text (-v names the column) and the mirror equals the source. A --once
+run switches the same way (int4range).
 """
 
 import os
@@ -141,6 +142,24 @@ def test(ctx):
           in proc.stderr(), "the restart does not stream in text:\n%s" % proc.stderr())
     ctx.assert_mirror_equals_source(path2, "k", "g")
     check(ctx.stop(proc) == 0, "the service did not stop cleanly:\n%s" % proc.stderr())
+
+    # --once switches too (its next round waits for the old walsender), for
+    # a column gone from the catalog by the time it starts: it stays in
+    # text until that transaction is in, then the rest is in binary again
+    ctx.sql("ALTER TABLE g DROP COLUMN w")
+    ctx.once(path2, slot2, "pub2")
+    burst(ctx, 3000, "g", "ALTER TABLE g ADD COLUMN r int4range; "
+          "INSERT INTO g VALUES (3151, 'with the column', '[1,5)')",
+          "INSERT INTO %(t)s VALUES (%(id)d, 'after', 'empty'); "
+          "UPDATE %(t)s SET r = '[2,3]' WHERE id = %(id)d")
+    ctx.sql("ALTER TABLE g DROP COLUMN r")
+    ctx.sql("INSERT INTO g VALUES (3200, 'after the drop'), (3201, 'after the drop')")
+    _, _, err = ctx.once(path2, slot2, "pub2", "-v")
+    check("streaming in binary" in err and
+          'going back to text: column "public"."g"."r" of type int4range' in err and
+          "streaming in text until the transaction committed at" in err,
+          "--once did not go back to text:\n%s" % err)
+    ctx.assert_mirror_equals_source(path2, "k", "g")
 
 
 harness.main(test)
