@@ -118,11 +118,6 @@ bool apply_type(Applier *a, const PgoType *t) PGM_MUST_CHECK;
  * made large is noted for apply_trim_scratch(). */
 bool apply_convert_value(Applier *a, RelEntry *r, int col, const char *text, size_t len,
 			 ValueBuf *buf, Value *out, char *err, size_t errsize) PGM_MUST_CHECK;
-/* The same for a value in binary format (pgoutput's 'b', when the stream
- * asked for binary): values_convert_binary(), which stores exactly what
- * the text path stores; a type it does not read is an error. */
-bool apply_convert_binary(Applier *a, RelEntry *r, int col, const char *data, size_t len,
-			  ValueBuf *buf, Value *out, char *err, size_t errsize) PGM_MUST_CHECK;
 /* Lets the initial copy make relation oid's table (the stream never
  * does), while on. */
 void apply_mark_creatable(Applier *a, uint32_t oid, bool on);

@@ -239,26 +239,6 @@ bool apply_convert_value(Applier *a, RelEntry *r, int col, const char *text, siz
 	return ok;
 }
 
-bool apply_convert_binary(Applier *a, RelEntry *r, int col, const char *data, size_t len,
-			  ValueBuf *buf, Value *out, char *err, size_t errsize)
-{
-	bool ok;
-
-	/* pgoutput sends 'b' for every type with a send function: one that
-	 * is not read in binary means the stream should have gone back to
-	 * text at its Relation message (stream.c) */
-	if (!values_binary_supported(r->cols[col].type_oid, r->types[col])) {
-		snprintf(err, errsize, "a value in binary format of type OID %u, which pgmirror "
-			 "reads only in text format", (unsigned)r->cols[col].type_oid);
-		return false;
-	}
-	ok = values_convert_binary(r->cols[col].type_oid, r->types[col], data, len, buf, out, err,
-				   errsize);
-	if (buf->cap > VALUES_BUF_KEEP)
-		a->big_bufs = r->big_bufs = true;
-	return ok;
-}
-
 void apply_trim_scratch(Applier *a)
 {
 	for (size_t i = 0; i < a->nrels_cap; i++) {

@@ -186,6 +186,18 @@ typedef enum StreamEnd {
 	STREAM_DAMAGED,   /* the check found the mirror damaged: heal */
 } StreamEnd;
 
+/*
+ * The format of a stream's values (stream_format.c). stream_format_choose():
+ * whether a round that starts at durable asks for binary (*binary), logged
+ * with -v; false with the session's error when the published tables
+ * cannot be read. stream_format_relation(): whether a binary stream can
+ * read every column of rel, a Relation message of the transaction that
+ * commits at txn_final; false (logged, run->text_until set): the round
+ * must end before anything of that transaction is applied.
+ */
+bool stream_format_choose(Run *run, Lsn durable, char *const *pubs, int npubs, bool *binary);
+bool stream_format_relation(Run *run, Applier *apply, const PgoRelation *rel, Lsn txn_final);
+
 /* Streams from the mirror's slot into apply until one of the ends above. */
 StreamEnd stream_run(Run *run, Applier *apply);
 

@@ -14,20 +14,7 @@
  * reconnect or ask for a keepalive), keepalive, or data (one XLogData
  * message), then the periodic feedback and progress line.
  *
- * The format: pgoutput sends values in binary (binary 'true', PostgreSQL
- * 14+) when the stream asks for it, which is fewer bytes for the server
- * to send and for pgmirror to read. A stream asks for it when every column
- * of every published table has a type pgmirror reads in binary
- * (stream_type_binary(): the set the initial copy reads in binary), as
- * the catalog has them when the stream starts. The stream may still bring
- * a column of another type (added to a table, or a table that joins): its
- * Relation message comes before any row with it, inside the transaction
- * that first changes that table. Then nothing of that transaction is
- * applied: the round ends, the open group rolled back, and the next round
- * streams in text from the mirror's confirmed position (the last commit),
- * so that each transaction is applied once. Run.text_until keeps the next
- * rounds in text until that transaction is durable, whatever the catalog
- * says by then (the column may have gone again).
+ * The format of the values, text or binary: stream_format.c.
  */
 #include "config.h"
 
@@ -35,10 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "pgmirror/catalog.h"
 #include "pgmirror/frame.h"
 #include "pgmirror/pgoutput.h"
-#include "pgmirror/values.h"
 #include "replicate_internal.h"
 
 /* Group at most this many source transactions into one SQLite commit, and
@@ -61,8 +46,6 @@
 #define SYNC_NOTE_USECS INT64_C(60000000)
 /* A service asks this often whether the daily integrity check is due. */
 #define CHECK_POLL_USECS INT64_C(60000000)
-/* Room for a type's name in a message (NAMEDATALEN 64, or "with OID n"). */
-#define NAMEDATALEN_TEXT 80
 
 typedef struct Stream {
 	Run *run;
@@ -94,37 +77,6 @@ typedef struct Stream {
 	Lsn txn_final;          /* the open transaction's commit LSN (Begin) */
 } Stream;
 
-/*
- * Whether a column of type type_oid (with typmod) is read in binary: the
- * one place the stream asks, at its start and at each Relation message.
- * The set is the one the initial copy reads in binary
- * (values_binary_supported()).
- */
-static bool stream_type_binary(uint32_t type_oid, int32_t typmod)
-{
-	ColumnType ct;
-
-	return values_builtin_type(type_oid, typmod, &ct) && values_binary_supported(type_oid, ct);
-}
-
-/* A type's name for a message: built in, else as the stream (apply) or the
- * source's catalog (session) calls it. */
-static void type_label(Applier *apply, Session *session, uint32_t type_oid, char *buf,
-		       size_t size)
-{
-	const char *name = values_builtin_type_name(type_oid);
-	SourceType st = {0};
-
-	if (name == NULL && apply != NULL)
-		name = apply_type_sent_name(apply, type_oid);
-	if (name != NULL)
-		snprintf(buf, size, "%s", name);
-	else if (session != NULL && session_type_info(session, type_oid, &st) && st.name != NULL)
-		snprintf(buf, size, "%s", st.name);
-	else
-		snprintf(buf, size, "with OID %u", (unsigned)type_oid);
-	source_type_clear(&st);
-}
 
 static bool stream_send_status(Stream *s, bool reply)
 {
@@ -209,38 +161,6 @@ static StreamEnd stream_apply_failed(Stream *s)
 }
 
 /*
- * A binary stream's Relation message: whether each of its columns is read
- * in binary. When one is not, the round ends (STREAM_RECONNECT) before
- * anything of its transaction is applied: the open group is rolled back
- * by the caller, and the next round streams in text from the confirmed
- * position (see the opening comment).
- */
-static bool relation_binary(Stream *s, const PgoRelation *rel)
-{
-	char lsn[LSN_TEXT_SIZE], from[LSN_TEXT_SIZE], type[NAMEDATALEN_TEXT];
-
-	for (int i = 0; i < rel->ncols; i++) {
-		const PgoColumn *c = &rel->cols[i];
-
-		if (stream_type_binary(c->type_oid, c->type_mod))
-			continue;
-		/* the transaction it is in; a Relation outside one (none comes)
-		 * is before what the stream has shown */
-		s->run->text_until = apply_in_transaction(s->apply) ? s->txn_final : s->received;
-		type_label(s->apply, NULL, c->type_oid, type, sizeof(type));
-		log_debug("going back to text: column \"%s\".\"%s\".\"%s\" of type %s, in the "
-			  "transaction committed at %s, is not read in binary; streaming again in "
-			  "text from %s", rel->nspname, rel->relname, c->name, type,
-			  lsn_format(s->run->text_until, lsn),
-			  lsn_format(apply_durable_lsn(s->apply), from));
-		s->idle_lsn = LSN_INVALID;
-		s->end = STREAM_RECONNECT;
-		return false;
-	}
-	return true;
-}
-
-/*
  * The data step: one XLogData payload decoded and applied; a group is
  * committed when full, old, or at the end position. False (s->end set)
  * ends the round at once; the loop also ends on s->reached and on SIGTERM.
@@ -266,8 +186,14 @@ static bool step_data(Stream *s, const Frame *f)
 		s->received = f->wal_start;
 	if (msg.type == PGO_BEGIN)
 		s->txn_final = msg.u.begin.final_lsn;
-	if (msg.type == PGO_RELATION && s->binary && !relation_binary(s, &msg.u.relation))
+	/* a column a binary stream cannot read: in text, from the last commit */
+	if (msg.type == PGO_RELATION && s->binary &&
+	    !stream_format_relation(s->run, s->apply, &msg.u.relation,
+				    apply_in_transaction(s->apply) ? s->txn_final : s->received)) {
+		s->idle_lsn = LSN_INVALID;
+		s->end = STREAM_RECONNECT;
 		return false;
+	}
 	if (!apply_message(s->apply, &msg)) {
 		/*
 		 * The round ends at once, also when SIGTERM stopped the step
@@ -575,74 +501,17 @@ static bool step_check(Stream *s, int64_t now)
 	return ok;
 }
 
-/*
- * Whether this round streams in binary (s->binary), logged with -v; false
- * with s->end set when the published tables cannot be read.
- */
-static bool stream_choose_format(Stream *s, char *const *pubs, int npubs)
-{
-	Run *run = s->run;
-	int version = session_server_version(run->session);
-	SourceTable *tables = NULL;
-	int ntables = 0;
-	char lsn[LSN_TEXT_SIZE], type[NAMEDATALEN_TEXT];
-
-	s->binary = false;
-	if (run->opt->no_binary) {
-		log_debug("streaming in text: --no-binary");
-		return true;
-	}
-	if (version < 140000) {
-		log_debug("streaming in text: the source is PostgreSQL %d, binary needs 14 or later",
-			  version / 10000);
-		return true;
-	}
-	if (run->text_until != LSN_INVALID && apply_durable_lsn(s->apply) <= run->text_until) {
-		log_debug("streaming in text until the transaction committed at %s is applied",
-			  lsn_format(run->text_until, lsn));
-		return true;
-	}
-	if (!session_publication_tables(run->session, pubs, npubs, &tables, &ntables)) {
-		log_error("%s", session_error(run->session));
-		s->end = session_connected(run->session) ? STREAM_FAILED : STREAM_LOST;
-		return false;
-	}
-	s->binary = true;
-	for (int i = 0; i < ntables && s->binary; i++) {
-		const SourceTable *t = &tables[i];
-
-		for (int k = 0; k < t->ncols && s->binary; k++) {
-			if (stream_type_binary(t->cols[k].type_oid, t->cols[k].type_mod))
-				continue;
-			s->binary = false;
-			if (log_get_level() >= LOG_DEBUG) {
-				type_label(NULL, run->session, t->cols[k].type_oid, type, sizeof(type));
-				log_debug("streaming in text: column \"%s\".\"%s\".\"%s\" of type %s "
-					  "is not read in binary", t->nspname, t->relname,
-					  t->cols[k].name, type);
-			}
-		}
-	}
-	if (s->binary)
-		log_debug("streaming in binary: every published column's type is read in binary");
-	source_tables_free(tables, ntables);
-	return true;
-}
-
 /* START_REPLICATION from the durable position; false with s->end set. */
 static bool stream_start(Stream *s, int proto)
 {
 	Run *run = s->run;
 	char **pubs = NULL;
 	int npubs = strv_split(run->state.publications, ',', &pubs);
-	bool ok = stream_choose_format(s, pubs, npubs);
+	bool ok = stream_format_choose(run, apply_durable_lsn(s->apply), pubs, npubs, &s->binary);
 
-	if (!ok) {
-		strv_free(pubs, npubs);
-		return false;
-	}
-	ok = session_start(run->session, run->state.slot, apply_durable_lsn(s->apply), proto,
-			   pubs, npubs, s->binary);
+	if (ok)
+		ok = session_start(run->session, run->state.slot, apply_durable_lsn(s->apply),
+				   proto, pubs, npubs, s->binary);
 	strv_free(pubs, npubs);
 	if (!ok) {
 		log_error("%s", session_error(run->session));
