@@ -121,6 +121,8 @@ def same_bytes(ctx, a, b, table, what):
 
 
 def test(ctx):
+    rc, out, _ = ctx.run(["--help"])
+    check(rc == 0 and "--no-binary" in out, "--help does not name --no-binary:\n%s" % out)
     check(sorted(VALUES) == sorted(c for c, _ in BINARY_TYPES),
           "VALUES and BINARY_TYPES name different columns")
     ctx.sql("CREATE TABLE bk (%s)" % cols_ddl(True))
