@@ -36,6 +36,7 @@ static void usage(FILE *out)
 		"      --resync[=TABLE,...]     copy these mirror tables (all when none is named)\n"
 		"                               again from the source, then go on\n"
 		"      --failover               make the slot a failover slot (PostgreSQL 17+)\n"
+		"      --no-binary              stream in text format, never in binary\n"
 		"      --drop-slot              drop the replication slot and exit\n"
 		"      --verify                 bring the mirror to a fresh point of the source,\n"
 		"                               compare every table with it, and exit\n"
@@ -183,7 +184,7 @@ static void add_resync_tables(ReplicateOptions *opt, const char *arg)
 int main(int argc, char **argv)
 {
 	enum { OPT_ONCE = 256, OPT_NO_COPY, OPT_DROP_SLOT, OPT_STATUS, OPT_VERIFY, OPT_RESYNC,
-	       OPT_FAILOVER, OPT_HELP, OPT_JSON, OPT_CHECK };
+	       OPT_FAILOVER, OPT_NO_BINARY, OPT_HELP, OPT_JSON, OPT_CHECK };
 	static const struct option longopts[] = {
 		{"dbname", required_argument, NULL, 'd'},
 		{"host", required_argument, NULL, 'h'},
@@ -198,6 +199,7 @@ int main(int argc, char **argv)
 		{"no-initial-copy", no_argument, NULL, OPT_NO_COPY},
 		{"resync", optional_argument, NULL, OPT_RESYNC},
 		{"failover", no_argument, NULL, OPT_FAILOVER},
+		{"no-binary", no_argument, NULL, OPT_NO_BINARY},
 		{"drop-slot", no_argument, NULL, OPT_DROP_SLOT},
 		{"status", no_argument, NULL, OPT_STATUS},
 		{"json", no_argument, NULL, OPT_JSON},
@@ -265,6 +267,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_FAILOVER:
 			opt.failover = true;
+			break;
+		case OPT_NO_BINARY:
+			opt.no_binary = true;
 			break;
 		case OPT_DROP_SLOT:
 			drop_slot = true;

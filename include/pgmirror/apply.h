@@ -123,6 +123,11 @@ bool apply_insert_rows(Applier *a, uint32_t relid, const Value *vals, int nrows)
  */
 void apply_defer_indexes(Applier *a);
 
+/* The name the stream's last Type message gave type oid (the server sends
+ * one before a Relation message with a type that is not built in), or
+ * NULL; for messages. */
+const char *apply_type_sent_name(Applier *a, uint32_t oid);
+
 /* Between a Begin and its Commit. */
 bool apply_in_transaction(const Applier *a);
 

@@ -33,6 +33,7 @@ typedef struct ReplicateOptions {
 	int nresync;
 	bool verify;               /* --verify */
 	bool failover;             /* --failover: the slot is made a failover slot */
+	bool no_binary;            /* --no-binary: stream in text format only */
 	int status_interval;       /* -s, seconds */
 	const char *mirror_path;
 } ReplicateOptions;

@@ -214,9 +214,10 @@ bool session_commit(Session *s) PGM_MUST_CHECK;
 bool session_copy_begin(Session *s, const SourceTable *t, bool binary) PGM_MUST_CHECK;
 int session_copy_next(Session *s, char **row, size_t *len);
 
-/* START_REPLICATION ... LOGICAL start (proto_version, publication_names). */
+/* START_REPLICATION ... LOGICAL start (proto_version, publication_names,
+ * and binary 'true' when binary: PostgreSQL 14 or later). */
 bool session_start(Session *s, const char *slot, Lsn start, int proto_version,
-		   char *const *pubs, int npubs) PGM_MUST_CHECK;
+		   char *const *pubs, int npubs, bool binary);
 
 /*
  * Waits up to timeout_ms (0: do not wait) for one CopyData message.

@@ -155,6 +155,30 @@ static bool apply_commit(Applier *a, const PgoCommit *c)
 
 static void abort_group(Applier *a);
 
+/*
+ * apply_convert_value() for a value in binary format (pgoutput's 'b', in a
+ * stream that asked for binary): values_convert_binary() stores exactly
+ * what the text path stores.
+ */
+static bool convert_binary(Applier *a, RelEntry *r, int col, const char *data, size_t len,
+			   ValueBuf *buf, Value *out, char *err, size_t errsize)
+{
+	bool ok;
+
+	/* pgoutput sends 'b' for every type with a send function: one that
+	 * is not read in binary means the stream should have gone back to
+	 * text at its Relation message (stream.c) */
+	if (!values_binary_supported(r->cols[col].type_oid, r->types[col])) {
+		snprintf(err, errsize, "a value in binary format of type OID %u, which pgmirror "
+			 "reads only in text format", (unsigned)r->cols[col].type_oid);
+		return false;
+	}
+	ok = values_convert_binary(r->cols[col].type_oid, r->types[col], data, len, buf, out, err,
+				   errsize);
+	if (buf->cap > VALUES_BUF_KEEP)
+		a->big_bufs = r->big_bufs = true;
+	return ok;
+}
 
 /*
  * Converts a tuple into vals. is_new: 'u' means "keep the current value"
@@ -193,17 +217,21 @@ static bool convert_tuple(Applier *a, RelEntry *r, const PgoTuple *tup, char kin
 				r->used[i] = false;
 			break;
 		case PGO_COL_TEXT:
-			if (!apply_convert_value(a, r, i, (const char *)v->data, v->len, &bufs[i],
-					   &vals[i], err, sizeof(err))) {
+		case PGO_COL_BINARY:
+			if (!(v->kind == PGO_COL_TEXT
+			      ? apply_convert_value(a, r, i, (const char *)v->data, v->len, &bufs[i],
+						    &vals[i], err, sizeof(err))
+			      : convert_binary(a, r, i, (const char *)v->data, v->len, &bufs[i],
+					       &vals[i], err, sizeof(err)))) {
 				errbuf_set(&a->err, "could not apply %s to \"%s\": column \"%s\": %s",
 					  what, r->display, r->cols[i].name, err);
 				return false;
 			}
 			break;
 		default:
-			errbuf_set(&a->err, "could not apply %s to \"%s\": column \"%s\" is in "
-				  "binary format, which pgmirror does not request", what, r->display,
-				  r->cols[i].name);
+			errbuf_set(&a->err, "protocol error: %s for \"%s\": column \"%s\" has "
+				  "unknown kind 0x%02x", what, r->display, r->cols[i].name,
+				  (unsigned char)v->kind);
 			return false;
 		}
 	}

@@ -585,6 +585,13 @@ bool apply_type(Applier *a, const PgoType *t)
 	return true;
 }
 
+const char *apply_type_sent_name(Applier *a, uint32_t oid)
+{
+	TypeEntry *e = type_find(a, oid);
+
+	return e != NULL ? e->sent_name : NULL;
+}
+
 /* Notes a relation that changed but has no mirror table, or one that must
  * be synced again, once. */
 static void note_unknown(Applier *a, RelEntry *r)

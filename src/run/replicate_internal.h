@@ -44,6 +44,10 @@ typedef struct Run {
 	Mirror *heal_copy;      /* a damaged mirror's copy with its header made
 				 * anew (heal_read_settings()), or NULL */
 	char *heal_copy_path;
+	Lsn text_until;         /* a binary stream met a column it cannot read
+				 * in the transaction committed at this LSN:
+				 * streams start in text until it is durable
+				 * (stream.c); LSN_INVALID: none */
 } Run;
 
 /* pgmirror runs until stopped: no --once, --endpos or --verify. */
@@ -181,6 +185,18 @@ typedef enum StreamEnd {
 	STREAM_SLOT_GONE, /* the slot's WAL is gone from the source: rebuild */
 	STREAM_DAMAGED,   /* the check found the mirror damaged: heal */
 } StreamEnd;
+
+/*
+ * The format of a stream's values (stream_format.c). stream_format_choose():
+ * whether a round that starts at durable asks for binary (*binary), logged
+ * with -v; false with the session's error when the published tables
+ * cannot be read. stream_format_relation(): whether a binary stream can
+ * read every column of rel, a Relation message of the transaction that
+ * commits at txn_final; false (logged, run->text_until set): the round
+ * must end before anything of that transaction is applied.
+ */
+bool stream_format_choose(Run *run, Lsn durable, char *const *pubs, int npubs, bool *binary);
+bool stream_format_relation(Run *run, Applier *apply, const PgoRelation *rel, Lsn txn_final);
 
 /* Streams from the mirror's slot into apply until one of the ends above. */
 StreamEnd stream_run(Run *run, Applier *apply);

@@ -13,6 +13,8 @@
  * Each turn of the loop is one step: idle (nothing came: commit, maybe
  * reconnect or ask for a keepalive), keepalive, or data (one XLogData
  * message), then the periodic feedback and progress line.
+ *
+ * The format of the values, text or binary: stream_format.c.
  */
 #include "config.h"
 
@@ -71,7 +73,10 @@ typedef struct Stream {
 	MirrorCheck *check;     /* a service's integrity check, while it runs */
 	int64_t check_polled;   /* when it was last asked whether one is due */
 	StreamEnd end;          /* how the round ends, once a step says stop */
+	bool binary;            /* values come in binary format where they can */
+	Lsn txn_final;          /* the open transaction's commit LSN (Begin) */
 } Stream;
+
 
 static bool stream_send_status(Stream *s, bool reply)
 {
@@ -179,6 +184,16 @@ static bool step_data(Stream *s, const Frame *f)
 	}
 	if (f->wal_start > s->received)
 		s->received = f->wal_start;
+	if (msg.type == PGO_BEGIN)
+		s->txn_final = msg.u.begin.final_lsn;
+	/* a column a binary stream cannot read: in text, from the last commit */
+	if (msg.type == PGO_RELATION && s->binary &&
+	    !stream_format_relation(s->run, s->apply, &msg.u.relation,
+				    apply_in_transaction(s->apply) ? s->txn_final : s->received)) {
+		s->idle_lsn = LSN_INVALID;
+		s->end = STREAM_RECONNECT;
+		return false;
+	}
 	if (!apply_message(s->apply, &msg)) {
 		/*
 		 * The round ends at once, also when SIGTERM stopped the step
@@ -492,9 +507,11 @@ static bool stream_start(Stream *s, int proto)
 	Run *run = s->run;
 	char **pubs = NULL;
 	int npubs = strv_split(run->state.publications, ',', &pubs);
-	bool ok = session_start(run->session, run->state.slot, apply_durable_lsn(s->apply), proto,
-				pubs, npubs);
+	bool ok = stream_format_choose(run, apply_durable_lsn(s->apply), pubs, npubs, &s->binary);
 
+	if (ok)
+		ok = session_start(run->session, run->state.slot, apply_durable_lsn(s->apply),
+				   proto, pubs, npubs, s->binary);
 	strv_free(pubs, npubs);
 	if (!ok) {
 		log_error("%s", session_error(run->session));
@@ -522,8 +539,9 @@ StreamEnd stream_run(Run *run, Applier *apply)
 	s.last_reconcile = s.last_status; /* prepare() has just compared them */
 	s.last_heard = s.last_status;
 	s.check_polled = s.last_status - CHECK_POLL_USECS; /* ask at once */
-	log_debug("streaming from slot \"%s\" at %s with protocol version %d", run->state.slot,
-		  lsn_format(apply_durable_lsn(apply), lsn), proto);
+	log_debug("streaming from slot \"%s\" at %s with protocol version %d, in %s",
+		  run->state.slot, lsn_format(apply_durable_lsn(apply), lsn), proto,
+		  s.binary ? "binary" : "text");
 
 	while (!s.reached && !replicate_stopping()) {
 		const uint8_t *buf;

@@ -311,7 +311,7 @@ bool session_set_slot_failover(Session *s, const char *slot)
 }
 
 bool session_start(Session *s, const char *slot, Lsn start, int proto_version,
-		   char *const *pubs, int npubs)
+		   char *const *pubs, int npubs, bool binary)
 {
 	char *id = session_quote(s, slot, true), *names = NULL, *lit = NULL, *sql = NULL;
 	char lsn[LSN_TEXT_SIZE];
@@ -324,8 +324,9 @@ bool session_start(Session *s, const char *slot, Lsn start, int proto_version,
 	if (names == NULL || (lit = session_quote(s, names, false)) == NULL)
 		goto done;
 	sql = xasprintf("START_REPLICATION SLOT %s LOGICAL %s "
-			"(proto_version '%d', publication_names %s)",
-			id, lsn_format(start, lsn), proto_version, lit);
+			"(proto_version '%d', publication_names %s%s)",
+			id, lsn_format(start, lsn), proto_version, lit,
+			binary ? ", binary 'true'" : "");
 	ok = session_run(s, sql, 0, NULL, PGRES_COPY_BOTH, NULL, "start replication");
 done:
 	PQfreemem(id);

@@ -605,6 +605,56 @@ static void test_errors_name_columns(void **state)
 			    "protocol error: Begin at 0/2000 inside a transaction");
 }
 
+/*
+ * Values in binary format ('b', a stream in binary): converted by their
+ * type's binary reader into what their text stores, in a row inserted and
+ * in the old row of REPLICA IDENTITY FULL that finds it; a type that is
+ * not read in binary (here point, OID 600) is an error naming the column.
+ */
+static void test_binary_values(void **state)
+{
+	Fixture *f = *state;
+	PgoValue buf[MAXCOLS], oldbuf[MAXCOLS];
+	PgoMessage m;
+	/* int4 7, text "é", numeric(10,2) 12.50 (ndigits 2, weight 0, scale 2:
+	 * 12, 5000) */
+	static const char int7[] = "\0\0\0\x07", num[] = "\0\x02\0\0\0\0\0\x02\0\x0c\x13\x88";
+
+	relation_in_mirror(f, 1001, "b", 'f', 3, NAMES("i", "t", "n"),
+			   TYPES(OID_INT4, OID_TEXT, 1700), INTS(1, 1, 1));
+	begin(f);
+	m = insert_msg(1001, 3, ROW("0", "é", "0"), buf);
+	buf[0] = (PgoValue){PGO_COL_BINARY, 4, (const uint8_t *)int7};
+	buf[1] = (PgoValue){PGO_COL_BINARY, 2, (const uint8_t *)"é"};
+	buf[2] = (PgoValue){PGO_COL_BINARY, 12, (const uint8_t *)num};
+	send(f, &m);
+	commit(f);
+	assert_string_equal(query(f, "SELECT quote(i), quote(t), typeof(n), n FROM b"),
+			    "7|'é'|text|12.50");
+	/* the same row, in binary, is found by all its values */
+	begin(f);
+	m = (PgoMessage){.type = PGO_DELETE};
+	m.u.delete.relid = 1001;
+	m.u.delete.old_kind = 'O';
+	tuple(&m.u.delete.oldtup, oldbuf, 3, ROW("0", "0", "0"));
+	oldbuf[0] = buf[0];
+	oldbuf[1] = buf[1];
+	oldbuf[2] = buf[2];
+	send(f, &m);
+	commit(f);
+	assert_string_equal(query(f, "SELECT count(*) FROM b"), "0");
+
+	relation_in_mirror(f, 1002, "p", 'd', 2, NAMES("id", "pt"), TYPES(OID_INT4, 600),
+			   INTS(1, 0));
+	begin(f);
+	m = insert_msg(1002, 2, ROW("1", "x"), buf);
+	buf[1] = (PgoValue){PGO_COL_BINARY, 16, (const uint8_t *)"0123456789abcdef"};
+	assert_false(apply_message(f->a, &m));
+	assert_string_equal(apply_error(f->a),
+			    "could not apply Insert to \"public.p\": column \"pt\": a value in "
+			    "binary format of type OID 600, which pgmirror reads only in text format");
+}
+
 /* Two source tables whose names SQLite does not tell apart. */
 static void test_name_clash(void **state)
 {
@@ -794,6 +844,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_added_text_column_keyless, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_skip_applied, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_errors_name_columns, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_binary_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_name_clash, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_skip_unknown_and_before_sync, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_make_table_with_sync_lsn, setup, teardown),

@@ -1,0 +1,127 @@
+/*
+ * stream_format.c: in which format the stream asks for values, text or
+ * binary, and when a binary stream must go back to text.
+ *
+ * pgoutput sends values in binary (binary 'true', PostgreSQL 14+) when the
+ * stream asks for it: fewer bytes for the server to send and for pgmirror
+ * to read. A stream asks for it when every column of every published
+ * table has a type pgmirror reads in binary (format_type_binary(): the
+ * set the initial copy reads in binary), as the catalog has them when the
+ * stream starts, unless --no-binary. The stream may still bring a column
+ * of another type (added to a table, or in a table that joins): its
+ * Relation message comes before any row with it, inside the transaction
+ * that first changes that table after the change. Then nothing of that
+ * transaction is applied: the round ends (STREAM_RECONNECT), its open
+ * group is rolled back, and the next round streams in text from the
+ * mirror's confirmed position (the last commit), so that each transaction
+ * is applied once. Run.text_until keeps the next rounds in text until that
+ * transaction is durable, whatever the catalog says by then (the column
+ * may be gone again: a round in binary would meet the same Relation
+ * message and switch for ever).
+ */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "pgmirror/catalog.h"
+#include "pgmirror/values.h"
+#include "replicate_internal.h"
+
+/* Room for a type's name in a message (NAMEDATALEN 64, or "with OID n"). */
+#define TYPE_TEXT_SIZE 80
+
+/*
+ * Whether a column of type type_oid (with typmod) is read in binary: the
+ * one place the stream asks, at its start and at each Relation message.
+ */
+static bool format_type_binary(uint32_t type_oid, int32_t typmod)
+{
+	ColumnType ct;
+
+	return values_builtin_type(type_oid, typmod, &ct) && values_binary_supported(type_oid, ct);
+}
+
+/* A type's name for a message: built in, else as the stream (apply) or the
+ * source's catalog (session) calls it. */
+static void type_label(Applier *apply, Session *session, uint32_t type_oid, char *buf,
+		       size_t size)
+{
+	const char *name = values_builtin_type_name(type_oid);
+	SourceType st = {0};
+
+	if (name == NULL && apply != NULL)
+		name = apply_type_sent_name(apply, type_oid);
+	if (name != NULL)
+		snprintf(buf, size, "%s", name);
+	else if (session != NULL && session_type_info(session, type_oid, &st) && st.name != NULL)
+		snprintf(buf, size, "%s", st.name);
+	else
+		snprintf(buf, size, "with OID %u", (unsigned)type_oid);
+	source_type_clear(&st);
+}
+
+bool stream_format_choose(Run *run, Lsn durable, char *const *pubs, int npubs, bool *binary)
+{
+	int version = session_server_version(run->session);
+	SourceTable *tables = NULL;
+	int ntables = 0;
+	char lsn[LSN_TEXT_SIZE], type[TYPE_TEXT_SIZE];
+
+	*binary = false;
+	if (run->opt->no_binary) {
+		log_debug("streaming in text: --no-binary");
+		return true;
+	}
+	if (version < 140000) {
+		log_debug("streaming in text: the source is PostgreSQL %d, binary needs 14 or later",
+			  version / 10000);
+		return true;
+	}
+	if (run->text_until != LSN_INVALID && durable <= run->text_until) {
+		log_debug("streaming in text until the transaction committed at %s is applied",
+			  lsn_format(run->text_until, lsn));
+		return true;
+	}
+	if (!session_publication_tables(run->session, pubs, npubs, &tables, &ntables))
+		return false;
+	*binary = true;
+	for (int i = 0; i < ntables && *binary; i++) {
+		const SourceTable *t = &tables[i];
+
+		for (int k = 0; k < t->ncols && *binary; k++) {
+			if (format_type_binary(t->cols[k].type_oid, t->cols[k].type_mod))
+				continue;
+			*binary = false;
+			if (log_get_level() >= LOG_DEBUG) {
+				type_label(NULL, run->session, t->cols[k].type_oid, type, sizeof(type));
+				log_debug("streaming in text: column \"%s\".\"%s\".\"%s\" of type %s "
+					  "is not read in binary", t->nspname, t->relname,
+					  t->cols[k].name, type);
+			}
+		}
+	}
+	if (*binary)
+		log_debug("streaming in binary: every published column's type is read in binary");
+	source_tables_free(tables, ntables);
+	return true;
+}
+
+bool stream_format_relation(Run *run, Applier *apply, const PgoRelation *rel, Lsn txn_final)
+{
+	char lsn[LSN_TEXT_SIZE], from[LSN_TEXT_SIZE], type[TYPE_TEXT_SIZE];
+
+	for (int i = 0; i < rel->ncols; i++) {
+		const PgoColumn *c = &rel->cols[i];
+
+		if (format_type_binary(c->type_oid, c->type_mod))
+			continue;
+		run->text_until = txn_final;
+		type_label(apply, NULL, c->type_oid, type, sizeof(type));
+		log_debug("going back to text: column \"%s\".\"%s\".\"%s\" of type %s, in the "
+			  "transaction committed at %s, is not read in binary; streaming again in "
+			  "text from %s", rel->nspname, rel->relname, c->name, type,
+			  lsn_format(txn_final, lsn), lsn_format(apply_durable_lsn(apply), from));
+		return false;
+	}
+	return true;
+}
