@@ -444,7 +444,8 @@ static void reader_setup(Copier *c, const SourceTable *t, const ColumnType *type
 	 * less work for the server, and for this thread */
 	rd->binary = true;
 	for (int i = 0; i < t->ncols; i++)
-		rd->binary &= values_binary_supported(t->cols[i].type_oid, types[i]);
+		rd->binary &= values_binary_supported(t->cols[i].type_oid, types[i],
+						      session_server_version(c->s));
 	copy_binary_start(&rd->bin);
 	rd->head = rd->nfilled = 0;
 	rd->filled_bytes = 0;

@@ -9,25 +9,25 @@
  * way that is plain to check, are read here (values_binary_supported()).
  * Integers, booleans, float8, bytea and the common numeric(p,s) become
  * their Value directly; text types are their text; the other numerics,
- * dates, timestamps and uuids are first written as the text PostgreSQL's
- * output function would write (numeric_out, and date_out and
- * timestamp_out with DateStyle=ISO, TimeZone=UTC) and then take the text
- * path, so the rules for storing them stay in one place.
- * float4 is not here: its text is the shortest decimal of the float, which
- * the text path reads as a double, not the float's exact value.
+ * float4, dates, timestamps, times, intervals, network addresses and
+ * uuids are first written as the text PostgreSQL's output function would
+ * write with the session's settings (values_binary_text()) and then take
+ * the text path, so the rules for storing them stay in one place. Arrays
+ * of these types become the JSON array the text path makes
+ * (values_binary_array.c).
+ *
+ * float4's text is the shortest decimal that reads back as the float,
+ * which the text path stores as the double nearest that decimal, not the
+ * float's exact value: so float4 is read as its text too, and only from a
+ * server that writes the shortest decimal (PostgreSQL 12+); so is a
+ * float8 in an array, whose JSON keeps the decimal as written.
  */
 #include "config.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "values_internal.h"
-
-enum {
-	OID_BOOL = 16, OID_BYTEA = 17, OID_NAME = 19, OID_INT8 = 20, OID_INT2 = 21,
-	OID_INT4 = 23, OID_OID = 26, OID_JSON = 114, OID_BPCHAR = 1042, OID_DATE = 1082,
-	OID_TIMESTAMP = 1114, OID_TIMESTAMPTZ = 1184, OID_UUID = 2950, OID_JSONB = 3802,
-};
+#include "values_binary.h"
 
 /* numeric_send's sign word, and its display scale's bits. */
 enum {
@@ -44,24 +44,9 @@ enum {
 #define MIN_DATE (-2451545)
 #define END_DATE 2145031949
 
-static uint16_t get16(const unsigned char *p)
-{
-	return (uint16_t) (p[0] << 8 | p[1]);
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-	return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16 | (uint32_t) p[2] << 8 | p[3];
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-	return (uint64_t) get32(p) << 32 | get32(p + 4);
-}
-
 /* The ValueType the text path gives type_oid; VT_ARRAY (never a scalar's)
  * for a type not read here. */
-static ValueType binary_vt(uint32_t type_oid, ValueType vt)
+ValueType values_binary_vt(uint32_t type_oid, ValueType vt)
 {
 	switch (type_oid) {
 	case OID_BOOL:
@@ -69,10 +54,11 @@ static ValueType binary_vt(uint32_t type_oid, ValueType vt)
 	case OID_BYTEA:
 		return VT_BYTEA;
 	case OID_NAME: case OID_TEXT: case OID_BPCHAR: case OID_VARCHAR: case OID_UUID:
+	case OID_TIME: case OID_TIMETZ: case OID_INTERVAL: case OID_INET: case OID_CIDR:
 		return VT_TEXT;
 	case OID_INT8: case OID_INT2: case OID_INT4: case OID_OID:
 		return VT_INT;
-	case OID_FLOAT8:
+	case OID_FLOAT4: case OID_FLOAT8:
 		return VT_FLOAT;
 	case OID_JSON: case OID_JSONB:
 		return VT_JSON;
@@ -89,15 +75,33 @@ static ValueType binary_vt(uint32_t type_oid, ValueType vt)
 	return VT_ARRAY;
 }
 
-bool values_binary_supported(uint32_t type_oid, ColumnType type)
+/* Before 12, float4out and float8out write 9 and 17 digits, not the
+ * shortest decimal values_float_text() writes. */
+#define SHORTEST_FLOAT_VERSION 120000
+
+bool values_binary_supported(uint32_t type_oid, ColumnType type, int server_version)
 {
-	return type.vt != VT_ARRAY && binary_vt(type_oid, type.vt) == type.vt;
+	bool shortest = server_version >= SHORTEST_FLOAT_VERSION;
+
+	if (type.vt == VT_ARRAY) {
+		uint32_t elem = values_array_elem_oid(type_oid);
+
+		return elem != 0 && type.delim == ',' &&
+		       values_binary_vt(elem, type.elem_vt) == type.elem_vt &&
+		       (shortest || (elem != OID_FLOAT4 && elem != OID_FLOAT8));
+	}
+	return values_binary_vt(type_oid, type.vt) == type.vt &&
+	       (shortest || type_oid != OID_FLOAT4);
+}
+
+bool values_binary_bad_length(Err *e, const char *type, size_t len)
+{
+	return values_fail(e, "invalid binary value for type %s: %zu bytes", type, len);
 }
 
 static bool bad_length(Err *e, ValueType vt, size_t len)
 {
-	return values_fail(e, "invalid binary value for type %s: %zu bytes",
-			   values_type_sql_name(vt), len);
+	return values_binary_bad_length(e, values_type_sql_name(vt), len);
 }
 
 /* numeric_send's value: its header words, and its digits at p + 8. */
@@ -258,6 +262,123 @@ static bool datetime_text(const unsigned char *p, size_t len, bool date, ValueBu
 	return true;
 }
 
+static void bytea_text(ValueBuf *b, const unsigned char *p, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	char *w;
+
+	values_buf_reserve(b, values_size_mul_add(len, 2, 2));
+	w = b->data + b->len;
+	*w++ = '\\';
+	*w++ = 'x';
+	for (size_t i = 0; i < len; i++) {
+		*w++ = hex[p[i] >> 4];
+		*w++ = hex[p[i] & 15];
+	}
+	b->len = (size_t) (w - b->data);
+}
+
+/* A fixed-size value's length, checked. */
+static bool fixed_len(Err *e, uint32_t type_oid, size_t len, size_t want)
+{
+	if (len == want)
+		return true;
+	return values_binary_bad_length(e, values_builtin_type_name(type_oid), len);
+}
+
+bool values_binary_text(uint32_t type_oid, const unsigned char *p, size_t len, ValueBuf *b,
+			Err *e)
+{
+	switch (type_oid) {
+	case OID_BOOL:
+		if (!fixed_len(e, type_oid, len, 1))
+			return false;
+		if (p[0] > 1)
+			return values_fail(e, "invalid binary value for type boolean: byte %u, not 0 or 1",
+					   (unsigned) p[0]);
+		values_buf_putc(b, p[0] ? 't' : 'f');
+		return true;
+	case OID_BYTEA:
+		bytea_text(b, p, len);
+		return true;
+	case OID_INT2:
+		if (!fixed_len(e, type_oid, len, 2))
+			return false;
+		values_int_append(b, (int16_t) get16(p));
+		return true;
+	case OID_INT4:
+	case OID_OID:
+		if (!fixed_len(e, type_oid, len, 4))
+			return false;
+		values_int_append(b, type_oid == OID_OID ? (int64_t) get32(p) : (int32_t) get32(p));
+		return true;
+	case OID_INT8:
+		if (!fixed_len(e, type_oid, len, 8))
+			return false;
+		values_int_append(b, (int64_t) get64(p));
+		return true;
+	case OID_FLOAT4: {
+		uint32_t bits;
+		float f;
+
+		if (!fixed_len(e, type_oid, len, 4))
+			return false;
+		bits = get32(p);
+		memcpy(&f, &bits, sizeof f);
+		values_float_text(b, f, true);
+		return true;
+	}
+	case OID_FLOAT8: {
+		uint64_t bits;
+		double d;
+
+		if (!fixed_len(e, type_oid, len, 8))
+			return false;
+		bits = get64(p);
+		memcpy(&d, &bits, sizeof d);
+		values_float_text(b, d, false);
+		return true;
+	}
+	case OID_NUMERIC: {
+		Numeric n = { 0 };
+
+		if (!numeric_read(p, len, &n, e, VT_NUMERIC_TEXT))
+			return false;
+		numeric_text(b, &n);
+		return true;
+	}
+	case OID_UUID:
+		if (!fixed_len(e, type_oid, len, 16))
+			return false;
+		uuid_text(b, p);
+		return true;
+	case OID_DATE:
+	case OID_TIMESTAMP:
+	case OID_TIMESTAMPTZ:
+		return datetime_text(p, len, type_oid == OID_DATE, b, e,
+				     values_binary_vt(type_oid, VT_TEXT));
+	case OID_TIME:
+	case OID_TIMETZ:
+		return values_time_text(p, len, type_oid == OID_TIMETZ, b, e);
+	case OID_INTERVAL:
+		return values_interval_text(p, len, b, e);
+	case OID_INET:
+	case OID_CIDR:
+		return values_inet_text(p, len, type_oid == OID_CIDR, b, e);
+	case OID_JSONB:
+		/* a version byte, then the text jsonb_out writes */
+		if (len < 1 || p[0] != 1)
+			return values_fail(e, "invalid binary value for type jsonb: version %d",
+					   len < 1 ? -1 : p[0]);
+		values_buf_put(b, (const char *) p + 1, len - 1);
+		return true;
+	case OID_TEXT: case OID_VARCHAR: case OID_BPCHAR: case OID_NAME: case OID_JSON:
+		values_buf_put(b, (const char *) p, len);
+		return true;
+	}
+	return values_fail(e, "type %u is not read in binary", (unsigned) type_oid);
+}
+
 bool values_convert_binary(uint32_t type_oid, ColumnType type, const char *data, size_t len,
 			   ValueBuf *buf, Value *out, char *err, size_t errsize)
 {
@@ -265,14 +386,23 @@ bool values_convert_binary(uint32_t type_oid, ColumnType type, const char *data,
 	Err e = { err, errsize };
 	ValueType vt = type.vt;
 
-	if (!values_binary_supported(type_oid, type))
+	/* the version decides only whether the floats' texts are the same */
+	if (!values_binary_supported(type_oid, type, INT32_MAX))
 		return values_fail(&e, "type %u is not read in binary", (unsigned) type_oid);
 	if (data == NULL) {
 		if (len != 0)
 			return values_fail(&e, "value of %zu bytes has no data", len);
 		data = values_empty;
+		p = (const unsigned char *) data;
 	}
 	buf->len = 0;
+	if (vt == VT_ARRAY) {
+		if (!values_binary_array_json(values_array_elem_oid(type_oid), type.elem_vt, p, len,
+					      buf, &e))
+			return false;
+		values_set_from_buf(out, VAL_TEXT, buf);
+		return true;
+	}
 	switch (type_oid) {
 	case OID_BOOL:
 		if (len != 1)
@@ -342,10 +472,21 @@ bool values_convert_binary(uint32_t type_oid, ColumnType type, const char *data,
 		       values_convert_numeric_num(buf->data, buf->len, out, &e) :
 		       values_convert_numeric_text(buf->data, buf->len, out, &e);
 	}
+	case OID_FLOAT4:
+		/* the shortest decimal, read as the text path reads it */
+		if (!values_binary_text(type_oid, p, len, buf, &e))
+			return false;
+		return values_convert_float(buf->data, buf->len, out, &e);
 	case OID_DATE:
 	case OID_TIMESTAMP:
 	case OID_TIMESTAMPTZ:
-		if (!datetime_text(p, len, type_oid == OID_DATE, buf, &e, vt))
+	case OID_TIME:
+	case OID_TIMETZ:
+	case OID_INTERVAL:
+	case OID_INET:
+	case OID_CIDR:
+		/* the stored form, or the text: plain ASCII */
+		if (!values_binary_text(type_oid, p, len, buf, &e))
 			return false;
 		values_set_from_buf(out, VAL_TEXT, buf);
 		return true;
