@@ -446,6 +446,11 @@ static void reader_setup(Copier *c, const SourceTable *t, const ColumnType *type
 	for (int i = 0; i < t->ncols; i++)
 		rd->binary &= values_binary_supported(t->cols[i].type_oid, types[i],
 						      session_server_version(c->s));
+	/* test-only knob (tests/integration/test_binary_values.py makes a
+	 * second mirror through the text path to compare): not for users */
+	if (rd->binary && getenv("PGMIRROR_TEST_COPY_FORMAT") != NULL &&
+	    strcmp(getenv("PGMIRROR_TEST_COPY_FORMAT"), "text") == 0)
+		rd->binary = false;
 	copy_binary_start(&rd->bin);
 	rd->head = rd->nfilled = 0;
 	rd->filled_bytes = 0;

@@ -28,8 +28,9 @@
 #define USECS_PER_MINUTE (60 * USECS_PER_SEC)
 #define USECS_PER_HOUR (60 * USECS_PER_MINUTE)
 #define USECS_PER_DAY (24 * USECS_PER_HOUR)
-/* timetz_recv's bound on the zone, in seconds (TZDISP_LIMIT) */
-#define ZONE_LIMIT (15 * 3600)
+/* timetz_recv's bound on the zone, in seconds (TZDISP_LIMIT: offsets up to
+ * 15:59:59) */
+#define ZONE_LIMIT (16 * 3600)
 
 /* PostgreSQL's address families in inet_send's first byte. */
 enum { FAMILY_INET = 2, FAMILY_INET6 = 3 };

@@ -639,9 +639,10 @@ static void test_time_interval(void **state)
 	same_timetz(12 * HOUR_USECS + 500000, 8 * 3600, "12:00:00.5-08");
 	same_timetz(0, -14 * 3600, "00:00:00+14");
 	same_timetz(DAY_USECS, 2079, "24:00:00-00:34:39");
-	same_timetz(1, -(15 * 3600 - 1), "00:00:00.000001+14:59:59");
+	same_timetz(1, -(16 * 3600 - 1), "00:00:00.000001+15:59:59");
+	same_timetz(1, 16 * 3600 - 60, "00:00:00.000001-15:59");
 	be(b, 0, 8);
-	be(b + 8, 15 * 3600, 4);
+	be(b + 8, 16 * 3600, 4);
 	refused(TIMETZ, -1, b, 12, "displacement out of range");
 	refused(TIMETZ, -1, b, 8, "8 bytes");
 
