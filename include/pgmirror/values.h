@@ -144,13 +144,15 @@ bool values_binary_supported(uint32_t type_oid, ColumnType type, int server_vers
 
 /*
  * Converts one binary-format value (len bytes, as the type's send function
- * wrote them) of a column values_binary_supported() accepts: the same
- * Value values_convert() makes of that value's text output, with the same
- * lifetime rules; on bytes the send function would not have written,
- * false with a message in err.
+ * wrote them) of a column values_binary_supported() accepts for
+ * server_version: the same Value values_convert() makes of that value's
+ * text output on that server (an interval whose fields are all at their
+ * ends is "infinity" from PostgreSQL 17, an ordinary interval before),
+ * with the same lifetime rules; on bytes the send function would not have
+ * written, false with a message in err.
  */
-bool values_convert_binary(uint32_t type_oid, ColumnType type, const char *data, size_t len,
-			   ValueBuf *buf, Value *out, char *err, size_t errsize)
-			   PGM_MUST_CHECK;
+bool values_convert_binary(uint32_t type_oid, ColumnType type, int server_version,
+			   const char *data, size_t len, ValueBuf *buf, Value *out, char *err,
+			   size_t errsize) PGM_MUST_CHECK;
 
 #endif

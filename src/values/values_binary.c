@@ -286,8 +286,8 @@ static bool fixed_len(Err *e, uint32_t type_oid, size_t len, size_t want)
 	return values_binary_bad_length(e, values_builtin_type_name(type_oid), len);
 }
 
-bool values_binary_text(uint32_t type_oid, const unsigned char *p, size_t len, ValueBuf *b,
-			Err *e)
+bool values_binary_text(uint32_t type_oid, int version, const unsigned char *p, size_t len,
+			ValueBuf *b, Err *e)
 {
 	switch (type_oid) {
 	case OID_BOOL:
@@ -361,7 +361,7 @@ bool values_binary_text(uint32_t type_oid, const unsigned char *p, size_t len, V
 	case OID_TIMETZ:
 		return values_time_text(p, len, type_oid == OID_TIMETZ, b, e);
 	case OID_INTERVAL:
-		return values_interval_text(p, len, b, e);
+		return values_interval_text(p, len, version, b, e);
 	case OID_INET:
 	case OID_CIDR:
 		return values_inet_text(p, len, type_oid == OID_CIDR, b, e);
@@ -379,15 +379,15 @@ bool values_binary_text(uint32_t type_oid, const unsigned char *p, size_t len, V
 	return values_fail(e, "type %u is not read in binary", (unsigned) type_oid);
 }
 
-bool values_convert_binary(uint32_t type_oid, ColumnType type, const char *data, size_t len,
-			   ValueBuf *buf, Value *out, char *err, size_t errsize)
+bool values_convert_binary(uint32_t type_oid, ColumnType type, int server_version,
+			   const char *data, size_t len, ValueBuf *buf, Value *out, char *err,
+			   size_t errsize)
 {
 	const unsigned char *p = (const unsigned char *) data;
 	Err e = { err, errsize };
 	ValueType vt = type.vt;
 
-	/* the version decides only whether the floats' texts are the same */
-	if (!values_binary_supported(type_oid, type, INT32_MAX))
+	if (!values_binary_supported(type_oid, type, server_version))
 		return values_fail(&e, "type %u is not read in binary", (unsigned) type_oid);
 	if (data == NULL) {
 		if (len != 0)
@@ -397,8 +397,8 @@ bool values_convert_binary(uint32_t type_oid, ColumnType type, const char *data,
 	}
 	buf->len = 0;
 	if (vt == VT_ARRAY) {
-		if (!values_binary_array_json(values_array_elem_oid(type_oid), type.elem_vt, p, len,
-					      buf, &e))
+		if (!values_binary_array_json(values_array_elem_oid(type_oid), type.elem_vt,
+					      server_version, p, len, buf, &e))
 			return false;
 		values_set_from_buf(out, VAL_TEXT, buf);
 		return true;
@@ -474,7 +474,7 @@ bool values_convert_binary(uint32_t type_oid, ColumnType type, const char *data,
 	}
 	case OID_FLOAT4:
 		/* the shortest decimal, read as the text path reads it */
-		if (!values_binary_text(type_oid, p, len, buf, &e))
+		if (!values_binary_text(type_oid, server_version, p, len, buf, &e))
 			return false;
 		return values_convert_float(buf->data, buf->len, out, &e);
 	case OID_DATE:
@@ -486,7 +486,7 @@ bool values_convert_binary(uint32_t type_oid, ColumnType type, const char *data,
 	case OID_INET:
 	case OID_CIDR:
 		/* the stored form, or the text: plain ASCII */
-		if (!values_binary_text(type_oid, p, len, buf, &e))
+		if (!values_binary_text(type_oid, server_version, p, len, buf, &e))
 			return false;
 		values_set_from_buf(out, VAL_TEXT, buf);
 		return true;

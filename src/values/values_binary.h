@@ -48,12 +48,12 @@ ValueType values_binary_vt(uint32_t type_oid, ValueType vt);
  * Appends to b the text type_oid's output function writes of the value
  * its send function wrote as p[0..len) (the session's settings: DateStyle
  * ISO, IntervalStyle postgres, TimeZone UTC, extra_float_digits 3 on
- * PostgreSQL 12+), except that a timestamp is written in the stored form
- * (a fraction of six digits, then "+00" for a timestamptz), which the
- * text path reads the same (values_binary.c).
+ * PostgreSQL 12+) on a server of that version, except that a timestamp is written in the stored form
+ * (a fraction of six digits, and in UTC), which the array writer quotes
+ * as the text path does (values_binary.c).
  */
-bool values_binary_text(uint32_t type_oid, const unsigned char *p, size_t len, ValueBuf *b,
-			Err *e);
+bool values_binary_text(uint32_t type_oid, int version, const unsigned char *p, size_t len,
+			ValueBuf *b, Err *e);
 
 /* float4out / float8out (PostgreSQL 12+, extra_float_digits > 0) of v,
  * a float4's value when single (values_float.c). */
@@ -62,12 +62,13 @@ void values_float_text(ValueBuf *b, double v, bool single);
 /* time_out, timetz_out, interval_out and inet_out/cidr_out of the send
  * functions' bytes (values_binary_text.c). */
 bool values_time_text(const unsigned char *p, size_t len, bool tz, ValueBuf *b, Err *e);
-bool values_interval_text(const unsigned char *p, size_t len, ValueBuf *b, Err *e);
+bool values_interval_text(const unsigned char *p, size_t len, int version, ValueBuf *b,
+			  Err *e);
 bool values_inet_text(const unsigned char *p, size_t len, bool cidr, ValueBuf *b, Err *e);
 
 /* array_send's bytes of an array of elem_oid elements, mirrored as
  * elem_vt, to the JSON array the text path stores (values_binary_array.c). */
-bool values_binary_array_json(uint32_t elem_oid, ValueType elem_vt, const unsigned char *p,
-			      size_t len, ValueBuf *b, Err *e);
+bool values_binary_array_json(uint32_t elem_oid, ValueType elem_vt, int version,
+			      const unsigned char *p, size_t len, ValueBuf *b, Err *e);
 
 #endif

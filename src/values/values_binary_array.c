@@ -27,8 +27,8 @@ static bool array_bad(Err *e, const char *why)
 }
 
 /* One element's JSON, from its bytes p[0..len), appended to b. */
-static bool element_json(uint32_t elem_oid, ValueType elem_vt, const unsigned char *p,
-			 size_t len, ValueBuf *b, Err *e)
+static bool element_json(uint32_t elem_oid, ValueType elem_vt, int version,
+			 const unsigned char *p, size_t len, ValueBuf *b, Err *e)
 {
 	size_t base = b->len, tlen;
 	const char *data;
@@ -38,7 +38,7 @@ static bool element_json(uint32_t elem_oid, ValueType elem_vt, const unsigned ch
 		/* the stored form (or the infinity word) as a string, as the
 		 * text path writes it */
 		values_buf_putc(b, '"');
-		if (!values_binary_text(elem_oid, p, len, b, e))
+		if (!values_binary_text(elem_oid, version, p, len, b, e))
 			return false;
 		values_buf_putc(b, '"');
 		return true;
@@ -47,7 +47,7 @@ static bool element_json(uint32_t elem_oid, ValueType elem_vt, const unsigned ch
 	 * over the text. Room first: b must not move while the text is read
 	 * (a JSON string takes at most 6 bytes a byte, and 2 quotes; a
 	 * number at most 2 more than its text). */
-	if (!values_binary_text(elem_oid, p, len, b, e))
+	if (!values_binary_text(elem_oid, version, p, len, b, e))
 		return false;
 	tlen = b->len - base;
 	values_buf_reserve(b, values_size_mul_add(tlen, 6, 32));
@@ -60,8 +60,8 @@ static bool element_json(uint32_t elem_oid, ValueType elem_vt, const unsigned ch
 	return ok;
 }
 
-bool values_binary_array_json(uint32_t elem_oid, ValueType elem_vt, const unsigned char *p,
-			      size_t len, ValueBuf *b, Err *e)
+bool values_binary_array_json(uint32_t elem_oid, ValueType elem_vt, int version,
+			      const unsigned char *p, size_t len, ValueBuf *b, Err *e)
 {
 	int32_t dims[ARRAY_DIM_MAX], idx[ARRAY_DIM_MAX];
 	int32_t ndim, flags;
@@ -129,7 +129,7 @@ bool values_binary_array_json(uint32_t elem_oid, ValueType elem_vt, const unsign
 		}
 		if (elen < 0 || (size_t) elen > len - pos)
 			return array_bad(e, "invalid element length");
-		if (!element_json(elem_oid, elem_vt, p + pos, (size_t) elen, b, e))
+		if (!element_json(elem_oid, elem_vt, version, p + pos, (size_t) elen, b, e))
 			return false;
 		pos += (size_t) elen;
 	}

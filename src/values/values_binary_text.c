@@ -11,7 +11,8 @@
  *   interval  "[N year[s]] [N mon[s]] [N day[s]] [[+-]HH:MM:SS[.f]]":
  *             the parts that are not zero (the clock part also when all
  *             are), a part's sign "+" only after a negative part;
- *             "infinity" and "-infinity" (PostgreSQL 17+);
+ *             "infinity" and "-infinity" (PostgreSQL 17+: before, the
+ *             same bytes are an ordinary interval);
  *   inet      IPv4 as four decimal bytes, IPv6 as hex words with the first
  *             longest run of two or more zero words as "::" (and the last
  *             four bytes as IPv4 after ::ffff: or a run of six zero
@@ -129,7 +130,11 @@ static uint64_t uabs(int64_t v)
 	return v < 0 ? 0 - (uint64_t) v : (uint64_t) v;
 }
 
-bool values_interval_text(const unsigned char *p, size_t len, ValueBuf *b, Err *e)
+/* PostgreSQL 17 made the intervals with every field at its end infinite. */
+#define INFINITE_INTERVAL_VERSION 170000
+
+bool values_interval_text(const unsigned char *p, size_t len, int version, ValueBuf *b,
+			  Err *e)
 {
 	int64_t t, hour, min, sec, usec;
 	int32_t day, month;
@@ -140,11 +145,13 @@ bool values_interval_text(const unsigned char *p, size_t len, ValueBuf *b, Err *
 	t = (int64_t) get64(p);
 	day = (int32_t) get32(p + 8);
 	month = (int32_t) get32(p + 12);
-	if (t == INT64_MAX && day == INT32_MAX && month == INT32_MAX) {
+	if (version >= INFINITE_INTERVAL_VERSION && t == INT64_MAX && day == INT32_MAX &&
+	    month == INT32_MAX) {
 		values_buf_puts(b, "infinity");
 		return true;
 	}
-	if (t == INT64_MIN && day == INT32_MIN && month == INT32_MIN) {
+	if (version >= INFINITE_INTERVAL_VERSION && t == INT64_MIN && day == INT32_MIN &&
+	    month == INT32_MIN) {
 		values_buf_puts(b, "-infinity");
 		return true;
 	}

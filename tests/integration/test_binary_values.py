@@ -80,9 +80,7 @@ VALUES = {
     "iv": ["0", "1 mon", "12 mons", "1 year 2 mons", "-1 years -2 mons", "1 day", "-1 days",
            "-1 years -2 mons +3 days -01:02:03.000001", "-1 days +01:00:00",
            "1 day -01:00:00", "100:00:00", "2 years 1 mon 00:00:00.5", "-00:00:00.000001",
-           "178956970 years 7 mons 2147483647 days 2562047788:00:54.775806",
-           "-178956970 years -8 mons -2147483648 days -2562047788:00:54.775807",
-           "-2147483648 days", "2147483647 mons"],
+           "-2147483648 days", "2147483647 mons", "-2147483648 mons"],
     "ip": ["192.168.0.1", "192.168.0.1/24", "0.0.0.0/0", "::1", "::", "2001:db8::1/64",
            "::ffff:1.2.3.4", "::1.2.3.4", "1:0:0:2::3", "1::2:0:0:3:0", "1:0:2:0:3:0:4:0",
            "fe80::1234:0:0:abcd/128", "::fffe:102:304", "1::", "::2", "::1.2.0.0/120",
@@ -181,9 +179,6 @@ def random_rows(ctx, base, count):
 
 def insert_rows(ctx):
     values = dict(VALUES)
-    if ctx.server_version >= 170000:
-        values["iv"] = values["iv"] + ["infinity", "-infinity"]
-        values["aiv"] = values["aiv"] + ["{infinity,-infinity}"]
     nrows = max(len(v) for v in values.values())
     names = [c for c, _ in COLS]
     for k in range(nrows):
@@ -192,6 +187,23 @@ def insert_rows(ctx):
                 % (", ".join(names), ", ".join(["%s"] * len(names))), k + 1, *row)
     ctx.sql("INSERT INTO t (id) VALUES (%s)" % (nrows + 1))
     random_rows(ctx, 100, 1500)
+    # every field at its end: infinite from PostgreSQL 17, finite before
+    # (the least only by arithmetic); and next to them. Before 15 such
+    # hours do not fit interval_out's int (it fails)
+    if ctx.server_version < 150000:
+        return
+    ctx.sql("INSERT INTO t (id, iv, aiv) VALUES (%d, %s, ARRAY[%s])"
+            % (nrows + 4,
+               "'178956970 years 7 mons 2147483647 days 2562047788:00:54.775806'",
+               "'-178956970 years -8 mons -2147483648 days -2562047788:00:54.775807'::interval"))
+    if ctx.server_version >= 170000:
+        top, bottom = "'infinity'::interval", "'-infinity'::interval"
+    else:
+        top = "'178956970 years 7 mons 2147483647 days 2562047788:00:54.775807'::interval"
+        bottom = ("'-178956970 years -8 mons -2147483648 days'::interval "
+                  "+ '-2562047788:00:54.775807' - '0.000001 s'")
+    ctx.sql("INSERT INTO t (id, iv, aiv) VALUES (%d, %s, ARRAY[%s, %s]), (%d, %s, NULL)"
+            % (nrows + 2, top, bottom, top, nrows + 3, bottom))
 
 
 def cells(ctx, path):

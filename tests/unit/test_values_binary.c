@@ -47,6 +47,10 @@ static ColumnType type_of(uint32_t oid, int32_t typmod)
 	return t;
 }
 
+/* The server the bytes come from (the texts of floats and intervals
+ * depend on it). */
+static int server_version = 170000;
+
 /* A Value and its bytes, kept past the buffer's next use. */
 typedef struct Got {
 	bool ok;
@@ -64,7 +68,8 @@ static Got convert(bool binary, uint32_t oid, int32_t typmod, const void *in, si
 
 	memset(&g, 0, sizeof g);
 	memcpy(copy, in, len);
-	g.ok = binary ? values_convert_binary(oid, t, copy, len, &buf, &g.v, g.err, sizeof g.err)
+	g.ok = binary ? values_convert_binary(oid, t, server_version, copy, len, &buf, &g.v, g.err,
+					      sizeof g.err)
 		      : values_convert(t, copy, len, &buf, &g.v, g.err, sizeof g.err);
 	if (g.ok && (g.v.kind == VAL_TEXT || g.v.kind == VAL_BLOB)) {
 		assert_true(g.v.len < sizeof g.bytes);
@@ -408,6 +413,10 @@ static void test_float4(void **state)
 	 * PostgreSQL builds it does not take it */
 	same_float4(0x4ce09c58, "1.17760704e+08");
 	refused(FLOAT4, -1, b, 3, "3 bytes");
+	/* not from a server that writes 9 digits */
+	server_version = V11;
+	refused(FLOAT4, -1, b, be(b, f4bits(0.1f), 4), "not read in binary");
+	server_version = 170000;
 }
 
 /* array_send's bytes: ndim dimensions of lengths dims (lower bounds lbs,
@@ -665,9 +674,15 @@ static void test_time_interval(void **state)
 		      "-178956970 years -7 mons -2147483648 days -2562047788:00:54.775807");
 	same_interval(INT64_MAX - 1, INT32_MAX, INT32_MAX,
 		      "178956970 years 7 mons 2147483647 days 2562047788:00:54.775806");
-	/* PostgreSQL 17's infinite intervals */
+	/* PostgreSQL 17's infinite intervals, ordinary ones before */
 	same_interval(INT64_MAX, INT32_MAX, INT32_MAX, "infinity");
 	same_interval(INT64_MIN, INT32_MIN, INT32_MIN, "-infinity");
+	server_version = V15;
+	same_interval(INT64_MAX, INT32_MAX, INT32_MAX,
+		      "178956970 years 7 mons 2147483647 days 2562047788:00:54.775807");
+	same_interval(INT64_MIN, INT32_MIN, INT32_MIN,
+		      "-178956970 years -8 mons -2147483648 days -2562047788:00:54.775808");
+	server_version = 170000;
 	refused(INTERVAL, -1, b, 12, "12 bytes");
 }
 
