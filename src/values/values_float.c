@@ -27,9 +27,12 @@
 /* The midpoints between a float8 and its neighbours need 54 bits. */
 _Static_assert(LDBL_MANT_DIG >= 54, "long double must hold a float8 midpoint");
 
-/* Significant digits printed first: enough that only a tail of "5" and
- * zeros leaves the rounding of up to 17 digits in doubt. */
-#define FIRST_DIGITS 41
+/* Significant digits printed first, for up to 17 (a float8) or 9 (a
+ * float4) that may be kept: only a tail of "5" and zeros leaves their
+ * rounding in doubt, and a value within 10^-17 of its own size of a
+ * candidate is inside any float's rounding interval. */
+#define FIRST_DIGITS 26
+#define FIRST_DIGITS_FLOAT4 18
 /* Then every digit: a double's exact value has at most 767 of them. */
 #define ALL_DIGITS 800
 
@@ -69,6 +72,7 @@ typedef struct Digits {
 	int exp10;
 	double v;
 	bool single;
+	long double lo, hi;             /* the midpoints to v's neighbours */
 } Digits;
 
 /* The decimal d[0..n) x 10^(e - n + 1) against m > 0, exactly: <0, 0, >0. */
@@ -103,8 +107,42 @@ static int compare_exact(const char *d, int n, int e, long double m)
  */
 static bool reads_back(const char *d, int n, int e, const Digits *D)
 {
-	char tmp[64];
-	long double x, lo, hi, v = D->v;
+	static const long double pow10[] = {
+		1e0L, 1e1L, 1e2L, 1e3L, 1e4L, 1e5L, 1e6L, 1e7L, 1e8L, 1e9L, 1e10L, 1e11L, 1e12L,
+		1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L, 1e20L, 1e21L, 1e22L, 1e23L,
+		1e24L, 1e25L, 1e26L, 1e27L,
+	};
+	int k = e - n + 1;
+	long double x;
+
+	if (n <= 19 && k >= -27 && k <= 27) {
+		/* the digits and the power of ten are exact long doubles (10^27
+		 * is 5^27 < 2^64 times a power of two): one operation rounds
+		 * once, correctly, as strtold() would */
+		uint64_t m = 0;
+
+		for (int i = 0; i < n; i++)
+			m = m * 10 + (uint64_t) (d[i] - '0');
+		x = k >= 0 ? (long double) m * pow10[k] : (long double) m / pow10[-k];
+	} else {
+		char tmp[64];
+
+		snprintf(tmp, sizeof tmp, "%.*se%d", n, d, k);
+		x = strtold(tmp, NULL);
+	}
+	if (x < D->lo || x > D->hi)
+		return false;
+	if (x > D->lo && x < D->hi)
+		return true;
+	/* read as a midpoint: which side of it is the decimal? */
+	return x == D->lo ? compare_exact(d, n, e, D->lo) > 0 : compare_exact(d, n, e, D->hi) < 0;
+}
+
+/* The midpoints between v > 0 and its neighbours, exact in a long double
+ * (a float8's need 54 bits). */
+static void midpoints(Digits *D)
+{
+	long double v = D->v;
 
 	if (D->single) {
 		float f = (float) D->v, below, above;
@@ -115,9 +153,9 @@ static bool reads_back(const char *d, int n, int e, const Digits *D)
 		memcpy(&below, &bits, sizeof below);
 		bits += 2;
 		memcpy(&above, &bits, sizeof above);
-		lo = (v + below) / 2;
+		D->lo = (v + below) / 2;
 		/* past the largest float, the gap below it */
-		hi = isinf(above) ? v + (v - below) / 2 : (v + above) / 2;
+		D->hi = isinf(above) ? v + (v - below) / 2 : (v + above) / 2;
 	} else {
 		double below, above;
 		uint64_t bits;
@@ -127,17 +165,9 @@ static bool reads_back(const char *d, int n, int e, const Digits *D)
 		memcpy(&below, &bits, sizeof below);
 		bits += 2;
 		memcpy(&above, &bits, sizeof above);
-		lo = (v + below) / 2;
-		hi = isinf(above) ? v + (v - below) / 2 : (v + above) / 2;
+		D->lo = (v + below) / 2;
+		D->hi = isinf(above) ? v + (v - below) / 2 : (v + above) / 2;
 	}
-	snprintf(tmp, sizeof tmp, "%.*se%d", n, d, e - n + 1);
-	x = strtold(tmp, NULL);
-	if (x < lo || x > hi)
-		return false;
-	if (x > lo && x < hi)
-		return true;
-	/* read as a midpoint: which side of it is the decimal? */
-	return x == lo ? compare_exact(d, n, e, lo) > 0 : compare_exact(d, n, e, hi) < 0;
 }
 
 /*
@@ -225,6 +255,7 @@ void values_float_text(ValueBuf *b, double v, bool single)
 	Digits D;
 	char best[FIRST_DIGITS + 1], cand[FIRST_DIGITS + 1];
 	int lo = 1, hi = single ? 9 : 17, best_e = 0, e;
+	bool found = false;
 
 	if (isnan(v)) {
 		values_buf_puts(b, "NaN");
@@ -243,10 +274,9 @@ void values_float_text(ValueBuf *b, double v, bool single)
 	}
 	D.v = v;
 	D.single = single;
-	exact_digits(v, FIRST_DIGITS, D.first, &D.exp10);
-	/* 9 digits always read back as the float4, 17 as the float8 */
-	if (!try_digits(&D, hi, best, &best_e))
-		abort();
+	/* a float4 needs fewer: its count is at most 9 */
+	exact_digits(v, single ? FIRST_DIGITS_FLOAT4 : FIRST_DIGITS, D.first, &D.exp10);
+	midpoints(&D);
 	while (lo < hi) {
 		int mid = (lo + hi) / 2;
 
@@ -254,10 +284,14 @@ void values_float_text(ValueBuf *b, double v, bool single)
 			hi = mid;
 			memcpy(best, cand, (size_t) mid + 1);
 			best_e = e;
+			found = true;
 		} else {
 			lo = mid + 1;
 		}
 	}
+	/* 9 digits always read back as the float4, 17 as the float8 */
+	if (!found && !try_digits(&D, hi, best, &best_e))
+		abort();
 	/* drop zeros a carry left at the end ("1999" up to "2000") */
 	while (hi > 1 && best[hi - 1] == '0')
 		hi--;
