@@ -24,9 +24,6 @@
 
 #include "values_binary.h"
 
-/* The midpoints between a float8 and its neighbours need 54 bits. */
-_Static_assert(LDBL_MANT_DIG >= 54, "long double must hold a float8 midpoint");
-
 /* Significant digits printed first, for up to 17 (a float8) or 9 (a
  * float4) that may be kept: only a tail of "5" and zeros leaves their
  * rounding in doubt, and a value within 10^-17 of its own size of a

@@ -14,9 +14,10 @@
  *   values_json.c    JSON validation and JSON string escaping
  *   values_array.c   PostgreSQL array text to a JSON array
  *   values_binary.c  the binary format of some types to the same values,
- *                    with values_float.c (float texts), values_binary_text.c
- *                    (time, interval, inet texts) and values_binary_array.c
- *                    (arrays), which share values_binary.h
+ *                    over values_binary_array.c (arrays), over
+ *                    values_binary_text.c (each type's output text), over
+ *                    values_float.c (float texts); they share
+ *                    values_binary.h
  */
 #ifndef PGMIRROR_VALUES_INTERNAL_H
 #define PGMIRROR_VALUES_INTERNAL_H

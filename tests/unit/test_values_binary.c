@@ -467,6 +467,19 @@ static void arr_text(Arr *a, const char *s)
 	arr_elem(a, s, (int)strlen(s));
 }
 
+/* Every prefix of a value's bytes is refused, cleanly (ASan watches the
+ * reads: each is a heap copy of exactly its length). */
+static void every_prefix_refused(uint32_t oid, const void *bin, size_t len)
+{
+	for (size_t k = 0; k < len; k++) {
+		Got g = convert(true, oid, -1, bin, k);
+
+		if (g.ok)
+			fail_msg("type %u: the first %zu of %zu bytes were read", oid, k, len);
+		assert_true(g.err[0] != '\0');
+	}
+}
+
 /* The array in binary and array_out's text give the same JSON. */
 static void same_array(uint32_t oid, const Arr *a, const char *text, const char *json)
 {
@@ -513,6 +526,7 @@ static void test_arrays(void **state)
 	arr_elem(&a, NULL, -1);
 	arr_text(&a, "");
 	arr_text(&a, "NULL");
+	every_prefix_refused(1009, a.b, a.n);
 	same_array(1009, &a, "{{{\"a \\\"q\\\" \\\\\",NULL}},{{\"\",\"NULL\"}}}",
 		   "[[[\"a \\\"q\\\" \\\\\",null]],[[\"\",\"NULL\"]]]");
 
@@ -550,6 +564,7 @@ static void test_arrays(void **state)
 	arr_bits(&a, 1500000, 8);
 	arr_bits(&a, (uint64_t)INT64_MAX, 8);
 	arr_bits(&a, (uint64_t)INT64_C(-211813488000000000), 8);
+	every_prefix_refused(1185, a.b, a.n);
 	same_array(1185, &a,
 		   "{\"2000-01-01 00:00:01.5+00\",infinity,\"4714-11-24 00:00:00+00 BC\"}",
 		   "[\"2000-01-01 00:00:01.500000\",\"infinity\",\"4714-11-24 00:00:00 BC\"]");
@@ -742,6 +757,8 @@ static void test_inet(void **state)
 	same_inet(INET, 3, 128, V6(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2), "::2");
 	same_inet(INET, 3, 128, V6(0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), "1::");
 
+	memcpy(b, "\x03\x40\x00\x10\x20\x01\x0d\xb8\0\0\0\0\0\0\0\0\0\0\0\x01", 20);
+	every_prefix_refused(INET, b, 20);
 	memcpy(b, "\x02\x08\x01\x04\x0a\x00\x00\x01", 8);
 	refused(CIDR, -1, b, 8, "bits set right of the 8-bit mask");
 	memcpy(b, "\x02\x21\x00\x04\x0a\x00\x00\x01", 8);
