@@ -3,8 +3,11 @@
  * for each type read in binary, the bytes its send function writes for a
  * value and the text its output function writes for the same value
  * (DateStyle=ISO, TimeZone=UTC, extra_float_digits=3) must give the same
- * Value, at the edges of each type's range too; bytes a send function
- * would not write are refused. Then copy_binary_row(), the framing of
+ * Value, at the edges of each type's range too (float4s whose shortest
+ * decimal is not their exact value, intervals of mixed signs, IPv6
+ * shortening, arrays of one to three dimensions with NULLs and lower
+ * bounds, whose JSON is also checked as written); bytes a send function
+ * would not write are refused, every prefix of some values too. Then copy_binary_row(), the framing of
  * COPY's binary format. Every input is a heap copy of exactly its length,
  * so ASan and valgrind catch any read past it.
  */
