@@ -32,6 +32,11 @@ typedef struct Applier Applier;
  */
 Applier *apply_new(Mirror *m, Lsn durable, const Catalog *catalog);
 void apply_free(Applier *a);
+
+/* The stream asked for values in binary format from a source of
+ * server_version (PQserverVersion()): some types' text, which the values
+ * read in binary must equal, depends on it. */
+void apply_set_binary(Applier *a, int server_version);
 const char *apply_error(const Applier *a);
 
 /* Applies one message; false on error (the open SQLite transaction is then

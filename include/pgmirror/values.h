@@ -130,22 +130,29 @@ bool values_convert(ColumnType type, const char *text, size_t len,
 
 /*
  * Whether a column of type type_oid, mirrored as type, can be read in
- * PostgreSQL's binary format (COPY ... (FORMAT binary)): its built-in
- * types whose binary form gives exactly what values_convert() stores from
- * their text (bool, bytea, int2/4/8, oid, float8, numeric, text, varchar,
- * bpchar, name, json, jsonb, uuid, date, timestamp, timestamptz).
+ * PostgreSQL's binary format (COPY ... (FORMAT binary), pgoutput's binary
+ * tuple data) from a server of server_version (PQserverVersion()): the
+ * built-in types whose binary form gives exactly what values_convert()
+ * stores from their text: bool, bytea, int2/4/8, oid, float4 (from
+ * PostgreSQL 12, whose text is the shortest decimal), float8, numeric,
+ * text, varchar, bpchar, name, json, jsonb, uuid, date, time, timetz,
+ * timestamp, timestamptz, interval, inet, cidr, and one- or
+ * multi-dimensional arrays of any of them (of float4 or float8 from
+ * PostgreSQL 12). The copy and the stream ask it of every column.
  */
-bool values_binary_supported(uint32_t type_oid, ColumnType type);
+bool values_binary_supported(uint32_t type_oid, ColumnType type, int server_version);
 
 /*
  * Converts one binary-format value (len bytes, as the type's send function
- * wrote them) of a column values_binary_supported() accepts: the same
- * Value values_convert() makes of that value's text output, with the same
- * lifetime rules; on bytes the send function would not have written,
- * false with a message in err.
+ * wrote them) of a column values_binary_supported() accepts for
+ * server_version: the same Value values_convert() makes of that value's
+ * text output on that server (an interval whose fields are all at their
+ * ends is "infinity" from PostgreSQL 17, an ordinary interval before),
+ * with the same lifetime rules; on bytes the send function would not have
+ * written, false with a message in err.
  */
-bool values_convert_binary(uint32_t type_oid, ColumnType type, const char *data, size_t len,
-			   ValueBuf *buf, Value *out, char *err, size_t errsize)
-			   PGM_MUST_CHECK;
+bool values_convert_binary(uint32_t type_oid, ColumnType type, int server_version,
+			   const char *data, size_t len, ValueBuf *buf, Value *out, char *err,
+			   size_t errsize) PGM_MUST_CHECK;
 
 #endif

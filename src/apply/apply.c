@@ -34,6 +34,11 @@ Applier *apply_new(Mirror *m, Lsn durable, const Catalog *catalog)
 	return a;
 }
 
+void apply_set_binary(Applier *a, int server_version)
+{
+	a->server_version = server_version;
+}
+
 void apply_free(Applier *a)
 {
 	if (a == NULL)
@@ -168,13 +173,13 @@ static bool convert_binary(Applier *a, RelEntry *r, int col, const char *data, s
 	/* pgoutput sends 'b' for every type with a send function: one that
 	 * is not read in binary means the stream should have gone back to
 	 * text at its Relation message (stream.c) */
-	if (!values_binary_supported(r->cols[col].type_oid, r->types[col])) {
+	if (!values_binary_supported(r->cols[col].type_oid, r->types[col], a->server_version)) {
 		snprintf(err, errsize, "a value in binary format of type OID %u, which pgmirror "
 			 "reads only in text format", (unsigned)r->cols[col].type_oid);
 		return false;
 	}
-	ok = values_convert_binary(r->cols[col].type_oid, r->types[col], data, len, buf, out, err,
-				   errsize);
+	ok = values_convert_binary(r->cols[col].type_oid, r->types[col], a->server_version, data,
+				   len, buf, out, err, errsize);
 	if (buf->cap > VALUES_BUF_KEEP)
 		a->big_bufs = r->big_bufs = true;
 	return ok;

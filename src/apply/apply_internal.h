@@ -52,6 +52,7 @@ typedef struct TypeEntry {
 struct Applier {
 	Mirror *m;
 	const Catalog *catalog;
+	int server_version;      /* the source's, for values in binary (0: none) */
 	RelEntry *rels;          /* open-addressing table, size nrels_cap */
 	size_t nrels_cap;
 	size_t nrels;

@@ -75,6 +75,7 @@ typedef struct Reader {
 	const ColumnType *types; /* the applier's, read-only meanwhile */
 	bool binary;             /* the COPY is in binary format ... */
 	CopyBinary bin;          /* ... and is there */
+	int server_version;      /* the source's: binary values are read per it */
 	PgoValue *fields;        /* one row's fields */
 	ValueBuf *scratch;       /* per column, reused */
 	uint64_t rows;           /* rows read */
@@ -254,8 +255,9 @@ static int batch_add_row(Reader *rd, Batch *b, char *row, size_t len)
 			continue;
 		}
 		if (!(rd->binary ?
-		      values_convert_binary(t->cols[i].type_oid, rd->types[i], (const char *)f->data,
-					    f->len, &rd->scratch[i], v, err, sizeof(err)) :
+		      values_convert_binary(t->cols[i].type_oid, rd->types[i], rd->server_version,
+					    (const char *)f->data, f->len, &rd->scratch[i], v, err,
+					    sizeof(err)) :
 		      values_convert(rd->types[i], (const char *)f->data, f->len, &rd->scratch[i], v,
 				     err, sizeof(err)))) {
 			errbuf_set(&rd->err, "could not apply Insert to \"%s.%s\": column \"%s\": %s",
@@ -443,8 +445,15 @@ static void reader_setup(Copier *c, const SourceTable *t, const ColumnType *type
 	/* the binary format when every column's values read the same in it:
 	 * less work for the server, and for this thread */
 	rd->binary = true;
+	rd->server_version = session_server_version(c->s);
 	for (int i = 0; i < t->ncols; i++)
-		rd->binary &= values_binary_supported(t->cols[i].type_oid, types[i]);
+		rd->binary &= values_binary_supported(t->cols[i].type_oid, types[i],
+						      rd->server_version);
+	/* test-only knob (tests/integration/test_binary_values.py makes a
+	 * second mirror through the text path to compare): not for users */
+	if (rd->binary && getenv("PGMIRROR_TEST_COPY_FORMAT") != NULL &&
+	    strcmp(getenv("PGMIRROR_TEST_COPY_FORMAT"), "text") == 0)
+		rd->binary = false;
 	copy_binary_start(&rd->bin);
 	rd->head = rd->nfilled = 0;
 	rd->filled_bytes = 0;

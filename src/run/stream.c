@@ -509,6 +509,8 @@ static bool stream_start(Stream *s, int proto)
 	int npubs = strv_split(run->state.publications, ',', &pubs);
 	bool ok = stream_format_choose(run, apply_durable_lsn(s->apply), pubs, npubs, &s->binary);
 
+	if (ok && s->binary)
+		apply_set_binary(s->apply, session_server_version(run->session));
 	if (ok)
 		ok = session_start(run->session, run->state.slot, apply_durable_lsn(s->apply),
 				   proto, pubs, npubs, s->binary);

@@ -31,14 +31,16 @@
 #define TYPE_TEXT_SIZE 80
 
 /*
- * Whether a column of type type_oid (with typmod) is read in binary: the
- * one place the stream asks, at its start and at each Relation message.
+ * Whether a column of type type_oid (with typmod) is read in binary from a
+ * source of server_version: the one place the stream asks, at its start
+ * and at each Relation message.
  */
-static bool format_type_binary(uint32_t type_oid, int32_t typmod)
+static bool format_type_binary(uint32_t type_oid, int32_t typmod, int server_version)
 {
 	ColumnType ct;
 
-	return values_builtin_type(type_oid, typmod, &ct) && values_binary_supported(type_oid, ct);
+	return values_builtin_type(type_oid, typmod, &ct) &&
+	       values_binary_supported(type_oid, ct, server_version);
 }
 
 /* A type's name for a message: built in, else as the stream (apply) or the
@@ -89,7 +91,7 @@ bool stream_format_choose(Run *run, Lsn durable, char *const *pubs, int npubs, b
 		const SourceTable *t = &tables[i];
 
 		for (int k = 0; k < t->ncols && *binary; k++) {
-			if (format_type_binary(t->cols[k].type_oid, t->cols[k].type_mod))
+			if (format_type_binary(t->cols[k].type_oid, t->cols[k].type_mod, version))
 				continue;
 			*binary = false;
 			if (log_get_level() >= LOG_DEBUG) {
@@ -113,7 +115,8 @@ bool stream_format_relation(Run *run, Applier *apply, const PgoRelation *rel, Ls
 	for (int i = 0; i < rel->ncols; i++) {
 		const PgoColumn *c = &rel->cols[i];
 
-		if (format_type_binary(c->type_oid, c->type_mod))
+		if (format_type_binary(c->type_oid, c->type_mod,
+				       session_server_version(run->session)))
 			continue;
 		run->text_until = txn_final;
 		type_label(apply, NULL, c->type_oid, type, sizeof(type));

@@ -189,6 +189,13 @@ bool values_builtin_type(uint32_t type_oid, int32_t typmod, ColumnType *out)
 	return true;
 }
 
+uint32_t values_array_elem_oid(uint32_t type_oid)
+{
+	const TypeEntry *t = type_lookup(type_oid);
+
+	return t != NULL ? t->elem : 0;
+}
+
 const char *values_builtin_type_name(uint32_t type_oid)
 {
 	const TypeEntry *t = type_lookup(type_oid);

@@ -193,6 +193,11 @@ static bool element_append(ValueType vt, const char *s, size_t n,
 	return ok;
 }
 
+bool values_array_element_append(ValueType vt, const char *s, size_t n, ValueBuf *b, Err *e)
+{
+	return element_append(vt, s, n, false, b, e);
+}
+
 static bool PGM_PRINTF(4, 5) array_malformed(Err *e, const char *s, size_t n,
 					     const char *fmt, ...)
 {

@@ -20,5 +20,8 @@ bool values_array_delim_usable(char delim);
 /* PostgreSQL's array text to a JSON array, appended to b. */
 bool values_array_to_json(ValueType elem_vt, char delim, const char *s, size_t n,
 			  ValueBuf *b, Err *e);
+/* Appends the JSON of one non-NULL element of an array of vt, s[0..n)
+ * its output function's text (unquoted); s must not point into b. */
+bool values_array_element_append(ValueType vt, const char *s, size_t n, ValueBuf *b, Err *e);
 
 #endif

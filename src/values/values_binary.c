@@ -9,169 +9,49 @@
  * way that is plain to check, are read here (values_binary_supported()).
  * Integers, booleans, float8, bytea and the common numeric(p,s) become
  * their Value directly; text types are their text; the other numerics,
- * dates, timestamps and uuids are first written as the text PostgreSQL's
- * output function would write (numeric_out, and date_out and
- * timestamp_out with DateStyle=ISO, TimeZone=UTC) and then take the text
- * path, so the rules for storing them stay in one place.
- * float4 is not here: its text is the shortest decimal of the float, which
- * the text path reads as a double, not the float's exact value.
+ * float4, dates, timestamps, times, intervals, network addresses and
+ * uuids are first written as the text PostgreSQL's output function would
+ * write with the session's settings (values_binary_text()) and then take
+ * the text path, so the rules for storing them stay in one place. Arrays
+ * of these types become the JSON array the text path makes
+ * (values_binary_array.c).
+ *
+ * float4's text is the shortest decimal that reads back as the float,
+ * which the text path stores as the double nearest that decimal, not the
+ * float's exact value: so float4 is read as its text too, and only from a
+ * server that writes the shortest decimal (PostgreSQL 12+); so is a
+ * float8 in an array, whose JSON keeps the decimal as written.
  */
 #include "config.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "values_internal.h"
+#include "values_binary.h"
 
-enum {
-	OID_BOOL = 16, OID_BYTEA = 17, OID_NAME = 19, OID_INT8 = 20, OID_INT2 = 21,
-	OID_INT4 = 23, OID_OID = 26, OID_JSON = 114, OID_BPCHAR = 1042, OID_DATE = 1082,
-	OID_TIMESTAMP = 1114, OID_TIMESTAMPTZ = 1184, OID_UUID = 2950, OID_JSONB = 3802,
-};
+/* Before 12, float4out and float8out write 9 and 17 digits, not the
+ * shortest decimal values_float_text() writes. */
+#define SHORTEST_FLOAT_VERSION 120000
 
-/* numeric_send's sign word, and its display scale's bits. */
-enum {
-	NUMERIC_POS = 0x0000, NUMERIC_NEG = 0x4000, NUMERIC_NAN = 0xC000,
-	NUMERIC_PINF = 0xD000, NUMERIC_NINF = 0xF000, NUMERIC_DSCALE_MASK = 0x3FFF,
-};
-#define NBASE 10000
-
-/* Microseconds and days from 2000-01-01, PostgreSQL's epoch, to the first
- * value past its range (timestamp.h: MIN_TIMESTAMP, END_TIMESTAMP; and
- * the Julian days of 4714-11-24 BC and 5874898-01-01 less 2451545). */
-#define MIN_TIMESTAMP INT64_C(-211813488000000000)
-#define END_TIMESTAMP INT64_C(9223371331200000000)
-#define MIN_DATE (-2451545)
-#define END_DATE 2145031949
-
-static uint16_t get16(const unsigned char *p)
+bool values_binary_supported(uint32_t type_oid, ColumnType type, int server_version)
 {
-	return (uint16_t) (p[0] << 8 | p[1]);
-}
+	bool shortest = server_version >= SHORTEST_FLOAT_VERSION;
 
-static uint32_t get32(const unsigned char *p)
-{
-	return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16 | (uint32_t) p[2] << 8 | p[3];
-}
+	if (type.vt == VT_ARRAY) {
+		uint32_t elem = values_array_elem_oid(type_oid);
 
-static uint64_t get64(const unsigned char *p)
-{
-	return (uint64_t) get32(p) << 32 | get32(p + 4);
-}
-
-/* The ValueType the text path gives type_oid; VT_ARRAY (never a scalar's)
- * for a type not read here. */
-static ValueType binary_vt(uint32_t type_oid, ValueType vt)
-{
-	switch (type_oid) {
-	case OID_BOOL:
-		return VT_BOOL;
-	case OID_BYTEA:
-		return VT_BYTEA;
-	case OID_NAME: case OID_TEXT: case OID_BPCHAR: case OID_VARCHAR: case OID_UUID:
-		return VT_TEXT;
-	case OID_INT8: case OID_INT2: case OID_INT4: case OID_OID:
-		return VT_INT;
-	case OID_FLOAT8:
-		return VT_FLOAT;
-	case OID_JSON: case OID_JSONB:
-		return VT_JSON;
-	case OID_NUMERIC:
-		/* the typmod decides which; either reads the same text */
-		return vt == VT_NUMERIC_NUM ? VT_NUMERIC_NUM : VT_NUMERIC_TEXT;
-	case OID_DATE:
-		return VT_DATE;
-	case OID_TIMESTAMP:
-		return VT_TIMESTAMP;
-	case OID_TIMESTAMPTZ:
-		return VT_TIMESTAMPTZ;
+		return elem != 0 && type.delim == ',' &&
+		       values_binary_vt(elem, type.elem_vt) == type.elem_vt &&
+		       (shortest || (elem != OID_FLOAT4 && elem != OID_FLOAT8)) &&
+		       (VALUES_FLOAT8_TEXT || elem != OID_FLOAT8);
 	}
-	return VT_ARRAY;
-}
-
-bool values_binary_supported(uint32_t type_oid, ColumnType type)
-{
-	return type.vt != VT_ARRAY && binary_vt(type_oid, type.vt) == type.vt;
+	return values_binary_vt(type_oid, type.vt) == type.vt &&
+	       (shortest || type_oid != OID_FLOAT4);
 }
 
 static bool bad_length(Err *e, ValueType vt, size_t len)
 {
-	return values_fail(e, "invalid binary value for type %s: %zu bytes",
-			   values_type_sql_name(vt), len);
-}
-
-/* numeric_send's value: its header words, and its digits at p + 8. */
-typedef struct Numeric {
-	const unsigned char *p;
-	int ndigits, weight, sign, dscale;
-} Numeric;
-
-/* The n-th base-10000 digit (0 past the stored ones, either side). */
-static unsigned numeric_digit(const Numeric *n, int d)
-{
-	return d >= 0 && d < n->ndigits ? get16(n->p + 8 + 2 * d) : 0;
-}
-
-/* Reads and checks a numeric_send value, as numeric_recv() does. */
-static bool numeric_read(const unsigned char *p, size_t len, Numeric *n, Err *e, ValueType vt)
-{
-	if (len < 8)
-		return bad_length(e, vt, len);
-	n->p = p;
-	n->ndigits = (int16_t) get16(p);
-	n->weight = (int16_t) get16(p + 2);
-	n->sign = get16(p + 4);
-	n->dscale = get16(p + 6);
-	if (n->ndigits < 0 || len != 8 + 2 * (size_t) n->ndigits)
-		return bad_length(e, vt, len);
-	if (n->sign == NUMERIC_NAN || n->sign == NUMERIC_PINF || n->sign == NUMERIC_NINF)
-		return true;
-	if ((n->sign != NUMERIC_POS && n->sign != NUMERIC_NEG) ||
-	    (n->dscale & ~NUMERIC_DSCALE_MASK))
-		return values_fail(e, "invalid binary value for type %s: sign 0x%04x, scale 0x%04x",
-				   values_type_sql_name(vt), (unsigned) n->sign, (unsigned) n->dscale);
-	for (int d = 0; d < n->ndigits; d++)
-		if (numeric_digit(n, d) >= NBASE)
-			return values_fail(e, "invalid binary value for type %s: digit %u",
-					   values_type_sql_name(vt), numeric_digit(n, d));
-	return true;
-}
-
-static void put_group(ValueBuf *b, unsigned dig, int from, int to)
-{
-	char g[4] = { (char) ('0' + dig / 1000), (char) ('0' + dig / 100 % 10),
-		      (char) ('0' + dig / 10 % 10), (char) ('0' + dig % 10) };
-
-	values_buf_put(b, g + from, (size_t) (to - from));
-}
-
-/* Appends numeric_out's text of n to b, as get_str_from_var() writes it:
- * the groups before the point (the first without its leading zeros), then
- * exactly dscale digits after it. */
-static void numeric_text(ValueBuf *b, const Numeric *n)
-{
-	if (n->sign != NUMERIC_POS && n->sign != NUMERIC_NEG) {
-		values_buf_puts(b, n->sign == NUMERIC_NAN ? "NaN" :
-				n->sign == NUMERIC_PINF ? "Infinity" : "-Infinity");
-		return;
-	}
-	values_buf_reserve(b, 3 + 4 * (size_t) (n->weight >= 0 ? n->weight + 1 : 1) +
-			   (size_t) n->dscale + 4);
-	if (n->sign == NUMERIC_NEG)
-		values_buf_putc(b, '-');
-	if (n->weight < 0)
-		values_buf_putc(b, '0');
-	for (int d = 0; d <= n->weight; d++) {
-		unsigned dig = numeric_digit(n, d);
-		int skip = d > 0 ? 0 : dig >= 1000 ? 0 : dig >= 100 ? 1 : dig >= 10 ? 2 : 3;
-
-		put_group(b, dig, skip, 4);
-	}
-	if (n->dscale > 0) {
-		values_buf_putc(b, '.');
-		for (int i = 0, d = n->weight + 1; i < n->dscale; i += 4, d++)
-			put_group(b, numeric_digit(n, d), 0, n->dscale - i < 4 ? n->dscale - i : 4);
-	}
+	return values_binary_bad_length(e, values_type_sql_name(vt), len);
 }
 
 static const uint64_t pow10_u[16] = {
@@ -196,11 +76,11 @@ static bool numeric_num_direct(const Numeric *n, Value *out)
 	if ((n->sign != NUMERIC_POS && n->sign != NUMERIC_NEG) || n->weight > 3 || n->dscale > 15)
 		return false;
 	for (int d = 0; d <= n->weight; d++)
-		ip = ip * NBASE + numeric_digit(n, d);
+		ip = ip * NBASE + values_numeric_digit(n, d);
 	for (int d = n->weight + 1; fdigits < n->dscale; d++) {
 		int take = n->dscale - fdigits < 4 ? n->dscale - fdigits : 4;
 
-		fp = fp * pow10_u[take] + numeric_digit(n, d) / pow10_u[4 - take];
+		fp = fp * pow10_u[take] + values_numeric_digit(n, d) / pow10_u[4 - take];
 		fdigits += take;
 	}
 	if (fp == 0) {
@@ -218,61 +98,30 @@ static bool numeric_num_direct(const Numeric *n, Value *out)
 	return true;
 }
 
-static void uuid_text(ValueBuf *b, const unsigned char *p)
-{
-	static const char hex[] = "0123456789abcdef";
-	char t[36], *w = t;
-
-	for (int i = 0; i < 16; i++) {
-		if (i == 4 || i == 6 || i == 8 || i == 10)
-			*w++ = '-';
-		*w++ = hex[p[i] >> 4];
-		*w++ = hex[p[i] & 15];
-	}
-	values_buf_put(b, t, sizeof t);
-}
-
-/*
- * A date (4 bytes: days) or a timestamp (8 bytes: microseconds) from
- * PostgreSQL's epoch into buf as date_out or timestamp_out writes it:
- * "infinity" and "-infinity" at the integer's ends, a value past the
- * type's range refused.
- */
-static bool datetime_text(const unsigned char *p, size_t len, bool date, ValueBuf *buf, Err *e,
-			  ValueType vt)
-{
-	int64_t v, top = date ? INT32_MAX : INT64_MAX;
-
-	if (len != (date ? 4 : 8))
-		return bad_length(e, vt, len);
-	v = date ? (int32_t) get32(p) : (int64_t) get64(p);
-	if (v == top || v == -top - 1)
-		values_buf_puts(buf, v > 0 ? "infinity" : "-infinity");
-	else if (v < (date ? MIN_DATE : MIN_TIMESTAMP) || v >= (date ? END_DATE : END_TIMESTAMP))
-		return values_fail(e, "%s out of range: %lld %s", date ? "date" : "timestamp",
-				   (long long) v, date ? "days" : "microseconds");
-	else if (date)
-		values_date_append(buf, (int32_t) v);
-	else
-		values_stamp_append(buf, v);
-	return true;
-}
-
-bool values_convert_binary(uint32_t type_oid, ColumnType type, const char *data, size_t len,
-			   ValueBuf *buf, Value *out, char *err, size_t errsize)
+bool values_convert_binary(uint32_t type_oid, ColumnType type, int server_version,
+			   const char *data, size_t len, ValueBuf *buf, Value *out, char *err,
+			   size_t errsize)
 {
 	const unsigned char *p = (const unsigned char *) data;
 	Err e = { err, errsize };
 	ValueType vt = type.vt;
 
-	if (!values_binary_supported(type_oid, type))
+	if (!values_binary_supported(type_oid, type, server_version))
 		return values_fail(&e, "type %u is not read in binary", (unsigned) type_oid);
 	if (data == NULL) {
 		if (len != 0)
 			return values_fail(&e, "value of %zu bytes has no data", len);
 		data = values_empty;
+		p = (const unsigned char *) data;
 	}
 	buf->len = 0;
+	if (vt == VT_ARRAY) {
+		if (!values_binary_array_json(values_array_elem_oid(type_oid), type.elem_vt,
+					      server_version, p, len, buf, &e))
+			return false;
+		values_set_from_buf(out, VAL_TEXT, buf);
+		return true;
+	}
 	switch (type_oid) {
 	case OID_BOOL:
 		if (len != 1)
@@ -323,29 +172,35 @@ bool values_convert_binary(uint32_t type_oid, ColumnType type, const char *data,
 			return values_fail(&e, "invalid binary value for type jsonb: version %d",
 					   len < 1 ? -1 : p[0]);
 		return values_convert(type, data + 1, len - 1, buf, out, err, errsize);
-	case OID_UUID:
-		if (len != 16)
-			return bad_length(&e, vt, len);
-		uuid_text(buf, p);
-		values_set_from_buf(out, VAL_TEXT, buf);
-		return true;
 	case OID_NUMERIC: {
 		Numeric n = { 0 };
 
-		if (!numeric_read(p, len, &n, &e, vt))
+		if (!values_numeric_read(p, len, &n, &e, vt))
 			return false;
 		if (vt == VT_NUMERIC_NUM && numeric_num_direct(&n, out))
 			return true;
 		/* the converters of numeric text leave buf alone */
-		numeric_text(buf, &n);
+		values_numeric_text(buf, &n);
 		return vt == VT_NUMERIC_NUM ?
 		       values_convert_numeric_num(buf->data, buf->len, out, &e) :
 		       values_convert_numeric_text(buf->data, buf->len, out, &e);
 	}
+	case OID_FLOAT4:
+		/* the shortest decimal, read as the text path reads it */
+		if (!values_binary_text(type_oid, server_version, p, len, buf, &e))
+			return false;
+		return values_convert_float(buf->data, buf->len, out, &e);
+	case OID_UUID:
 	case OID_DATE:
 	case OID_TIMESTAMP:
 	case OID_TIMESTAMPTZ:
-		if (!datetime_text(p, len, type_oid == OID_DATE, buf, &e, vt))
+	case OID_TIME:
+	case OID_TIMETZ:
+	case OID_INTERVAL:
+	case OID_INET:
+	case OID_CIDR:
+		/* the stored form, or the text: plain ASCII */
+		if (!values_binary_text(type_oid, server_version, p, len, buf, &e))
 			return false;
 		values_set_from_buf(out, VAL_TEXT, buf);
 		return true;

@@ -13,7 +13,11 @@
  *   values_time.c    timestamp and timestamptz text to the stored form
  *   values_json.c    JSON validation and JSON string escaping
  *   values_array.c   PostgreSQL array text to a JSON array
- *   values_binary.c  the binary format of some types to the same values
+ *   values_binary.c  the binary format of some types to the same values,
+ *                    over values_binary_array.c (arrays), over
+ *                    values_binary_text.c (each type's output text), over
+ *                    values_float.c (float texts); they share
+ *                    values_binary.h
  */
 #ifndef PGMIRROR_VALUES_INTERNAL_H
 #define PGMIRROR_VALUES_INTERNAL_H
@@ -29,6 +33,9 @@
 enum {
 	OID_TEXT = 25, OID_FLOAT8 = 701, OID_VARCHAR = 1043, OID_NUMERIC = 1700,
 };
+
+/* An array type's element type OID; 0 for any other type (values.c). */
+uint32_t values_array_elem_oid(uint32_t type_oid);
 
 #include "values_buf.h"
 #include "values_scalar.h"
