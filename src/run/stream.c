@@ -77,6 +77,7 @@ typedef struct Stream {
 	int64_t pos_asked;      /* when the question of the server's WAL position
 				 * went out (0: none is out) */
 	int64_t pos_asked_at;   /* the same as pgtime, for the answer */
+	int64_t last_ask;       /* when the last question went out */
 	bool progress_due;      /* a -v line waits for the answer */
 	int64_t last_sync_note; /* when last_sync_time was last stored */
 	int64_t noted_synced_at; /* the lag's synced_at then */
@@ -234,7 +235,7 @@ static void stream_ask_position(Stream *s, int64_t now)
 		log_debug("%s", lookup_position_error(s->run->lookup));
 		return;
 	}
-	s->pos_asked = now;
+	s->pos_asked = s->last_ask = now;
 	s->pos_asked_at = pgtime_now();
 }
 
@@ -440,22 +441,32 @@ static bool step_periodic(Stream *s, int64_t now, int64_t interval)
 	bool sync_due = stream_sync_due(s, now);
 	bool answered = stream_take_position(s, 0);
 
+	/* a service: once the mirror has reached an answer of the server
+	 * (its group committed now, between transactions), it held all the
+	 * server had when asked */
+	if (sync_due && !apply_in_transaction(s->apply) &&
+	    (s->lag.synced_at > s->noted_synced_at ||
+	     (s->lag.npending > 0 && apply_applied_lsn(s->apply) >= s->lag.pending[0].lsn))) {
+		if (!stream_flush(s)) {
+			s->end = STREAM_FAILED;
+			return false;
+		}
+		lag_note_durable(&s->lag, apply_durable_lsn(s->apply));
+		if (s->lag.synced_at > s->noted_synced_at && !stream_note_sync(s, s->lag.synced_at)) {
+			s->end = STREAM_FAILED;
+			return false;
+		}
+		sync_due = stream_sync_due(s, now);
+	}
+	/* (not in the feedback's block below: while groups are committed,
+	 * stream_tick() sends feedback more often than every interval) */
+	if (sync_due && now - s->last_ask >= interval)
+		stream_ask_position(s, now);
 	if (now - s->last_status >= interval) {
 		if (!stream_flush(s)) {
 			s->end = STREAM_FAILED;
 			return false;
 		}
-		/* an answer of the server that the mirror has reached since
-		 * the last note: the mirror held all the server had then */
-		lag_note_durable(&s->lag, apply_durable_lsn(s->apply));
-		if (sync_due && s->lag.synced_at > s->noted_synced_at &&
-		    !stream_note_sync(s, s->lag.synced_at)) {
-			s->end = STREAM_FAILED;
-			return false;
-		}
-		sync_due = stream_sync_due(s, now);
-		if (sync_due)
-			stream_ask_position(s, now);
 		/* a keepalive is asked for: the server's position for -v's
 		 * lag, and the quiet tables' one a service waits for */
 		if (!stream_send_status(s, log_get_level() >= LOG_DEBUG || sync_due)) {
