@@ -663,6 +663,8 @@ StreamEnd stream_run(Run *run, Applier *apply)
 	s.end = STREAM_DONE;
 done:
 	mirror_check_free(s.check);
+	if (s.pos_asked != 0)
+		lookup_disconnect(run->lookup); /* no old answer for the next round */
 	if (s.end == STREAM_FAILED && replicate_stopping())
 		s.end = STREAM_DONE; /* a step interrupted by SIGTERM; nothing committed */
 	lookup_set_tick(run->lookup, NULL, NULL);

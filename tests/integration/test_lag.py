@@ -121,9 +121,11 @@ def part_frozen(ctx, path, slot):
     ctx.catch_up(path, proc=proc)
     proxy.frozen = True
     mark = len(proc.stderr().splitlines())
-    m0 = ctx.mirror_lsn(path)
+    # the mirror may still store a keepalive that was under way, never
+    # more than the server had before the rows
+    before = ctx.source_flush_lsn()
     ctx.sql("INSERT INTO pubd SELECT g, repeat('x', 100) FROM generate_series(1, 2000) g")
-    ahead = ctx.source_flush_lsn() - m0
+    ahead = ctx.source_flush_lsn() - before
     t0 = time.time()
     deadline = t0 + 10 * harness.SLOW
     while True:
@@ -143,7 +145,8 @@ def part_frozen(ctx, path, slot):
     harness.log("frozen: after %.1f s: %s" % (time.time() - t0, [l for l in lines if
                                                                    "progress" in l][-1]))
     check(p[-1][1] >= 2.0, "a silent link's lag in seconds: %s" % (p[-1],))
-    check(ctx.mirror_lsn(path) == m0, "the mirror moved under a frozen link")
+    check(ctx.mirror_query(path, "SELECT count(*) FROM pubd") == [(0,)],
+          "rows came through a frozen link")
     proxy.frozen = False
     ctx.catch_up(path, proc=proc)
     ctx.assert_mirror_equals_source(path, "pubd", "pgm_marker")
@@ -192,9 +195,9 @@ def part_decoding(ctx, path, slot):
     # the lag while the walsender was busy: the server's bytes ahead
     lines = lines_since(proc, mark)
     p = progress(lines)
-    check(any(b >= (end - m0) // 2 for b, _ in p),
+    check(any(b >= 1 << 20 for b, _ in p),
           "while the walsender decoded %d bytes of unpublished WAL for %.1f s, no -v line "
-          "showed even half of them as lag:\n%s"
+          "showed even 1 MB of them as lag:\n%s"
           % (end - m0, reached - t0, "\n".join(l for l in lines if "progress" in l)))
     # and 0 once through
     deadline = time.time() + 20 * harness.SLOW
