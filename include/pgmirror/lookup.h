@@ -46,6 +46,18 @@ void lookup_disconnect(Lookup *l);
 void lookup_use_session(Lookup *l, Session *s);
 
 /*
+ * The server's WAL position, asked on l's own plain connection without
+ * waiting (session_ask_position(), session_poll_position()): the stream's
+ * lag. A look-up that comes while the question is under way gives it a
+ * second to be answered (the answer kept), then connects again.
+ * lookup_poll_position() waits up to wait_ms for the answer (0: not at
+ * all); lookup_position_error(): why a question failed.
+ */
+bool lookup_ask_position(Lookup *l) PGM_MUST_CHECK;
+int lookup_poll_position(Lookup *l, Lsn *pos, int wait_ms);
+const char *lookup_position_error(const Lookup *l);
+
+/*
  * The tables the publications pubs publish now, as
  * session_publication_tables() reads them, but over l's plain connection:
  * a running service checks them once a minute without starting a

@@ -235,6 +235,25 @@ bool session_send_status(Session *s, Lsn write, Lsn flush, Lsn apply,
  * look-ups while the replication connection streams. Same settings.
  */
 bool session_connect_plain(Session *s, const ConnParams *cp) PGM_MUST_CHECK;
+
+/*
+ * The server's WAL position, asked without waiting (session_async.c) on a
+ * plain connection, for a loop that must never stop for it (the stream's
+ * lag). session_ask_position() sends the question, first beginning a
+ * plain connection (cp as session_connect_plain() takes it) when s has
+ * none; false, error set, when that cannot begin. session_poll_position()
+ * moves it on without waiting: 1 once answered (*pos: up to where the
+ * server's walsenders can send, the flush position of a primary, the
+ * replayed one of a standby), 0 while under way, -1 on failure (error set,
+ * the connection closed). session_finish_async() frees the connection for
+ * other commands: it waits at most max_ms for a question under way,
+ * connecting included (its answer kept for the next poll), then closes
+ * the connection.
+ */
+bool session_ask_position(Session *s, const ConnParams *cp) PGM_MUST_CHECK;
+int session_poll_position(Session *s, Lsn *pos);
+void session_finish_async(Session *s, int max_ms);
+
 /* The libpq in use (PQlibVersion()), as text: "15.4". */
 const char *session_libpq_version(void);
 

@@ -46,6 +46,10 @@ static bool lookup_tick(void *ctx)
 static bool lookup_ready(Lookup *l)
 {
 	l->stopped = false;
+	/* a question of the WAL position is answered within a second or
+	 * given up (lookup_ask_position()) */
+	if (l->session == l->own)
+		session_finish_async(l->own, 1000);
 	return session_connected(l->session) ||
 	       (l->session == l->own && session_connect_plain(l->session, l->conn));
 }
@@ -199,6 +203,23 @@ bool lookup_publication_tables(Lookup *l, char *const *pubs, int npubs, bool (*s
 	ok = LOOKUP(l, session_publication_tables(l->session, pubs, npubs, out, n));
 	session_set_stop_check(l->own, NULL);
 	return ok;
+}
+
+bool lookup_ask_position(Lookup *l)
+{
+	return session_ask_position(l->own, l->conn);
+}
+
+int lookup_poll_position(Lookup *l, Lsn *pos, int wait_ms)
+{
+	if (wait_ms > 0)
+		session_finish_async(l->own, wait_ms);
+	return session_poll_position(l->own, pos);
+}
+
+const char *lookup_position_error(const Lookup *l)
+{
+	return session_error(l->own);
 }
 
 void lookup_use_session(Lookup *l, Session *s)

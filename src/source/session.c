@@ -108,6 +108,7 @@ void session_disconnect(Session *s)
 {
 	session_free_copybuf(s);
 	s->standby = false;
+	s->async = 0; /* what session_async.c had under way ends with it */
 	if (s->conn != NULL) {
 		PQfinish(s->conn);
 		s->conn = NULL;
@@ -455,12 +456,14 @@ static void conn_keywords(const ConnParams *cp, const char *replication, const c
 	vals[n] = NULL;
 }
 
-/* Connects; replication: "database" for the walsender, NULL for plain. */
-static bool connect_with(Session *s, const ConnParams *cp, const char *replication)
+/*
+ * Begins a connection (replication: "database" for the walsender, NULL for
+ * plain), to be driven by PQconnectPoll(); false, error set, when libpq
+ * cannot even begin it.
+ */
+bool session_connect_begin(Session *s, const ConnParams *cp, const char *replication)
 {
 	const char *keys[CONN_KEYWORDS], *vals[CONN_KEYWORDS];
-	const char *enc;
-	bool ok;
 
 	session_disconnect(s);
 	s->sqlstate[0] = '\0';
@@ -468,63 +471,83 @@ static bool connect_with(Session *s, const ConnParams *cp, const char *replicati
 	s->stopped = false;
 	conn_keywords(cp, replication, keys, vals);
 	s->conn = PQconnectStartParams(keys, vals, 1);
-	if (s->conn != NULL && PQstatus(s->conn) != CONNECTION_BAD)
+	if (s->conn != NULL && PQstatus(s->conn) != CONNECTION_BAD) {
 		PQsetNoticeReceiver(s->conn, log_server_notice, NULL);
-	if (s->conn == NULL || PQstatus(s->conn) == CONNECTION_BAD || !connect_poll(s)) {
-		const char *msg = s->conn ? PQerrorMessage(s->conn) : "out of memory";
-		const char *hint = NULL;
+		return true;
+	}
+	return session_connect_failed(s);
+}
 
-		/*
-		 * The server's words differ between versions: up to 15 "must
-		 * be superuser or replication role to start walsender", from
-		 * 16 on "permission denied to start WAL sender" with the
-		 * detail "Only roles with the REPLICATION attribute may ...".
-		 */
-		if (strstr(msg, "replication role") != NULL ||
-		    strstr(msg, "REPLICATION attribute") != NULL ||
-		    (strstr(msg, "replication") != NULL && strstr(msg, "permission") != NULL))
-			hint = "give the role the REPLICATION attribute on the source "
-			       "(ALTER ROLE name REPLICATION)";
-		else if (strstr(msg, "password authentication failed") != NULL ||
-			 strstr(msg, "no password supplied") != NULL)
-			hint = "check the password in -d, PGPASSWORD or ~/.pgpass (or the "
-			       "file PGPASSFILE names), or give -W to be asked for it";
-		if (s->stopped || (s->conn != NULL && PQstatus(s->conn) != CONNECTION_BAD))
-			return false; /* stopped, timed out: the error is set */
-		errbuf_set(&s->err, "could not connect to the source: %.*s%s%s",
-			   session_trimmed(msg), msg,
-			  hint ? "; " : "", hint ? hint : "");
-		return false;
-	}
-	enc = PQparameterStatus(s->conn, "client_encoding");
-	if (enc == NULL || strcmp(enc, "UTF8") != 0) {
-		errbuf_set(&s->err, "the source did not accept client_encoding UTF8 (it uses %s), "
-			  "so text could not be mirrored as UTF-8; check the server's settings",
-			  enc ? enc : "an unknown encoding");
-		session_disconnect(s);
-		return false;
-	}
+bool session_connect_failed(Session *s)
+{
+	const char *msg = s->conn ? PQerrorMessage(s->conn) : "out of memory";
+	const char *hint = NULL;
+
 	/*
-	 * pgoutput writes values with the walsender's own settings; these
-	 * make the text forms independent of the server's and role's defaults.
-	 * The timeouts a role or database may set would kill a long initial
-	 * copy, a catalog look-up, or a wait for a lock or for the
-	 * transactions that slot creation waits for, on every run: they are
-	 * turned off first thing (set here rather than in the startup
-	 * options, which would replace the user's own, from -d, PGOPTIONS or
-	 * a service file).
+	 * The server's words differ between versions: up to 15 "must be
+	 * superuser or replication role to start walsender", from 16 on
+	 * "permission denied to start WAL sender" with the detail "Only
+	 * roles with the REPLICATION attribute may ...".
 	 */
-	ok = session_run(s, "SET statement_timeout = 0; SET lock_timeout = 0; "
-			 "SET idle_in_transaction_session_timeout = 0; "
-			 "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; "
-			 "SET IntervalStyle = 'postgres'; SET extra_float_digits = 3; "
-			 "SET bytea_output = 'hex'",
-			 0, NULL, PGRES_COMMAND_OK, NULL, "set the session's settings");
-	/* only 17+ knows it */
-	if (ok && PQserverVersion(s->conn) >= 170000)
-		ok = session_run(s, "SET transaction_timeout = 0", 0, NULL, PGRES_COMMAND_OK, NULL,
-				 "turn off transaction_timeout");
-	return ok;
+	if (strstr(msg, "replication role") != NULL || strstr(msg, "REPLICATION attribute") != NULL ||
+	    (strstr(msg, "replication") != NULL && strstr(msg, "permission") != NULL))
+		hint = "give the role the REPLICATION attribute on the source "
+		       "(ALTER ROLE name REPLICATION)";
+	else if (strstr(msg, "password authentication failed") != NULL ||
+		 strstr(msg, "no password supplied") != NULL)
+		hint = "check the password in -d, PGPASSWORD or ~/.pgpass (or the "
+		       "file PGPASSFILE names), or give -W to be asked for it";
+	if (s->stopped || (s->conn != NULL && PQstatus(s->conn) != CONNECTION_BAD))
+		return false; /* stopped, timed out: the error is set */
+	errbuf_set(&s->err, "could not connect to the source: %.*s%s%s", session_trimmed(msg), msg,
+		   hint ? "; " : "", hint ? hint : "");
+	return false;
+}
+
+bool session_check_encoding(Session *s)
+{
+	const char *enc = PQparameterStatus(s->conn, "client_encoding");
+
+	if (enc != NULL && strcmp(enc, "UTF8") == 0)
+		return true;
+	errbuf_set(&s->err, "the source did not accept client_encoding UTF8 (it uses %s), "
+		   "so text could not be mirrored as UTF-8; check the server's settings",
+		   enc ? enc : "an unknown encoding");
+	session_disconnect(s);
+	return false;
+}
+
+/*
+ * pgoutput writes values with the walsender's own settings; these make the
+ * text forms independent of the server's and role's defaults. The timeouts
+ * a role or database may set would kill a long initial copy, a catalog
+ * look-up, or a wait for a lock or for the transactions that slot creation
+ * waits for, on every run: they are turned off first thing (set here rather
+ * than in the startup options, which would replace the user's own, from -d,
+ * PGOPTIONS or a service file). transaction_timeout: only 17+ knows it.
+ */
+const char *session_settings_sql(const Session *s)
+{
+#define SETTINGS "SET statement_timeout = 0; SET lock_timeout = 0; " \
+		 "SET idle_in_transaction_session_timeout = 0; " \
+		 "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; " \
+		 "SET IntervalStyle = 'postgres'; SET extra_float_digits = 3; " \
+		 "SET bytea_output = 'hex'"
+	return PQserverVersion(s->conn) >= 170000 ? SETTINGS "; SET transaction_timeout = 0"
+						   : SETTINGS;
+#undef SETTINGS
+}
+
+/* Connects; replication: "database" for the walsender, NULL for plain. */
+static bool connect_with(Session *s, const ConnParams *cp, const char *replication)
+{
+	if (!session_connect_begin(s, cp, replication))
+		return false;
+	if (!connect_poll(s))
+		return session_connect_failed(s);
+	return session_check_encoding(s) &&
+	       session_run(s, session_settings_sql(s), 0, NULL, PGRES_COMMAND_OK, NULL,
+			   "set the session's settings");
 }
 
 bool session_connect(Session *s, const ConnParams *cp)

@@ -24,8 +24,25 @@ struct Session {
 	char *copying;       /* "schema.table" of the last copy begun, for messages */
 	bool standby;        /* the server is in recovery (session_source_kind()) */
 	bool walsender;      /* a replication connection: no extended protocol */
+	int async;           /* what session_async.c has under way (SessionAsync) */
+	bool async_write;    /* connecting: PQconnectPoll() waits to write */
+	Lsn async_pos;       /* its answer, once it came */
 	ErrBuf err;          /* the last error */
 };
+
+/*
+ * Connecting in steps (session.c), for connect_with() and for a
+ * connection made without waiting (session_async.c):
+ * session_connect_begin() starts one (replication: "database" for the
+ * walsender, NULL for plain), PQconnectPoll() drives it,
+ * session_connect_failed() sets the error of one that failed and returns
+ * false, session_check_encoding() refuses a server that will not speak
+ * UTF-8, and the commands of session_settings_sql() come first on it.
+ */
+bool session_connect_begin(Session *s, const ConnParams *cp, const char *replication);
+bool session_connect_failed(Session *s);
+bool session_check_encoding(Session *s);
+const char *session_settings_sql(const Session *s);
 
 /* Notes the SQLSTATE of res (NULL: none) as the last error's. */
 void session_note_state(Session *s, const PGresult *res);
