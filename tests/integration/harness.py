@@ -1052,6 +1052,19 @@ def _cluster_lock(exclusive):
     return f
 
 
+
+def run_parts(ctx, parts, *args):
+    """Runs a test's parts (name -> function(ctx, *args)) in order, each
+    timed in the log; PARTS=a,b in the environment runs only those."""
+    only = [p for p in os.environ.get("PARTS", "").split(",") if p]
+    check(set(only) <= set(parts), "unknown PARTS %s (known: %s)"
+          % (sorted(set(only) - set(parts)), ", ".join(parts)))
+    for name, part in parts.items():
+        if not only or name in only:
+            t0 = time.time()
+            part(ctx, *args)
+            log("%s: %.1f s" % (name, time.time() - t0))
+
 def main(test, name=None, exclusive=False, encoding=None):
     """Run test(ctx) and exit 0 (pass) or 1 (fail).  Never 77.
     exclusive: the test changes server-wide settings and must run alone.

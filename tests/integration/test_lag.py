@@ -30,7 +30,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from harness import check, fail, fmt, parse_lsn  # noqa: E402
 
-PARTS = [p for p in os.environ.get("PARTS", "").split(",") if p]
 PROGRESS = re.compile(r"^pgmirror: progress: \d+ transactions, \d+ rows; "
                       r"lag (\d+) bytes, (\d+\.\d) s; confirmed [0-9A-F]+/[0-9A-F]+$")
 SILENT = re.compile(r"^pgmirror: nothing heard from the server for (\d+) s")
@@ -214,13 +213,8 @@ KNOWN = {"frozen": part_frozen, "decoding": part_decoding}
 
 
 def test(ctx):
-    check(set(PARTS) <= set(KNOWN), "unknown PARTS %s" % sorted(set(PARTS) - set(KNOWN)))
     path, slot = setup(ctx)
-    for name, part in KNOWN.items():
-        if not PARTS or name in PARTS:
-            t0 = time.time()
-            part(ctx, path, slot)
-            harness.log("%s: %.1f s" % (name, time.time() - t0))
+    harness.run_parts(ctx, KNOWN, path, slot)
 
 
 harness.main(test)

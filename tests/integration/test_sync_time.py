@@ -23,7 +23,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from harness import check, fail  # noqa: E402
 
-PARTS = [p for p in os.environ.get("PARTS", "").split(",") if p]
 INTERVAL = 2
 
 
@@ -135,13 +134,8 @@ KNOWN = {"busy": part_busy, "once": part_once}
 
 
 def test(ctx):
-    check(set(PARTS) <= set(KNOWN), "unknown PARTS %s" % sorted(set(PARTS) - set(KNOWN)))
     path, slot = setup(ctx)
-    for name, part in KNOWN.items():
-        if not PARTS or name in PARTS:
-            t0 = time.time()
-            part(ctx, path, slot)
-            harness.log("%s: %.1f s" % (name, time.time() - t0))
+    harness.run_parts(ctx, KNOWN, path, slot)
 
 
 harness.main(test)
