@@ -332,6 +332,10 @@ bool mirror_note_sync(Mirror *m, const char *when, int64_t lag_bytes, double lag
 	PGM_MUST_CHECK;
 /* An integrity check found result now ("ok" or what it found). */
 bool mirror_note_check(Mirror *m, const char *result) PGM_MUST_CHECK;
+/* In a file rebuilt for the damage a check found: that finding, as of the
+ * rebuild (so that it does not make the next run check again, as a finding
+ * no rebuild has mended does: mirror_check_due()). */
+bool mirror_note_mended_check(Mirror *m, const char *found) PGM_MUST_CHECK;
 /* The mirror was rebuilt from a fresh copy now, for reason. */
 bool mirror_note_rebuild(Mirror *m, const char *reason) PGM_MUST_CHECK;
 /* The run fails with error. */
@@ -375,7 +379,9 @@ bool mirror_check_done(MirrorCheck *c, MirrorCheckResult *res, char **found,
 /* Stops it (if still running) and frees it. */
 void mirror_check_free(MirrorCheck *c);
 
-/* Whether the last check is older than max_age_secs (or none was made). */
+/* Whether a check is due: the last one is older than max_age_secs, none
+ * was made, or the last one found damage that no rebuild has mended since
+ * (--check records it and heals nothing: the run after it does). */
 bool mirror_check_due(Mirror *m, int max_age_secs, bool *due) PGM_MUST_CHECK;
 
 /*

@@ -193,7 +193,9 @@ bool mirror_check_due(Mirror *m, int max_age_secs, bool *due)
 {
 	sqlite3_stmt *q = mirror_prepare(m,
 		"SELECT count(*) FROM pgmirror_state WHERE id = 1 AND (last_check_time IS NULL "
-		"OR last_check_time < datetime('now', '-' || ?1 || ' seconds'))", false);
+		"OR last_check_time < datetime('now', '-' || ?1 || ' seconds') "
+		"OR (last_check_result IS NOT 'ok' AND last_check_time > "
+		"coalesce(last_rebuild_time, '')))", false);
 	bool ok = false;
 
 	*due = false;

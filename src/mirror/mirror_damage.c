@@ -193,8 +193,13 @@ bool mirror_set_aside(const char *path, const char *fresh, char **errmsg)
 	}
 	ok = remove_one(aside, "-wal") && remove_one(aside, "-shm") &&
 	     rename_one(path, "-wal", aside, "-wal") && remove_one(path, "-shm") &&
-	     remove_one(path, "-journal") && rename_one(path, "", aside, "") &&
-	     (fresh == NULL || rename(fresh, path) == 0);
+	     remove_one(path, "-journal") && rename_one(path, "", aside, "");
+	/* the new file takes its -wal along (kept, checkpointed, when it was
+	 * closed: mirror_share.c), after it: a -wal never waits under the
+	 * name without its file; its -shm, which indexes it, is made anew */
+	if (ok && fresh != NULL)
+		ok = remove_one(fresh, "-shm") && rename(fresh, path) == 0 &&
+		     rename_one(fresh, "-wal", path, "-wal");
 	*errmsg = ok ? NULL : xasprintf("could not set mirror \"%s\" aside as \"%s\": %s", path,
 					aside, strerror(errno));
 	free(aside);

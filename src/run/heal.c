@@ -175,8 +175,10 @@ int heal_rebuild(Run *run)
 	    !restore_user_objects(run, u, run->heal_copy ? run->heal_copy_path : path))
 		rc = EXIT_ERROR;
 	if (rc == EXIT_OK && !stopped && run->heal_by_check &&
-	    !heal_record_check(run, run->heal_why))
+	    !mirror_note_mended_check(run->mirror, run->heal_why)) {
+		log_error("%s", mirror_error(run->mirror));
 		rc = EXIT_ERROR;
+	}
 	mirror_close(run->mirror); /* checkpointed: no -wal stays */
 	run->mirror = NULL;
 	if (rc != EXIT_OK || stopped) {
@@ -219,7 +221,7 @@ int replicate_check(const char *path)
 	MirrorOpenResult r;
 	MirrorState st = {0};
 	struct stat sb;
-	bool ours;
+	bool ours, recorded = false;
 	int serr = stat(path, &sb) != 0 ? errno : 0;
 
 	if (serr != 0 || !S_ISREG(sb.st_mode)) {
@@ -256,20 +258,24 @@ int replicate_check(const char *path)
 	printf("%s\n", found);
 	/* recorded where the file can be written (not while a pgmirror runs) */
 	r = mirror_open(path, MIRROR_WRITE, &m, &err);
-	if (r == MIRROR_OPEN_OK &&
-	    (!mirror_begin(m) || !mirror_note_check(m, found) || !mirror_commit(m)))
-		log_debug("the check's result is not recorded in mirror \"%s\": %s", path,
-			  mirror_error(m));
-	else if (r != MIRROR_OPEN_OK)
+	if (r == MIRROR_OPEN_OK) {
+		recorded = mirror_begin(m) && mirror_note_check(m, found) && mirror_commit(m);
+		if (!recorded)
+			log_debug("the check's result is not recorded in mirror \"%s\": %s", path,
+				  mirror_error(m));
+	} else
 		log_debug("the check's result is not recorded: %s", err);
 	if (r == MIRROR_OPEN_DAMAGED || res == MIRROR_CHECK_DAMAGED)
 		mirror_close_as_is(m);
 	else
 		mirror_close(m);
 	free(err);
+	/* a recorded finding makes the next run check, and heal */
 	if (res == MIRROR_CHECK_DAMAGED)
-		log_error("mirror \"%s\" is damaged; the next run of pgmirror sets it aside as "
-			  "\"%s.damaged\" and rebuilds it from a fresh copy", path, path);
+		log_error("mirror \"%s\" is damaged; %s sets it aside as \"%s.damaged\" and "
+			  "rebuilds it from a fresh copy", path, recorded ? "the next run of pgmirror"
+			  : "the run of pgmirror that meets the damage, or its next daily check,",
+			  path);
 	free(found);
 	return res == MIRROR_CHECK_SOUND ? EXIT_OK : EXIT_DAMAGED;
 }

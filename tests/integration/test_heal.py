@@ -79,6 +79,9 @@ def healed(ctx, path, slot, err, what):
     check("is damaged" in err and "rebuilt from a fresh copy" in err,
           "%s: no message about the damage and the rebuild:\n%s" % (what, err))
     check(os.path.exists(path + ".damaged"), "%s: no %s.damaged" % (what, path))
+    left = sorted(n for n in os.listdir(os.path.dirname(path))
+                  if n.startswith(os.path.basename(path) + ".rebuild"))
+    check(not left, "%s: the rebuild left %s behind" % (what, left))
     mode = os.stat(path).st_mode & 0o777
     check(mode == 0o640, "%s: the new file's mode is %o, not the old one's 640" % (what, mode))
     ctx.assert_mirror_equals_source(path, "orders")
@@ -150,6 +153,16 @@ def test(ctx):
     ctx.sql("UPDATE orders SET qty = qty + 1 WHERE id % 7 = 0")
     rc, out, err = ctx.once(path, slot, "pub")
     healed(ctx, path, slot, err, "leaf page")
+
+    # --check found the damage: the next run heals though no change reads
+    # the page (the check was recorded as just made, so not due again)
+    path, slot = mirror(ctx, "checked")
+    leaf = pages(ctx, path, "orders")[-2]
+    smash(path, (leaf - 1) * page_size(ctx, path), page_size(ctx, path))
+    out, err = check_exit(ctx, path, 5)
+    check("next run" in err, "--check's message: %s" % err)
+    rc, out, err = ctx.once(path, slot, "pub")
+    healed(ctx, path, slot, err, "a damage --check found")
 
     # an index page, found by the daily check of a --once run
     path, slot = mirror(ctx, "index", check_age="2 days")
