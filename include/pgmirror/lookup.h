@@ -34,6 +34,9 @@ void lookup_set_publications(Lookup *l, const char *pubs_text);
 /* Closes the connection (the next question opens a new one), e.g. to give
  * back the memory of a large answer. */
 void lookup_disconnect(Lookup *l);
+/* Whether l's own plain connection is open (a run with changes opened it
+ * for their questions; a quiet --once run has none). */
+bool lookup_connected(const Lookup *l);
 
 /*
  * Until called again with NULL, l asks on s, a connected session of the

@@ -670,10 +670,15 @@ StreamEnd stream_run(Run *run, Applier *apply)
 	/* --once: the mirror holds what the source had committed when
 	 * pgmirror connected (reached: every transaction that commits before
 	 * the end position is applied); the run knows it now, and the lag
-	 * says what came since */
+	 * says what came since: asked of the server on the plain connection
+	 * when the run has one open; a run that had no question to ask (most
+	 * runs of a fleet's devices) opens none for it, and its lag is what
+	 * the stream showed of the server's position */
 	if (s.reached && run->opt->once && !replicate_stopping()) {
-		stream_ask_position(&s, mono_usecs());
-		(void)stream_take_position(&s, 1000);
+		if (lookup_connected(run->lookup)) {
+			stream_ask_position(&s, mono_usecs());
+			(void)stream_take_position(&s, 1000);
+		}
 		if (!stream_note_sync(&s, pgtime_now())) {
 			s.end = STREAM_FAILED;
 			goto done;

@@ -194,6 +194,11 @@ void lookup_disconnect(Lookup *l)
 	session_disconnect(l->own);
 }
 
+bool lookup_connected(const Lookup *l)
+{
+	return session_connected(l->own);
+}
+
 bool lookup_publication_tables(Lookup *l, char *const *pubs, int npubs, bool (*stopping)(void),
 			       SourceTable **out, int *n)
 {
