@@ -41,6 +41,18 @@
 #           (-a, default 1000000) that pgmirror mirrors, then one change:
 #           pgmirror's time to follow (rebuild and refill), against its
 #           first run on the same table
+#   wire    bytes and CPU per row change of the streamed workloads (insert,
+#           small, upddel, run again for it) in pgoutput's text and binary
+#           formats: bench/wire.py runs the client through a byte-counting
+#           proxy and reports the bytes the server sent (all the client's
+#           connections, without TCP/IP headers), the client's CPU (user +
+#           system, wait4) and the CPU of the server processes that served
+#           it (the walsender, and a plain backend if one was opened; read
+#           from /proc just before each connection's end is passed on).
+#           pgmirror streams in binary where it can unless told
+#           --no-binary: both are measured when its --help shows that
+#           switch, else only its one (text) format. pg_recvlogical, with
+#           -o binary=false|true, is the reference for the same stream.
 # -w picks workloads (comma-separated; default all of them).
 # For each workload and each repeat (-r, default 3), two fresh slots exist
 # before the workload: pgmirror's own (created by a first pgmirror run on the
@@ -63,7 +75,7 @@ N=100000
 REPEATS=3
 PROTO=1
 BIN=${PGMIRROR:-}
-WORKLOADS=insert,small,upddel,copy,keyless,addcol
+WORKLOADS=insert,small,upddel,copy,keyless,addcol,wire
 KROWS=500000
 KCHANGES=20000
 AROWS=1000000
@@ -234,6 +246,50 @@ print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM bench_t").fetch
     RECV[$w]=$(median < "$WORK/recv.$w")
     MIRR[$w]=$(median < "$WORK/mirr.$w")
 done
+
+# Bytes on the wire and CPU per row change, both ends, per streaming format.
+WIRE_FORMATS=text
+if [ "$have_pgmirror" = yes ] && "$BIN" --help 2>/dev/null | grep -q -- --no-binary; then
+    WIRE_FORMATS="text binary"
+fi
+wire_run() {  # wire_run OUTFILE COMMAND...: one line of wire.py's figures into OUTFILE
+    local out=$1; shift
+    timeout "$T" /usr/bin/python3 "$HERE/wire.py" -- "$@" >> "$out" 2>>"$WORK/pgmirror.err"
+}
+declare -A WROWS
+WIRED=""
+for w in insert small upddel; do
+    { wanted wire && [ "$have_pgmirror" = yes ]; } || break
+    WIRED="$WIRED $w"
+    for fmt in $WIRE_FORMATS; do
+        if [ "$fmt" = text ]; then rb=false; else rb=true; fi
+        flag=; [ "$fmt" = text ] && [ "$WIRE_FORMATS" != text ] && flag=--no-binary
+        : > "$WORK/wire.recv.$w.$fmt"; : > "$WORK/wire.pgm.$w.$fmt"
+        for r in $(seq "$REPEATS"); do
+            setup
+            rows=$(workload "$w") || exit 1
+            end=$(q "SELECT pg_current_wal_insert_lsn()")
+            wire_run "$WORK/wire.recv.$w.$fmt" pg_recvlogical -d "$DB" -S "$S2" --start -E "$end" \
+                -o proto_version="$PROTO" -o publication_names="$PUB" -o binary=$rb -f /dev/null \
+                || { echo "bench: pg_recvlogical failed (wire, $w, $fmt)" >&2; exit 1; }
+            if [ "$MIRROR_OK" = yes ]; then
+                # shellcheck disable=SC2086
+                wire_run "$WORK/wire.pgm.$w.$fmt" "$BIN" -q -d "dbname=$DB" -S "$S1" -P "$PUB" \
+                    --endpos "$end" $flag "$WORK/mirror.db" ||
+                    echo "bench: pgmirror failed (wire, $w, $fmt, repeat $r)" >&2
+            fi
+            echo "  wire $w $fmt #$r: recvlogical $(tail -n1 "$WORK/wire.recv.$w.$fmt")," \
+                 "pgmirror $(tail -n1 "$WORK/wire.pgm.$w.$fmt")" >&2
+        done
+        WROWS[$w]=$rows
+    done
+done
+wire_per_row() {  # wire_per_row FILE FIELD ROWS SCALE: the median of FIELD over the runs, per row
+    local v
+    v=$(sed -n "s/.*\b$2=\([0-9.]*\).*/\1/p" "$1" | median)
+    [ "$v" = n/a ] && { echo n/a; return; }
+    echo "$v * $4 / $3" | bc -l | xargs printf "%.1f"
+}
 
 # Initial copy: pgmirror's first run (slot, COPY, SQLite, one commit) on a
 # table of CN rows, against psql's COPY of the same table to /dev/null and
@@ -448,6 +504,25 @@ for w in $STREAMED; do
         "$( [ "${MIRR[$w]}" = n/a ] && echo n/a || printf %.3f "${MIRR[$w]}")" "$mr" "$ratio"
 done
 echo "(ratio = pgmirror time / pg_recvlogical time for the same stream)"
+echo
+fi
+if [ -n "$WIRED" ]; then
+printf "%-8s %-6s %-9s %9s %10s %12s %12s\n" wire format client rows "B/row" "client us/row" "server us/row"
+for w in $WIRED; do
+    for fmt in $WIRE_FORMATS; do
+        for who in recv pgm; do
+            f=$WORK/wire.$who.$w.$fmt
+            printf "%-8s %-6s %-9s %9s %10s %12s %12s\n" "$w" "$fmt" \
+                "$( [ $who = recv ] && echo recvlogical || echo pgmirror)" "${WROWS[$w]}" \
+                "$(wire_per_row "$f" bytes_in "${WROWS[$w]}" 1)" \
+                "$(wire_per_row "$f" client_cpu "${WROWS[$w]}" 1000000)" \
+                "$(wire_per_row "$f" server_cpu "${WROWS[$w]}" 1000000)"
+        done
+    done
+done
+echo "(bench/wire.py: B/row = bytes the server sent over all the client's connections per row change,"
+echo " TCP/IP headers not counted; client = its user+system CPU; server = the CPU of the walsender and any"
+echo " other backend that served it; medians of $REPEATS runs; pgmirror's formats: $WIRE_FORMATS)"
 echo
 fi
 if wanted copy; then
