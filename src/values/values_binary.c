@@ -43,7 +43,7 @@ bool values_binary_supported(uint32_t type_oid, ColumnType type, int server_vers
 		return elem != 0 && type.delim == ',' &&
 		       values_binary_vt(elem, type.elem_vt) == type.elem_vt &&
 		       (shortest || (elem != OID_FLOAT4 && elem != OID_FLOAT8)) &&
-		       (VALUES_FLOAT8_TEXT || elem != OID_FLOAT8);
+		       (elem != OID_FLOAT8 || values_float8_text_exact());
 	}
 	return values_binary_vt(type_oid, type.vt) == type.vt &&
 	       (shortest || type_oid != OID_FLOAT4);

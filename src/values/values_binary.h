@@ -16,9 +16,10 @@
 #include "values_internal.h"
 
 /* Whether values_float_text() can write a float8: the midpoints between a
- * float8 and its neighbours must be exact long doubles (54 bits); where
- * long double is double, float8 arrays are not read in binary. */
-#define VALUES_FLOAT8_TEXT (LDBL_MANT_DIG >= 54)
+ * float8 and its neighbours must be exact long doubles (54 bits), also
+ * when computed (valgrind, for one, computes long doubles as doubles);
+ * where they are not, float8 arrays are not read in binary. */
+bool values_float8_text_exact(void);
 
 /* Built-in type OIDs read in binary (pg_type.dat). */
 enum {
@@ -85,7 +86,7 @@ bool values_binary_text(uint32_t type_oid, int version, const unsigned char *p, 
 
 /* float4out / float8out (PostgreSQL 12+, extra_float_digits > 0) of v,
  * a float4's value when single (values_float.c); a float8 only where
- * VALUES_FLOAT8_TEXT. */
+ * values_float8_text_exact(). */
 void values_float_text(ValueBuf *b, double v, bool single);
 
 /* time_out, timetz_out, interval_out and inet_out/cidr_out of the send

@@ -247,6 +247,14 @@ static void layout(ValueBuf *b, const char *d, int n, int e, bool single)
 	values_int_append(b, e < 0 ? -e : e);
 }
 
+bool values_float8_text_exact(void)
+{
+	/* 1 + 2^-60 differs from 1 where long doubles carry 61 bits or more */
+	volatile long double one = 1.0L, x = one + 0x1p-60L;
+
+	return LDBL_MANT_DIG >= 54 && x != one;
+}
+
 void values_float_text(ValueBuf *b, double v, bool single)
 {
 	Digits D;
@@ -286,9 +294,16 @@ void values_float_text(ValueBuf *b, double v, bool single)
 			lo = mid + 1;
 		}
 	}
-	/* 9 digits always read back as the float4, 17 as the float8 */
-	if (!found && !try_digits(&D, hi, best, &best_e))
-		abort();
+	/* 9 digits always read back as the float4, 17 as the float8, where
+	 * the midpoints are exact; should they not be, the 17 digits of %.17g
+	 * read back too, without float8out's choice among them */
+	if (!found && !try_digits(&D, hi, best, &best_e)) {
+		char g[32];
+
+		snprintf(g, sizeof g, "%.*g", single ? 9 : 17, v);
+		values_buf_puts(b, g);
+		return;
+	}
 	/* drop zeros a carry left at the end ("1999" up to "2000") */
 	while (hi > 1 && best[hi - 1] == '0')
 		hi--;

@@ -166,6 +166,16 @@ static size_t numeric(unsigned char *b, int weight, unsigned sign, int dscale, i
 #define POS 0x0000
 #define NEG 0x4000
 
+/* Whether long doubles carry 61 bits or more as computed here (not where
+ * long double is double, as on armhf, nor under valgrind, which computes
+ * them as doubles): float8 arrays are read in binary only then. */
+static bool float8_text_exact(void)
+{
+	volatile long double one = 1.0L, x = one + 0x1p-60L;
+
+	return x != one;
+}
+
 static void test_supported(void **state)
 {
 	static const uint32_t yes[] = {
@@ -173,7 +183,7 @@ static void test_supported(void **state)
 		VARCHAR, DATE, TIME, TIMESTAMP, TIMESTAMPTZ, INTERVAL, NUMERIC, UUID, JSONB,
 		TIMETZ, INET, CIDR,
 		/* their arrays */
-		1000, 1001, 1003, 1016, 1005, 1007, 1009, 1028, 199, 1021, 1022, 1014, 1015,
+		1000, 1001, 1003, 1016, 1005, 1007, 1009, 1028, 199, 1021, 1014, 1015,
 		1182, 1183, 1115, 1185, 1187, 1231, 2951, 3807, 1270, 1041, 651,
 	};
 
@@ -181,6 +191,7 @@ static void test_supported(void **state)
 	for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
 		if (!values_binary_supported(yes[i], type_of(yes[i], -1), V15))
 			fail_msg("type %u is not read in binary", yes[i]);
+	assert_true(values_binary_supported(1022, type_of(1022, -1), V15) == float8_text_exact());
 	assert_true(values_binary_supported(NUMERIC, type_of(NUMERIC, NUM_10_2), V15));
 	assert_true(values_binary_supported(1231, type_of(1231, NUM_10_2), V15));
 	/* before 12, float4's text is not its shortest decimal, nor a float
@@ -545,22 +556,24 @@ static void test_arrays(void **state)
 	arr_bits(&a, 0xff800000, 4);
 	same_array(1021, &a, "{1e-45,3.4028235e+38,-Infinity}",
 		   "[1e-45,3.4028235e+38,\"-Infinity\"]");
-	arr_start(&a, FLOAT8, 1, three, NULL, false);
-	d = 0.1;
-	memcpy(&bits, &d, 8);
-	arr_bits(&a, bits, 8);
-	arr_bits(&a, 1, 8);
-	arr_bits(&a, UINT64_C(0x435b702ab297ac10), 8);
-	same_array(1022, &a, "{0.1,5e-324,3.0892612233637952e+16}",
-		   "[0.1,5e-324,3.0892612233637952e+16]");
-	arr_start(&a, FLOAT8, 1, two, NULL, false);
-	d = 1e100;
-	memcpy(&bits, &d, 8);
-	arr_bits(&a, bits, 8);
-	d = 123456789012345.6;
-	memcpy(&bits, &d, 8);
-	arr_bits(&a, bits, 8);
-	same_array(1022, &a, "{1e+100,123456789012345.6}", "[1e+100,123456789012345.6]");
+	if (float8_text_exact()) {
+		arr_start(&a, FLOAT8, 1, three, NULL, false);
+		d = 0.1;
+		memcpy(&bits, &d, 8);
+		arr_bits(&a, bits, 8);
+		arr_bits(&a, 1, 8);
+		arr_bits(&a, UINT64_C(0x435b702ab297ac10), 8);
+		same_array(1022, &a, "{0.1,5e-324,3.0892612233637952e+16}",
+			   "[0.1,5e-324,3.0892612233637952e+16]");
+		arr_start(&a, FLOAT8, 1, two, NULL, false);
+		d = 1e100;
+		memcpy(&bits, &d, 8);
+		arr_bits(&a, bits, 8);
+		d = 123456789012345.6;
+		memcpy(&bits, &d, 8);
+		arr_bits(&a, bits, 8);
+		same_array(1022, &a, "{1e+100,123456789012345.6}", "[1e+100,123456789012345.6]");
+	}
 
 	/* timestamps in their stored form, bool, bytea, jsonb, uuid */
 	arr_start(&a, TIMESTAMPTZ, 1, three, NULL, false);
