@@ -76,10 +76,13 @@ def part_busy(ctx, path, slot):
     check(len(new) >= 10 / (INTERVAL + slack) - 1 and len(new) >= 2,
           "in 10 s of a busy service with a %d s sync interval, last_sync_time was "
           "written %d times: %s" % (INTERVAL, len(new), [v for _, v in seen]))
-    times = [utc(v) for _, v in seen]
-    for a, b in zip(times, times[1:]):
-        check(b - a >= INTERVAL - 0.05, "last_sync_time written twice within %d s: %s"
-              % (INTERVAL, [v for _, v in seen]))
+    # the writes are spaced (seen when read, every 0.1 s); the values are
+    # the moments the server was asked, which can lie closer together when
+    # a busy mirror reaches two answers between two writes
+    reads = [r for r, _ in seen]
+    for a, b in zip(reads, reads[1:]):
+        check(b - a >= INTERVAL - 0.5, "last_sync_time written twice within %d s: %s"
+              % (INTERVAL, ["%.2f s: %s" % (r - t0, v) for r, v in seen]))
     for read, v in new:
         check(utc(v) <= read and read - utc(v) <= INTERVAL + slack,
               "last_sync_time %s read at %s: not a recent moment"
