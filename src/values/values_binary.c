@@ -27,7 +27,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "values_binary.h"
+#include "values_wire.h"
 
 /* Before 12, float4out and float8out write 9 and 17 digits, not the
  * shortest decimal values_float_text() writes. */

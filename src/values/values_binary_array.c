@@ -16,7 +16,7 @@
 #include <assert.h>
 #include <string.h>
 
-#include "values_binary.h"
+#include "values_wire.h"
 
 /* PostgreSQL's MAXDIM. */
 #define ARRAY_DIM_MAX 6

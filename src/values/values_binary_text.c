@@ -26,7 +26,7 @@
 
 #include <string.h>
 
-#include "values_binary.h"
+#include "values_wire.h"
 
 /* Microseconds and days from 2000-01-01, PostgreSQL's epoch, to the first
  * value past its range (timestamp.h: MIN_TIMESTAMP, END_TIMESTAMP; and

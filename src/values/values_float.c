@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "values_binary.h"
+#include "values_wire.h"
 
 /* Significant digits printed first, for up to 17 (a float8) or 9 (a
  * float4) that may be kept: only a tail of "5" and zeros leaves their

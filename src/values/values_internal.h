@@ -17,7 +17,7 @@
  *                    over values_binary_array.c (arrays), over
  *                    values_binary_text.c (each type's output text), over
  *                    values_float.c (float texts); they share
- *                    values_binary.h
+ *                    values_wire.h
  */
 #ifndef PGMIRROR_VALUES_INTERNAL_H
 #define PGMIRROR_VALUES_INTERNAL_H

@@ -1,11 +1,11 @@
 /*
- * values_binary.h: what the files that read PostgreSQL's binary format
+ * values_wire.h: what the files that read PostgreSQL's binary format
  * share: big-endian readers, the texts output functions write (the
  * float texts in values_float.c, the time, interval and network address
  * texts in values_binary_text.c), and arrays (values_binary_array.c).
  */
-#ifndef PGMIRROR_VALUES_BINARY_H
-#define PGMIRROR_VALUES_BINARY_H
+#ifndef PGMIRROR_VALUES_WIRE_H
+#define PGMIRROR_VALUES_WIRE_H
 
 #include <stdbool.h>
 #include <stddef.h>
