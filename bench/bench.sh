@@ -30,7 +30,9 @@
 #           neighbour's load moves less; and "beside": SQLite alone once
 #           more while psql -c "COPY bench_t TO STDOUT (FORMAT binary)"
 #           runs in a loop beside it, the load the server and a reader put
-#           on the machine during pgmirror's copy, without its pipeline
+#           on the machine during pgmirror's copy, without its pipeline;
+#           and twice more outside the mirror's settings, to show what
+#           they cost: with a rollback journal, and with 64 kB pages
 #   keyless a table of K rows (-k, default 500000), mirrored by a first run,
 #           then C single-row DELETEs and C single-row UPDATEs (-c, default
 #           20000), each its own transaction; pgmirror's time to apply them
@@ -303,16 +305,18 @@ if wanted copy && ! cc -O2 -o "$ALONE" "$HERE/sqlite_alone.c" $(pkg-config --cfl
     echo "bench: could not build bench/sqlite_alone.c: its column will be n/a" >&2
     ALONE=
 fi
-sqlite_alone() {  # sqlite_alone WHAT: its seconds for pgmirror's rows, or a failure said
-    local out
+sqlite_alone() {  # sqlite_alone WHAT [JOURNAL_MODE [PAGE_SIZE]]: its seconds for pgmirror's
+                  # rows, or a failure said
+    local out what=$1
+    shift
     sync  # the disk writes of the run before are not this one's
-    if out=$(timeout "$T" "$ALONE" "$WORK/mirror.db" bench_t "$WORK/alone.db" \
+    if out=$(timeout "$T" "$ALONE" "$WORK/mirror.db" bench_t "$WORK/alone.db" "$@" \
              2>>"$WORK/pgmirror.err"); then
         [ "$(echo "$out" | awk '{ print $1 }')" = "$CN" ] ||
-            echo "bench: WARNING: $1 inserted $out rows, not $CN" >&2
+            echo "bench: WARNING: $what inserted $out rows, not $CN" >&2
         echo "$out" | awk '{ print $2 }'
     else
-        echo "bench: $1 failed (copy, repeat $r)" >&2
+        echo "bench: $what failed (copy, repeat $r)" >&2
         echo n/a
         rm -f "$WORK"/alone.db*
         return 1
@@ -320,7 +324,7 @@ sqlite_alone() {  # sqlite_alone WHAT: its seconds for pgmirror's rows, or a fai
     rm -f "$WORK"/alone.db*
 }
 : > "$WORK/copy.psql"; : > "$WORK/copy.pgm"; : > "$WORK/copy.alone"; : > "$WORK/copy.pair"
-: > "$WORK/copy.beside"
+: > "$WORK/copy.beside"; : > "$WORK/copy.rollback"; : > "$WORK/copy.bigpages"
 for r in $(seq "$REPEATS"); do
     wanted copy || break
     make_table
@@ -355,6 +359,13 @@ for r in $(seq "$REPEATS"); do
             echo "$alone" >> "$WORK/copy.alone"
             echo "$alone / $pgm" | bc -l >> "$WORK/copy.pair"
         fi
+        # outside the mirror's settings, where a mirror may not go: what
+        # they would be worth (the WAL writes each page twice; bigger
+        # pages make fewer, bigger writes)
+        out=$(sqlite_alone "SQLite alone, rollback journal" DELETE) &&
+            echo "$out" >> "$WORK/copy.rollback"
+        out=$(sqlite_alone "SQLite alone, 64 kB pages" WAL 65536) &&
+            echo "$out" >> "$WORK/copy.bigpages"
         # again, while the server sends the table to a psql beside, as it
         # sends it to pgmirror's reader during its copy (in binary: every
         # column of bench_t is of a type pgmirror reads in it)
@@ -379,6 +390,8 @@ COPY_PGM=$(median < "$WORK/copy.pgm")
 COPY_ALONE=$(median < "$WORK/copy.alone")
 COPY_PAIR=$(median < "$WORK/copy.pair")
 COPY_BESIDE=$(median < "$WORK/copy.beside")
+COPY_ROLLBACK=$(median < "$WORK/copy.rollback")
+COPY_BIGPAGES=$(median < "$WORK/copy.bigpages")
 
 first_run() {  # first_run FILE: pgmirror's first run, with its copy, timed into FILE
     local t0 t1
@@ -550,6 +563,17 @@ if [ "$COPY_PGM" != n/a ] && [ "$COPY_BESIDE" != n/a ]; then
         "$(echo "$COPY_BESIDE / $COPY_PGM" | bc -l | xargs printf "%.2f")"
     echo "(beside = SQLite alone again, while the server sends the table to a psql beside it in binary, as it"
     echo " sends it to pgmirror's reader: the two cores' load of pgmirror's copy, without its pipeline)"
+fi
+if [ "$COPY_ROLLBACK" != n/a ] && [ "$COPY_BIGPAGES" != n/a ]; then
+    printf "%-8s %9s %12s %14s %12s\n" outside rows "alone s" "alone rows/s" "of COPY's"
+    printf "%-8s %9s %12.3f %14s %12.2f\n" rollback "$CN" "$COPY_ROLLBACK" \
+        "$(rate "$CN" "$COPY_ROLLBACK")" "$(echo "$COPY_PSQL / $COPY_ROLLBACK" | bc -l)"
+    printf "%-8s %9s %12.3f %14s %12.2f\n" 64kpages "$CN" "$COPY_BIGPAGES" \
+        "$(rate "$CN" "$COPY_BIGPAGES")" "$(echo "$COPY_PSQL / $COPY_BIGPAGES" | bc -l)"
+    echo "(SQLite alone outside the mirror's settings, which a mirror may not leave: a rollback journal,"
+    echo " which writes new pages once where the WAL writes them twice, but locks readers out while it"
+    echo " writes; 64 kB pages in WAL mode, which make every small transaction write 64 kB per page"
+    echo " it touches; of COPY's = COPY's time / this one's, as for pgmirror's rate against COPY)"
 fi
 echo
 fi

@@ -2,7 +2,7 @@
  * sqlite_alone.c: the benchmark's "SQLite alone" figure for the initial
  * copy: the best pgmirror's writer could do with the same rows.
  *
- *   sqlite_alone MIRROR.db TABLE OUT.db
+ *   sqlite_alone MIRROR.db TABLE OUT.db [JOURNAL_MODE [PAGE_SIZE]]
  *
  * Reads every row of TABLE from a mirror pgmirror made (the values as
  * pgmirror stores them: integers, reals, text, blobs) into memory, then,
@@ -14,6 +14,11 @@
  * transaction through the same prepared INSERT OR REPLACE, binding each
  * value as pgmirror does (text and blobs SQLITE_STATIC), then commits.
  * No value conversion, no network: the ceiling for pgmirror's copy rate.
+ * JOURNAL_MODE (default WAL, what the mirror must use) and PAGE_SIZE
+ * (default SQLite's, 4096, what a mirror has) measure what SQLite alone
+ * would do outside the mirror's settings: DELETE (a rollback journal
+ * writes new pages once, where the WAL writes them twice, into the WAL
+ * and then into the file) and bigger pages (fewer, bigger writes).
  * Prints "ROWS SECONDS ROWS_PER_SECOND".
  */
 #include <stdint.h>
@@ -59,6 +64,17 @@ static double now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* A journal mode's name: letters only, so it goes into the PRAGMA as is. */
+static int is_word(const char *s)
+{
+	if (*s == '\0')
+		return 0;
+	for (; *s != '\0'; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
+			return 0;
+	return 1;
+}
+
 static void exec(sqlite3 *db, const char *sql)
 {
 	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
@@ -74,10 +90,13 @@ int main(int argc, char **argv)
 	char *arena = NULL;
 	size_t nvals = 0, vcap = 0, alen = 0, acap = 0, nrows = 0;
 	int ncols;
+	const char *journal = argc > 4 ? argv[4] : "WAL";
+	int page_size = argc > 5 ? atoi(argv[5]) : 0;
 	double t0, t1;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: sqlite_alone MIRROR.db TABLE OUT.db\n");
+	if (argc < 4 || argc > 6 || !is_word(journal) ||
+	    (argc > 5 && (page_size < 512 || page_size > 65536 || (page_size & (page_size - 1))))) {
+		fprintf(stderr, "usage: sqlite_alone MIRROR.db TABLE OUT.db [JOURNAL_MODE [PAGE_SIZE]]\n");
 		return 2;
 	}
 	/* before SQLite's first use, as mirror_open() does */
@@ -133,8 +152,15 @@ int main(int argc, char **argv)
 	if (sqlite3_open_v2(argv[3], &dst, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
 		die(dst, "create the output");
-	exec(dst, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; "
-		  "PRAGMA foreign_keys = OFF; PRAGMA trusted_schema = OFF");
+	if (page_size > 0) {
+		sql = sqlite3_mprintf("PRAGMA page_size = %d", page_size);
+		exec(dst, sql);
+		sqlite3_free(sql);
+	}
+	sql = sqlite3_mprintf("PRAGMA journal_mode = %s", journal);
+	exec(dst, sql);
+	sqlite3_free(sql);
+	exec(dst, "PRAGMA synchronous = FULL; PRAGMA foreign_keys = OFF; PRAGMA trusted_schema = OFF");
 	exec(dst, "BEGIN IMMEDIATE");
 	exec(dst, ddl);
 	sql = sqlite3_mprintf("INSERT OR REPLACE INTO \"%w\" (%s) VALUES (", argv[2], cols);
