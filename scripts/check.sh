@@ -245,7 +245,8 @@ fuzz() {
 	corpus=$(mktemp -d)
 	cp "$top"/tests/fuzz/corpus/* "$corpus"/
 	(cd "$dir" && ./tests/fuzz/fuzz_pgoutput -max_total_time="$fuzz_seconds" \
-		-print_final_stats=1 "$corpus" 2>&1 | grep -E 'stat::number_of_executed_units|#[0-9]+ *DONE|ERROR|SUMMARY')
+		-print_final_stats=1 "$corpus" 2>&1 |
+		grep -E 'stat::number_of_executed_units|#[0-9]+ *DONE|ERROR|SUMMARY|runtime error')
 	local rc=${PIPESTATUS[0]}
 	rm -rf "$corpus"
 	return "$rc"
