@@ -25,12 +25,16 @@
 -- What differs between server versions is filled in by the caller: $2 the
 -- row filter (pt.rowfilter from 15 on, else NULL::text), $3 the column list
 -- (pt.attnames from 15 on, else NULL::name[]), $4 the condition that
--- leaves out generated columns (from 12 on, else nothing), $5 the text of
+-- leaves out the generated columns pgoutput never sends (all of them from
+-- 12 to 17; from 18 on the virtual ones, while a stored one is sent when
+-- a publication says so, with publish_generated_columns or a column list
+-- that names it, as pt.attnames says), $5 the text of
 -- publication p's publish_via_partition_root (from 13 on, else ''), $6 the
 -- text of pg_publication_rel row r's row filter and column list (from 15
 -- on, else ''), $7 the schema memberships of the table and its ancestors
 -- (from 15 on a query of pg_publication_namespace, else one that finds
--- none).
+-- none), $8 whether the column is generated (from 12 on, else false),
+-- which COPY cannot list but a query can read.
 WITH RECURSIVE pubrel AS (
   SELECT c.oid AS relid, n.nspname, c.relname, c.relreplident, c.relkind,
          $2 AS rowfilter, $3 AS attnames, pt.pubname
@@ -80,7 +84,7 @@ SELECT t.relid, t.nspname, t.relname, t.relreplident, t.relkind = 'p',
          WHERE i.indrelid = t.relid AND a.attnum = ANY (i.indkey) AND
                CASE t.relreplident WHEN 'i' THEN i.indisreplident
                WHEN 'd' THEN i.indisprimary ELSE false END),
-       d.definition
+       d.definition, $8
 FROM t
 LEFT JOIN defs d ON d.relid = t.relid
 LEFT JOIN pg_catalog.pg_attribute a ON a.attrelid = t.relid

@@ -47,6 +47,7 @@ typedef struct SourceColumn {
 	uint32_t type_oid;
 	int32_t type_mod;
 	bool is_key;        /* replica identity column (all for FULL) */
+	bool generated;     /* a stored generated column (published from 18 on) */
 } SourceColumn;
 
 typedef struct SourceTable {

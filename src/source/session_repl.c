@@ -199,22 +199,25 @@ bool session_copy_begin(Session *s, const SourceTable *t, bool binary)
 	const char **names = xcalloc((size_t)t->ncols + 1, sizeof(char *));
 	char *nsp = session_quote(s, t->nspname, true), *rel = session_quote(s, t->relname, true);
 	char *cols = NULL, *sql = NULL, *what = NULL;
-	bool ok = false;
+	bool ok = false, generated = false;
 
 	if (nsp == NULL || rel == NULL)
 		goto done;
-	for (int i = 0; i < t->ncols; i++)
+	for (int i = 0; i < t->ncols; i++) {
 		names[i] = t->cols[i].name;
+		generated |= t->cols[i].generated;
+	}
 	if ((cols = session_quote_list(s, names, t->ncols, true, ", ")) == NULL)
 		goto done;
 	/*
 	 * A plain table without a row filter is read straight (COPY's own scan,
 	 * without a query's, which is the server's cheaper way), which never
 	 * takes the rows of inheritance children: they are not the table's in
-	 * the stream. A query takes a row filter, and a partitioned root
-	 * (published via the root), which holds no rows of its own.
+	 * the stream. A query takes a row filter, a partitioned root
+	 * (published via the root), which holds no rows of its own, and a
+	 * generated column, which COPY refuses to list.
 	 */
-	if (t->partitioned || t->rowfilter)
+	if (t->partitioned || t->rowfilter || generated)
 		sql = xasprintf("COPY (SELECT %s FROM %s%s.%s%s%s) TO STDOUT%s", cols,
 				t->partitioned ? "" : "ONLY ", nsp, rel,
 				t->rowfilter ? " WHERE " : "", t->rowfilter ? t->rowfilter : "",
