@@ -31,6 +31,7 @@ typedef struct SlotInfo {
 	bool active;           /* a connection is streaming from it */
 	bool usable;           /* not invalidated (wal_status <> 'lost') */
 	bool failover;         /* a failover slot (17+) */
+	char *invalidated_by;  /* invalidation_reason (17+), or NULL */
 	char *plugin;
 	char *database;
 	Lsn confirmed_flush;
@@ -38,8 +39,8 @@ typedef struct SlotInfo {
 
 /*
  * A published table as the catalog describes it: the columns pgoutput's
- * Relation message will list (not dropped, not generated, within the
- * publications' column lists), with the same types, typmods and key flags,
+ * Relation message will list (not dropped, generated only where published,
+ * within the publications' column lists), with the same types, typmods and key flags,
  * so the table the initial copy makes is the one the stream expects.
  */
 typedef struct SourceColumn {

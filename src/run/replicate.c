@@ -166,6 +166,51 @@ static int check_publications(Run *run, char *const *pubs, int npubs)
 }
 
 /*
+ * Why the server invalidated a slot, from its invalidation_reason
+ * (PostgreSQL 17+; NULL before): the reason recorded for the rebuild, and
+ * what to change so that it does not happen again.
+ */
+static const struct {
+	const char *reason;   /* invalidation_reason */
+	const char *rebuild;  /* last_rebuild_reason (a constant) */
+	const char *advice;
+} invalidations[] = {
+	{"wal_removed", "replication slot invalidated on the source: it fell behind by more "
+	 "than max_slot_wal_keep_size",
+	 "run pgmirror more often, or raise max_slot_wal_keep_size on the source"},
+	{"idle_timeout", "replication slot invalidated on the source: unused for longer than "
+	 "idle_replication_slot_timeout",
+	 "run pgmirror more often than idle_replication_slot_timeout, or raise that setting on "
+	 "the source"},
+	{"rows_removed", "replication slot invalidated on the source: rows it needed were "
+	 "removed by vacuum on the primary",
+	 "on a standby source, set hot_standby_feedback = on and use a physical slot between "
+	 "the primary and the standby"},
+	{"wal_level_insufficient", "replication slot invalidated on the source: wal_level was "
+	 "set below logical", "set wal_level = logical on the source"},
+};
+
+static void slot_invalidated(Run *run, const char *reason)
+{
+	const char *advice = "a slot is invalidated when it falls behind by more than "
+			     "max_slot_wal_keep_size (or, from PostgreSQL 17 on, for the reason "
+			     "pg_replication_slots.invalidation_reason gives)";
+
+	run->rebuild_reason = "replication slot invalidated on the source";
+	for (size_t i = 0; reason != NULL && i < sizeof(invalidations) / sizeof(invalidations[0]);
+	     i++)
+		if (strcmp(reason, invalidations[i].reason) == 0) {
+			run->rebuild_reason = invalidations[i].rebuild;
+			advice = invalidations[i].advice;
+		}
+	log_warning("replication slot \"%s\" of mirror \"%s\" was invalidated on the source "
+		    "(%s); creating it again and rebuilding the mirror from a fresh copy (readers "
+		    "keep the old contents until the new ones are complete); %s",
+		    run->state.slot, run->opt->mirror_path, reason ? reason : "wal_status lost",
+		    advice);
+}
+
+/*
  * An existing mirror: its slot must be there and not ahead of it. A slot
  * that is gone, invalidated, or whose WAL the stream found removed
  * (run->slot_unreadable) sets *rebuild: the mirror is made again from a
@@ -194,19 +239,22 @@ static int check_slot(Run *run, bool *rebuild)
 			  run->state.slot);
 		goto done;
 	}
-	if (!si.exists || !si.usable || run->slot_unreadable) {
+	if (si.exists && !si.usable) {
+		slot_invalidated(run, si.invalidated_by);
+		*rebuild = true;
+		rc = EXIT_OK;
+		goto done;
+	}
+	if (!si.exists || run->slot_unreadable) {
 		run->rebuild_reason = !si.exists ? "replication slot lost (dropped on the source)"
-				      : run->slot_unreadable ? "replication slot unreadable (its WAL "
-							       "was removed from the source)"
-				      : "replication slot invalidated on the source";
+				      : "replication slot unreadable (its WAL was removed from the "
+					"source)";
 		log_warning("replication slot \"%s\" of mirror \"%s\" %s; creating it again and "
 			    "rebuilding the mirror from a fresh copy (readers keep the old "
 			    "contents until the new ones are complete)",
 			    run->state.slot, run->opt->mirror_path,
 			    !si.exists ? "no longer exists on the source"
-			    : run->slot_unreadable ? "cannot be read any more: WAL it needs was "
-						     "removed from the source"
-			    : "was invalidated on the source (max_slot_wal_keep_size)");
+			    : "cannot be read any more: WAL it needs was removed from the source");
 		*rebuild = true;
 		rc = EXIT_OK;
 		goto done;

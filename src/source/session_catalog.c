@@ -26,6 +26,7 @@ void slot_info_clear(SlotInfo *si)
 {
 	free(si->plugin);
 	free(si->database);
+	free(si->invalidated_by);
 	memset(si, 0, sizeof(*si));
 }
 
@@ -271,16 +272,18 @@ bool session_slot_info(Session *s, const char *slot, SlotInfo *out)
 {
 	PGresult *res = NULL;
 	char *lit = session_quote(s, slot, false), *sql;
-	/* wal_status exists from PostgreSQL 13 on, failover from 17 on */
-	const char *args[3] = {
+	/* wal_status exists from PostgreSQL 13 on, failover and
+	 * invalidation_reason from 17 on */
+	const char *args[4] = {
 		session_server_version(s) >= 130000 ? "wal_status = 'lost'" : "false", lit,
-		session_server_version(s) >= 170000 ? "failover" : "false"};
+		session_server_version(s) >= 170000 ? "failover" : "false",
+		session_server_version(s) >= 170000 ? "invalidation_reason" : "NULL::text"};
 	bool ok = false;
 
 	memset(out, 0, sizeof(*out));
 	if (lit == NULL)
 		return false;
-	sql = session_sql_bind(session_sql_slot, args, 3);
+	sql = session_sql_bind(session_sql_slot, args, 4);
 	PQfreemem(lit);
 	if (!session_run(s, sql, 0, NULL, PGRES_TUPLES_OK, &res, "read the replication slot"))
 		goto done;
@@ -294,6 +297,8 @@ bool session_slot_info(Session *s, const char *slot, SlotInfo *out)
 	out->database = xstrdup(PQgetvalue(res, 0, 2));
 	out->usable = strcmp(PQgetvalue(res, 0, 4), "t") != 0;
 	out->failover = strcmp(PQgetvalue(res, 0, 5), "t") == 0;
+	if (!out->usable && !PQgetisnull(res, 0, 6))
+		out->invalidated_by = xstrdup(PQgetvalue(res, 0, 6));
 	ok = session_lsn_field(s, res, 0, 3, &out->confirmed_flush, "slot position");
 done:
 	free(sql);

@@ -58,7 +58,7 @@ static void test_sql_placeholders(void **state)
 		int nargs;
 	} queries[] = {
 		{session_sql_tables, 8},
-		{session_sql_slot, 3},
+		{session_sql_slot, 4},
 		{session_sql_missing_publications, 1},
 		{session_sql_type, 1},
 		{session_sql_column_fill, 2},
