@@ -614,6 +614,12 @@ static void note_unknown(Applier *a, RelEntry *r)
  * before that LSN (the snapshot has them). A Relation message seen then is
  * kept: the first change applied brings the table in line with it.
  */
+void apply_sync_again(Applier *a, RelEntry *r)
+{
+	r->needs_sync = true;
+	note_unknown(a, r);
+}
+
 static bool decide_skip(Applier *a, RelEntry *r, bool *skip)
 {
 	*skip = false;
