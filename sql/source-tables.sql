@@ -5,8 +5,12 @@
 -- The key flags follow pgoutput's RelationGetIdentityKeyBitmap(): the
 -- replica identity index for 'i', the primary key for 'd', every column
 -- for 'f'. A table in several publications gets the union of their column
--- lists and the OR of their row filters; one publication without a filter
--- means no filter.
+-- lists (equal, see below) and the OR of their row filters; one
+-- publication without a filter means no filter. Column lists that differ between the publications
+-- (PostgreSQL 15+: a publication without one has every column) cannot be
+-- streamed: pgoutput ends the stream at the table's first change ("cannot
+-- use different column lists"). The column before the definition then
+-- names the publications, and the caller refuses the table.
 --
 -- The last column, the table's definition, is a canonical text of what
 -- makes its published contents, compared with the one the mirror stored
@@ -33,7 +37,8 @@
 -- none).
 WITH RECURSIVE pubrel AS (
   SELECT c.oid AS relid, n.nspname, c.relname, c.relreplident, c.relkind,
-         $2 AS rowfilter, $3 AS attnames, pt.pubname
+         $2 AS rowfilter, $3 AS attnames, pt.pubname,
+         (SELECT array_agg(x ORDER BY x) FROM unnest($3) x) AS colset
   FROM pg_catalog.pg_publication_tables pt
   JOIN pg_catalog.pg_namespace n ON n.nspname = pt.schemaname
   JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = pt.tablename
@@ -41,7 +46,9 @@ WITH RECURSIVE pubrel AS (
 ), t AS (
   SELECT relid, nspname, relname, relreplident, relkind,
          CASE WHEN bool_or(rowfilter IS NULL) THEN NULL
-         ELSE string_agg('(' || rowfilter || ')', ' OR ') END AS rowfilter
+         ELSE string_agg('(' || rowfilter || ')', ' OR ') END AS rowfilter,
+         CASE WHEN count(DISTINCT colset) > 1
+         THEN string_agg(DISTINCT '"' || pubname || '"', ', ') END AS listsdiffer
   FROM pubrel
   GROUP BY relid, nspname, relname, relreplident, relkind
 ), pubs AS (
@@ -80,7 +87,7 @@ SELECT t.relid, t.nspname, t.relname, t.relreplident, t.relkind = 'p',
          WHERE i.indrelid = t.relid AND a.attnum = ANY (i.indkey) AND
                CASE t.relreplident WHEN 'i' THEN i.indisreplident
                WHEN 'd' THEN i.indisprimary ELSE false END),
-       d.definition
+       d.definition, t.listsdiffer
 FROM t
 LEFT JOIN defs d ON d.relid = t.relid
 LEFT JOIN pg_catalog.pg_attribute a ON a.attrelid = t.relid

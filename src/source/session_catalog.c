@@ -509,6 +509,14 @@ bool session_publication_tables(Session *s, char *const *pubs, int npubs,
 				t->rowfilter = xstrdup(PQgetvalue(res, row, 5));
 			if (!PQgetisnull(res, row, 10))
 				t->definition = xstrdup(PQgetvalue(res, row, 10));
+			if (!PQgetisnull(res, row, 11)) {
+				errbuf_set(&s->err, "source table \"%s.%s\" has different column lists "
+					  "in publications %s: PostgreSQL cannot stream its changes "
+					  "(\"cannot use different column lists\"); give it the same "
+					  "column list (or none) in each of them, or leave it out of all "
+					  "but one", t->nspname, t->relname, PQgetvalue(res, row, 11));
+				goto done;
+			}
 		}
 		if (PQgetisnull(res, row, 6))
 			continue; /* no published column */
