@@ -9,10 +9,13 @@
 -- publication without a filter means no filter. Column lists that differ between the publications
 -- (PostgreSQL 15+: a publication without one has every column) cannot be
 -- streamed: pgoutput ends the stream at the table's first change ("cannot
--- use different column lists"). The column before the definition then
--- names the publications, and the caller refuses the table.
+-- use different column lists"). The column after the definition then
+-- names the publications, and the caller refuses the table. (Before 18,
+-- attnames has the generated columns too, none of them published, and
+-- pgoutput counts them the same way: a list of every other column differs
+-- from none.)
 --
--- The last column, the table's definition, is a canonical text of what
+-- The definition column is a canonical text of what
 -- makes its published contents, compared with the one the mirror stored
 -- when it last copied the table (tablesync.c): a change means the table
 -- must be copied again. It names catalog rows by their identity, so that
@@ -29,7 +32,11 @@
 -- What differs between server versions is filled in by the caller: $2 the
 -- row filter (pt.rowfilter from 15 on, else NULL::text), $3 the column list
 -- (pt.attnames from 15 on, else NULL::name[]), $4 the condition that
--- leaves out generated columns (from 12 on, else nothing), $5 the text of
+-- leaves out generated columns (from 12 to 17, else nothing: from 18 on
+-- attnames has the generated columns a publication publishes, by its
+-- column list or publish_generated_columns, and only those; before, it
+-- has them all, and none is published), $8 whether column a is generated
+-- (from 12 on, else false: COPY cannot name one, a query can), $5 the text of
 -- publication p's publish_via_partition_root (from 13 on, else ''), $6 the
 -- text of pg_publication_rel row r's row filter and column list (from 15
 -- on, else ''), $7 the schema memberships of the table and its ancestors
@@ -87,7 +94,7 @@ SELECT t.relid, t.nspname, t.relname, t.relreplident, t.relkind = 'p',
          WHERE i.indrelid = t.relid AND a.attnum = ANY (i.indkey) AND
                CASE t.relreplident WHEN 'i' THEN i.indisreplident
                WHEN 'd' THEN i.indisprimary ELSE false END),
-       d.definition, t.listsdiffer
+       d.definition, t.listsdiffer, $8
 FROM t
 LEFT JOIN defs d ON d.relid = t.relid
 LEFT JOIN pg_catalog.pg_attribute a ON a.attrelid = t.relid

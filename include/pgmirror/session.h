@@ -55,6 +55,8 @@ typedef struct SourceTable {
 	char *relname;
 	char replident;     /* d, n, f or i */
 	bool partitioned;   /* a partitioned root: its rows are in the leaves */
+	bool generated;     /* a published column is generated (PostgreSQL 18+:
+			     * publish_generated_columns, a column list) */
 	char *rowfilter;    /* the publications' row filters OR-ed; NULL: all rows */
 	char *definition;   /* what makes its published contents, as text
 			     * (sql/source-tables.sql); compared, not read */

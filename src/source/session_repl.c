@@ -211,10 +211,11 @@ bool session_copy_begin(Session *s, const SourceTable *t, bool binary)
 	 * A plain table without a row filter is read straight (COPY's own scan,
 	 * without a query's, which is the server's cheaper way), which never
 	 * takes the rows of inheritance children: they are not the table's in
-	 * the stream. A query takes a row filter, and a partitioned root
-	 * (published via the root), which holds no rows of its own.
+	 * the stream. A query takes a row filter, a partitioned root
+	 * (published via the root), which holds no rows of its own, and a
+	 * generated column, which COPY's column list refuses.
 	 */
-	if (t->partitioned || t->rowfilter)
+	if (t->partitioned || t->rowfilter || t->generated)
 		sql = xasprintf("COPY (SELECT %s FROM %s%s.%s%s%s) TO STDOUT%s", cols,
 				t->partitioned ? "" : "ONLY ", nsp, rel,
 				t->rowfilter ? " WHERE " : "", t->rowfilter ? t->rowfilter : "",
