@@ -85,6 +85,11 @@ bool session_error_wal_gone(const Session *s);
 /* True when the server ended the stream with an ERROR of its own (not a
  * connection that broke). */
 bool session_error_server(const Session *s);
+/* True when the server ended a stream that had started with "undefined
+ * object" (SQLSTATE 42704): pgoutput found no publication of the mirror's
+ * in the catalog as it was at a change (before PostgreSQL 18), which it
+ * meets again on every try, even once the publication exists again. */
+bool session_error_publication_gone(const Session *s);
 /* True when the last call gave up because the stop check said so. */
 bool session_error_stopped(const Session *s);
 /*

@@ -382,6 +382,7 @@ int session_receive(Session *s, const uint8_t **buf, size_t *len, int timeout_ms
 			s->data_error = state != NULL && strncmp(state, "22", 2) == 0;
 			s->wal_gone = wal_gone_error(res, state);
 			s->server_error = res != NULL && PQresultStatus(res) != PGRES_COMMAND_OK;
+			session_note_state(s, res);
 			if (PQresultStatus(res) == PGRES_COMMAND_OK) {
 				errbuf_set(&s->err, "the source ended the replication stream");
 			} else {
