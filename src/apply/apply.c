@@ -287,8 +287,7 @@ static bool apply_insert(Applier *a, const PgoInsert *ins)
 				 "column \"%s\" (a large value stored apart); mirror table \"%s\" "
 				 "is synced again", lsn_format(a->txn_final_lsn, lsn), r->display,
 				 r->cols[i].name, r->def.name);
-			apply_sync_again(a, r);
-			return true;
+			return apply_sync_again(a, r);
 		}
 	}
 	if (!mirror_table_insert(r->table, r->newvals))

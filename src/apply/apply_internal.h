@@ -122,8 +122,10 @@ bool apply_type(Applier *a, const PgoType *t) PGM_MUST_CHECK;
 bool apply_convert_value(Applier *a, RelEntry *r, int col, const char *text, size_t len,
 			 ValueBuf *buf, Value *out, char *err, size_t errsize) PGM_MUST_CHECK;
 /* Marks r's mirror table to be copied again, as a joining table is: its
- * changes are skipped from now on, and it is noted for the table sync. */
-void apply_sync_again(Applier *a, RelEntry *r);
+ * changes are skipped from now on, and it is noted for the table sync; its
+ * stored definition is changed in the open group, so that a run that ends
+ * before the copy leaves it to the next run's check. False with a->err. */
+bool apply_sync_again(Applier *a, RelEntry *r) PGM_MUST_CHECK;
 /* Lets the initial copy make relation oid's table (the stream never
  * does), while on. */
 void apply_mark_creatable(Applier *a, uint32_t oid, bool on);

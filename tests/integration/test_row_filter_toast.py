@@ -13,10 +13,13 @@ transaction with other changes to it and to a second table, with more
 changes after; a --once run (binary stream) and a --no-binary one must
 end equal to the filtered source, and say why the table was copied
 again; a service must do the same within seconds. A REPLICA IDENTITY
-FULL twin, whose old tuple has every value, must need no copy."""
+FULL twin, whose old tuple has every value, must need no copy. A run
+killed (kill -9) after it committed the transaction it skipped and before
+the copy leaves the next run to copy the table."""
 
 import hashlib
 import os
+import signal
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -72,8 +75,8 @@ def test(ctx):
             "CREATE PUBLICATION pub FOR TABLE t WHERE (id > 100), f WHERE (v > 100), o")
     ctx.create_marker("pub")
     for t in ("t", "f"):
-        ctx.sql("INSERT INTO %s SELECT g, g, %s FROM generate_series(1, 120) g"
-                % (t, BIG % "g"))
+        ctx.sql("INSERT INTO %s SELECT x, x, %s FROM generate_series(1, 120) x"
+                % (t, BIG % "x::text"))
     check(ctx.sql1("SELECT pg_column_size(big) FROM t WHERE id = 1") > 8000,
           "test setup: big is not TOASTed")
     binp, textp = ctx.path("binary.db"), ctx.path("text.db")
@@ -91,6 +94,18 @@ def test(ctx):
         assert_filtered(ctx, path, "--once " + " ".join(extra))
         ctx.once(path, slot, "pub", *extra)
         assert_filtered(ctx, path, "a second --once " + " ".join(extra))
+
+    # kill -9 after the run has committed the transaction it skipped and
+    # before its copy: the next run must still copy the table again
+    changes(ctx, 3000)
+    shim = {"LD_PRELOAD": harness.fault_shim("kill_at_query"),
+            "PGMIRROR_KILL_QUERY": " TEMPORARY "}
+    rc, _, err = ctx.run(ctx.mirror_args(textp, texts, "pub", "--no-binary", "--once"),
+                         env=shim)
+    check(rc == -signal.SIGKILL and "kill_at_query: SIGKILL" in err,
+          "the run was not killed before its copy (%d):\n%s" % (rc, err))
+    _, _, err = ctx.once(textp, texts, "pub", "--no-binary")
+    assert_filtered(ctx, textp, "the run after kill -9")
 
     # a service: the copy comes within seconds, not at the minute's check
     proc = ctx.start_follow(binp, bins, "pub")
