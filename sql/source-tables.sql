@@ -10,10 +10,11 @@
 -- (PostgreSQL 15+: a publication without one has every column) cannot be
 -- streamed: pgoutput ends the stream at the table's first change ("cannot
 -- use different column lists"). The column after the definition then
--- names the publications, and the caller refuses the table. (Before 18,
--- attnames has the generated columns too, none of them published, and
--- pgoutput counts them the same way: a list of every other column differs
--- from none.)
+-- names the publications, and the caller refuses the table. Before 18,
+-- attnames has every generated column of a publication without a list,
+-- though none is published; pgoutput 15 counts them in that "no list" (a
+-- list of every other column differs from it), 16 and 17 do not: $9 then
+-- leaves them out of the comparison (else nothing).
 --
 -- The definition column is a canonical text of what
 -- makes its published contents, compared with the one the mirror stored
@@ -45,7 +46,8 @@
 WITH RECURSIVE pubrel AS (
   SELECT c.oid AS relid, n.nspname, c.relname, c.relreplident, c.relkind,
          $2 AS rowfilter, $3 AS attnames, pt.pubname,
-         (SELECT array_agg(x ORDER BY x) FROM unnest($3) x) AS colset
+         (SELECT array_agg(a.attname ORDER BY a.attname) FROM pg_catalog.pg_attribute a
+          WHERE a.attrelid = c.oid AND a.attname = ANY ($3) $9) AS colset
   FROM pg_catalog.pg_publication_tables pt
   JOIN pg_catalog.pg_namespace n ON n.nspname = pt.schemaname
   JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = pt.tablename

@@ -474,13 +474,14 @@ bool session_publication_tables(Session *s, char *const *pubs, int npubs,
 	char *list = session_quote_list(s, (const char *const *)pubs, npubs, false, ", ");
 	char *sql = NULL;
 	int version = session_server_version(s);
-	const char *args[8] = {list, version >= 150000 ? "pt.rowfilter" : "NULL::text",
+	const char *args[9] = {list, version >= 150000 ? "pt.rowfilter" : "NULL::text",
 			       version >= 150000 ? "pt.attnames" : "NULL::name[]",
 			       version >= 120000 && version < 180000 ? "AND a.attgenerated = ''" : "",
 			       version >= 130000 ? "' via root ' || p.pubviaroot::text" : "''",
 			       version >= 150000 ? rel_filter_columns : "",
 			       version >= 150000 ? schema_memberships : no_schema_memberships,
-			       version >= 120000 ? "a.attgenerated <> ''" : "false"};
+			       version >= 120000 ? "a.attgenerated <> ''" : "false",
+			       version >= 160000 && version < 180000 ? "AND a.attgenerated = ''" : ""};
 	SourceTable *tables = NULL;
 	int ntables = 0;
 	bool ok = false;
@@ -489,7 +490,7 @@ bool session_publication_tables(Session *s, char *const *pubs, int npubs,
 	*n = 0;
 	if (list == NULL)
 		goto done;
-	sql = session_sql_bind(session_sql_tables, args, 8);
+	sql = session_sql_bind(session_sql_tables, args, 9);
 	if (!session_run(s, sql, 0, NULL, PGRES_TUPLES_OK, &res, "read the published tables"))
 		goto done;
 	for (int row = 0; row < PQntuples(res); row++) {
