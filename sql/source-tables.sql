@@ -5,10 +5,18 @@
 -- The key flags follow pgoutput's RelationGetIdentityKeyBitmap(): the
 -- replica identity index for 'i', the primary key for 'd', every column
 -- for 'f'. A table in several publications gets the union of their column
--- lists and the OR of their row filters; one publication without a filter
--- means no filter.
+-- lists (equal, see below) and the OR of their row filters; one
+-- publication without a filter means no filter. Column lists that differ between the publications
+-- (PostgreSQL 15+: a publication without one has every column) cannot be
+-- streamed: pgoutput ends the stream at the table's first change ("cannot
+-- use different column lists"). The column after the definition then
+-- names the publications, and the caller refuses the table. Before 18,
+-- attnames has every generated column of a publication without a list,
+-- though none is published; pgoutput 15 counts them in that "no list" (a
+-- list of every other column differs from it), 16 and 17 do not: $9 then
+-- leaves them out of the comparison (else nothing).
 --
--- The last column, the table's definition, is a canonical text of what
+-- The definition column is a canonical text of what
 -- makes its published contents, compared with the one the mirror stored
 -- when it last copied the table (tablesync.c): a change means the table
 -- must be copied again. It names catalog rows by their identity, so that
@@ -25,19 +33,21 @@
 -- What differs between server versions is filled in by the caller: $2 the
 -- row filter (pt.rowfilter from 15 on, else NULL::text), $3 the column list
 -- (pt.attnames from 15 on, else NULL::name[]), $4 the condition that
--- leaves out the generated columns pgoutput never sends (all of them from
--- 12 to 17; from 18 on the virtual ones, while a stored one is sent when
--- a publication says so, with publish_generated_columns or a column list
--- that names it, as pt.attnames says), $5 the text of
+-- leaves out generated columns (from 12 to 17, else nothing: from 18 on
+-- attnames has the generated columns a publication publishes, by its
+-- column list or publish_generated_columns, and only those; before, it
+-- has them all, and none is published), $8 whether column a is generated
+-- (from 12 on, else false: COPY cannot name one, a query can), $5 the text of
 -- publication p's publish_via_partition_root (from 13 on, else ''), $6 the
 -- text of pg_publication_rel row r's row filter and column list (from 15
 -- on, else ''), $7 the schema memberships of the table and its ancestors
 -- (from 15 on a query of pg_publication_namespace, else one that finds
--- none), $8 whether the column is generated (from 12 on, else false),
--- which COPY cannot list but a query can read.
+-- none).
 WITH RECURSIVE pubrel AS (
   SELECT c.oid AS relid, n.nspname, c.relname, c.relreplident, c.relkind,
-         $2 AS rowfilter, $3 AS attnames, pt.pubname
+         $2 AS rowfilter, $3 AS attnames, pt.pubname,
+         (SELECT array_agg(a.attname ORDER BY a.attname) FROM pg_catalog.pg_attribute a
+          WHERE a.attrelid = c.oid AND a.attname = ANY ($3) $9) AS colset
   FROM pg_catalog.pg_publication_tables pt
   JOIN pg_catalog.pg_namespace n ON n.nspname = pt.schemaname
   JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = pt.tablename
@@ -45,7 +55,9 @@ WITH RECURSIVE pubrel AS (
 ), t AS (
   SELECT relid, nspname, relname, relreplident, relkind,
          CASE WHEN bool_or(rowfilter IS NULL) THEN NULL
-         ELSE string_agg('(' || rowfilter || ')', ' OR ') END AS rowfilter
+         ELSE string_agg('(' || rowfilter || ')', ' OR ') END AS rowfilter,
+         CASE WHEN count(DISTINCT colset) > 1
+         THEN string_agg(DISTINCT '"' || pubname || '"', ', ') END AS listsdiffer
   FROM pubrel
   GROUP BY relid, nspname, relname, relreplident, relkind
 ), pubs AS (
@@ -84,7 +96,7 @@ SELECT t.relid, t.nspname, t.relname, t.relreplident, t.relkind = 'p',
          WHERE i.indrelid = t.relid AND a.attnum = ANY (i.indkey) AND
                CASE t.relreplident WHEN 'i' THEN i.indisreplident
                WHEN 'd' THEN i.indisprimary ELSE false END),
-       d.definition, $8
+       d.definition, t.listsdiffer, $8
 FROM t
 LEFT JOIN defs d ON d.relid = t.relid
 LEFT JOIN pg_catalog.pg_attribute a ON a.attrelid = t.relid

@@ -48,7 +48,6 @@ typedef struct SourceColumn {
 	uint32_t type_oid;
 	int32_t type_mod;
 	bool is_key;        /* replica identity column (all for FULL) */
-	bool generated;     /* a stored generated column (published from 18 on) */
 } SourceColumn;
 
 typedef struct SourceTable {
@@ -57,6 +56,8 @@ typedef struct SourceTable {
 	char *relname;
 	char replident;     /* d, n, f or i */
 	bool partitioned;   /* a partitioned root: its rows are in the leaves */
+	bool generated;     /* a published column is generated (PostgreSQL 18+:
+			     * publish_generated_columns, a column list) */
 	char *rowfilter;    /* the publications' row filters OR-ed; NULL: all rows */
 	char *definition;   /* what makes its published contents, as text
 			     * (sql/source-tables.sql); compared, not read */
@@ -85,6 +86,11 @@ bool session_error_wal_gone(const Session *s);
 /* True when the server ended the stream with an ERROR of its own (not a
  * connection that broke). */
 bool session_error_server(const Session *s);
+/* True when the server ended a stream that had started with "undefined
+ * object" (SQLSTATE 42704): pgoutput found no publication of the mirror's
+ * in the catalog as it was at a change (before PostgreSQL 18), which it
+ * meets again on every try, even once the publication exists again. */
+bool session_error_publication_gone(const Session *s);
 /* True when the last call gave up because the stop check said so. */
 bool session_error_stopped(const Session *s);
 /*

@@ -270,11 +270,24 @@ static bool apply_insert(Applier *a, const PgoInsert *ins)
 		return skip;
 	if (!convert_tuple(a, r, &ins->newtup, 'N', true, "Insert"))
 		return false;
+	/*
+	 * An UPDATE that moved a row into a row filter comes as an Insert
+	 * (PostgreSQL 15+); when it changed the key but not a TOASTed column,
+	 * the server has only the old key to go by, and sends that column as
+	 * unchanged. No change holds its value: the table is copied again, at
+	 * a snapshot that holds this change, and its changes until then are
+	 * skipped.
+	 */
 	for (int i = 0; i < r->ncols; i++) {
 		if (r->keep[i]) {
-			errbuf_set(&a->err, "protocol error: Insert for \"%s\" has an unchanged-value "
-				  "marker in column \"%s\"", r->display, r->cols[i].name);
-			return false;
+			char lsn[LSN_TEXT_SIZE];
+
+			log_info("an update in the transaction committed at %s moved a row of "
+				 "\"%s\" into its row filter without the value of its unchanged "
+				 "column \"%s\" (a large value stored apart); mirror table \"%s\" "
+				 "is synced again", lsn_format(a->txn_final_lsn, lsn), r->display,
+				 r->cols[i].name, r->def.name);
+			return apply_sync_again(a, r);
 		}
 	}
 	if (!mirror_table_insert(r->table, r->newvals))

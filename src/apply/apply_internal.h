@@ -35,8 +35,10 @@ typedef struct RelEntry {
 	Lsn sync_lsn;           /* its changes apply from here (LSN_INVALID: all) */
 	bool noted;             /* not in the mirror: noted for the table sync */
 	bool needs_sync;        /* its mirror table must be copied again (a keyless
-				 * table's newly published column): its changes
-				 * are skipped, and it is noted, until then */
+				 * table's newly published column, a row moved
+				 * into a row filter without a value): its
+				 * changes are skipped, and it is noted, until
+				 * then */
 	bool may_create;        /* apply_make_table() is making its table */
 	bool gone;              /* gone from the source, its name another's:
 				 * its changes are not applied (apply_rename.c) */
@@ -119,6 +121,11 @@ bool apply_type(Applier *a, const PgoType *t) PGM_MUST_CHECK;
  * made large is noted for apply_trim_scratch(). */
 bool apply_convert_value(Applier *a, RelEntry *r, int col, const char *text, size_t len,
 			 ValueBuf *buf, Value *out, char *err, size_t errsize) PGM_MUST_CHECK;
+/* Marks r's mirror table to be copied again, as a joining table is: its
+ * changes are skipped from now on, and it is noted for the table sync; its
+ * stored definition is changed in the open group, so that a run that ends
+ * before the copy leaves it to the next run's check. False with a->err. */
+bool apply_sync_again(Applier *a, RelEntry *r) PGM_MUST_CHECK;
 /* Lets the initial copy make relation oid's table (the stream never
  * does), while on. */
 void apply_mark_creatable(Applier *a, uint32_t oid, bool on);

@@ -614,6 +614,22 @@ static void note_unknown(Applier *a, RelEntry *r)
  * before that LSN (the snapshot has them). A Relation message seen then is
  * kept: the first change applied brings the table in line with it.
  */
+bool apply_sync_again(Applier *a, RelEntry *r)
+{
+	/* stored with the changes skipped: a run killed before the copy
+	 * leaves the next run's check a definition that differs */
+	if (!apply_open_group(a) ||
+	    !mirror_set_definition(a->m, r->oid, "(to be synced again: a change came "
+				   "without a value)")) {
+		errbuf_set(&a->err, "could not mark mirror table \"%s\" to be synced again: %s",
+			  r->def.name, mirror_error(a->m));
+		return false;
+	}
+	r->needs_sync = true;
+	note_unknown(a, r);
+	return true;
+}
+
 static bool decide_skip(Applier *a, RelEntry *r, bool *skip)
 {
 	*skip = false;

@@ -645,6 +645,17 @@ StreamEnd stream_run(Run *run, Applier *apply)
 				s.end = STREAM_SLOT_GONE;
 				goto done;
 			}
+			if (session_error_publication_gone(run->session)) {
+				log_error("%s", session_error(run->session));
+				log_error("the slot holds changes made while a publication of this "
+					  "mirror did not exist: PostgreSQL (before 18) reads each "
+					  "change with the publications of its time, so it fails on "
+					  "them on every try, even once the publication is made "
+					  "again; start this mirror over: pgmirror --drop-slot, "
+					  "remove the mirror file, run again");
+				s.end = STREAM_FAILED;
+				goto done;
+			}
 			s.end = session_error_data(run->session) ? STREAM_FAILED : STREAM_LOST;
 			/* a service tries again: not an error (yet) */
 			log_msg(s.end == STREAM_LOST && replicate_continuous(run) ? LOG_WARNING

@@ -43,20 +43,25 @@ static bool format_type_binary(uint32_t type_oid, int32_t typmod, int server_ver
 	       values_binary_supported(type_oid, ct, server_version);
 }
 
-/* A type's name for a message: built in, else as the stream (apply) or the
- * source's catalog (session) calls it. */
-static void type_label(Applier *apply, Session *session, uint32_t type_oid, char *buf,
-		       size_t size)
+/* A type's name for a message: built in, else as the source's catalog
+ * (session, or the run's look-ups) calls it, else as the stream (apply)
+ * does, which for a domain is its base type's name (pgoutput's Type
+ * message), the last resort. */
+static void type_label(Run *run, Applier *apply, Session *session, uint32_t type_oid,
+		       char *buf, size_t size)
 {
 	const char *name = values_builtin_type_name(type_oid);
 	SourceType st = {0};
 
+	if (name == NULL && session != NULL && session_type_info(session, type_oid, &st))
+		name = st.name;
+	else if (name == NULL && session == NULL && run->catalog != NULL &&
+		 run->catalog->type_info(run->catalog->ctx, type_oid, &st))
+		name = st.name;
 	if (name == NULL && apply != NULL)
 		name = apply_type_sent_name(apply, type_oid);
 	if (name != NULL)
 		snprintf(buf, size, "%s", name);
-	else if (session != NULL && session_type_info(session, type_oid, &st) && st.name != NULL)
-		snprintf(buf, size, "%s", st.name);
 	else
 		snprintf(buf, size, "with OID %u", (unsigned)type_oid);
 	source_type_clear(&st);
@@ -95,7 +100,8 @@ bool stream_format_choose(Run *run, Lsn durable, char *const *pubs, int npubs, b
 				continue;
 			*binary = false;
 			if (log_get_level() >= LOG_DEBUG) {
-				type_label(NULL, run->session, t->cols[k].type_oid, type, sizeof(type));
+				type_label(run, NULL, run->session, t->cols[k].type_oid, type,
+					   sizeof(type));
 				log_debug("streaming in text: column \"%s\".\"%s\".\"%s\" of type %s "
 					  "is not read in binary", t->nspname, t->relname,
 					  t->cols[k].name, type);
@@ -119,7 +125,9 @@ bool stream_format_relation(Run *run, Applier *apply, const PgoRelation *rel, Ls
 				       session_server_version(run->session)))
 			continue;
 		run->text_until = txn_final;
-		type_label(apply, NULL, c->type_oid, type, sizeof(type));
+		if (log_get_level() < LOG_DEBUG)
+			return false;
+		type_label(run, apply, NULL, c->type_oid, type, sizeof(type));
 		log_debug("going back to text: column \"%s\".\"%s\".\"%s\" of type %s, in the "
 			  "transaction committed at %s, is not read in binary; streaming again in "
 			  "text from %s", rel->nspname, rel->relname, c->name, type,

@@ -41,6 +41,11 @@ bool session_error_server(const Session *s)
 	return s->server_error;
 }
 
+bool session_error_publication_gone(const Session *s)
+{
+	return s->server_error && strcmp(s->sqlstate, "42704") == 0;
+}
+
 bool session_error_stopped(const Session *s)
 {
 	return s->stopped;

@@ -479,14 +479,14 @@ bool session_publication_tables(Session *s, char *const *pubs, int npubs,
 	char *list = session_quote_list(s, (const char *const *)pubs, npubs, false, ", ");
 	char *sql = NULL;
 	int version = session_server_version(s);
-	const char *args[8] = {list, version >= 150000 ? "pt.rowfilter" : "NULL::text",
+	const char *args[9] = {list, version >= 150000 ? "pt.rowfilter" : "NULL::text",
 			       version >= 150000 ? "pt.attnames" : "NULL::name[]",
-			       version >= 180000 ? "AND a.attgenerated <> 'v'" :
-			       version >= 120000 ? "AND a.attgenerated = ''" : "",
+			       version >= 120000 && version < 180000 ? "AND a.attgenerated = ''" : "",
 			       version >= 130000 ? "' via root ' || p.pubviaroot::text" : "''",
 			       version >= 150000 ? rel_filter_columns : "",
 			       version >= 150000 ? schema_memberships : no_schema_memberships,
-			       version >= 120000 ? "a.attgenerated <> ''" : "false"};
+			       version >= 120000 ? "a.attgenerated <> ''" : "false",
+			       version >= 160000 && version < 180000 ? "AND a.attgenerated = ''" : ""};
 	SourceTable *tables = NULL;
 	int ntables = 0;
 	bool ok = false;
@@ -495,7 +495,7 @@ bool session_publication_tables(Session *s, char *const *pubs, int npubs,
 	*n = 0;
 	if (list == NULL)
 		goto done;
-	sql = session_sql_bind(session_sql_tables, args, 8);
+	sql = session_sql_bind(session_sql_tables, args, 9);
 	if (!session_run(s, sql, 0, NULL, PGRES_TUPLES_OK, &res, "read the published tables"))
 		goto done;
 	for (int row = 0; row < PQntuples(res); row++) {
@@ -516,6 +516,14 @@ bool session_publication_tables(Session *s, char *const *pubs, int npubs,
 				t->rowfilter = xstrdup(PQgetvalue(res, row, 5));
 			if (!PQgetisnull(res, row, 10))
 				t->definition = xstrdup(PQgetvalue(res, row, 10));
+			if (!PQgetisnull(res, row, 11)) {
+				errbuf_set(&s->err, "source table \"%s.%s\" has different column lists "
+					  "in publications %s: PostgreSQL cannot stream its changes "
+					  "(\"cannot use different column lists\"); give it the same "
+					  "column list (or none) in each of them, or leave it out of all "
+					  "but one", t->nspname, t->relname, PQgetvalue(res, row, 11));
+				goto done;
+			}
 		}
 		if (PQgetisnull(res, row, 6))
 			continue; /* no published column */
@@ -525,7 +533,7 @@ bool session_publication_tables(Session *s, char *const *pubs, int npubs,
 		c->type_oid = (uint32_t)strtoul(PQgetvalue(res, row, 7), NULL, 10);
 		c->type_mod = (int32_t)strtol(PQgetvalue(res, row, 8), NULL, 10);
 		c->is_key = strcmp(PQgetvalue(res, row, 9), "t") == 0;
-		c->generated = strcmp(PQgetvalue(res, row, 11), "t") == 0;
+		t->generated = t->generated || strcmp(PQgetvalue(res, row, 12), "t") == 0;
 	}
 	*out = tables;
 	*n = ntables;

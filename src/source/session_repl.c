@@ -199,14 +199,12 @@ bool session_copy_begin(Session *s, const SourceTable *t, bool binary)
 	const char **names = xcalloc((size_t)t->ncols + 1, sizeof(char *));
 	char *nsp = session_quote(s, t->nspname, true), *rel = session_quote(s, t->relname, true);
 	char *cols = NULL, *sql = NULL, *what = NULL;
-	bool ok = false, generated = false;
+	bool ok = false;
 
 	if (nsp == NULL || rel == NULL)
 		goto done;
-	for (int i = 0; i < t->ncols; i++) {
+	for (int i = 0; i < t->ncols; i++)
 		names[i] = t->cols[i].name;
-		generated |= t->cols[i].generated;
-	}
 	if ((cols = session_quote_list(s, names, t->ncols, true, ", ")) == NULL)
 		goto done;
 	/*
@@ -215,9 +213,9 @@ bool session_copy_begin(Session *s, const SourceTable *t, bool binary)
 	 * takes the rows of inheritance children: they are not the table's in
 	 * the stream. A query takes a row filter, a partitioned root
 	 * (published via the root), which holds no rows of its own, and a
-	 * generated column, which COPY refuses to list.
+	 * generated column, which COPY's column list refuses.
 	 */
-	if (t->partitioned || t->rowfilter || generated)
+	if (t->partitioned || t->rowfilter || t->generated)
 		sql = xasprintf("COPY (SELECT %s FROM %s%s.%s%s%s) TO STDOUT%s", cols,
 				t->partitioned ? "" : "ONLY ", nsp, rel,
 				t->rowfilter ? " WHERE " : "", t->rowfilter ? t->rowfilter : "",
@@ -384,6 +382,7 @@ int session_receive(Session *s, const uint8_t **buf, size_t *len, int timeout_ms
 			s->data_error = state != NULL && strncmp(state, "22", 2) == 0;
 			s->wal_gone = wal_gone_error(res, state);
 			s->server_error = res != NULL && PQresultStatus(res) != PGRES_COMMAND_OK;
+			session_note_state(s, res);
 			if (PQresultStatus(res) == PGRES_COMMAND_OK) {
 				errbuf_set(&s->err, "the source ended the replication stream");
 			} else {

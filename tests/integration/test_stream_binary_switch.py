@@ -161,5 +161,17 @@ def test(ctx):
           "--once did not go back to text:\n%s" % err)
     ctx.assert_mirror_equals_source(path2, "k", "g")
 
+    # a domain over a type read in binary: its values come in text, and
+    # the message names the domain (the stream's Type message names its
+    # base type, int4, which is read in binary)
+    ctx.sql("CREATE DOMAIN posint AS int CHECK (VALUE > 0)")
+    ctx.sql("ALTER TABLE g ADD COLUMN dm posint; INSERT INTO g VALUES (3300, 'domain', 5)")
+    ctx.sql("ALTER TABLE g DROP COLUMN dm")
+    ctx.sql("INSERT INTO g VALUES (3301, 'after the domain')")
+    _, _, err = ctx.once(path2, slot2, "pub2", "-v")
+    check('going back to text: column "public"."g"."dm" of type posint,' in err,
+          "the switch does not name the domain:\n%s" % err)
+    ctx.assert_mirror_equals_source(path2, "k", "g")
+
 
 harness.main(test)

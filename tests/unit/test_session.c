@@ -57,7 +57,7 @@ static void test_sql_placeholders(void **state)
 		const char *sql;
 		int nargs;
 	} queries[] = {
-		{session_sql_tables, 8},
+		{session_sql_tables, 9},
 		{session_sql_slot, 4},
 		{session_sql_missing_publications, 1},
 		{session_sql_type, 1},
