@@ -117,6 +117,13 @@ RelEntry *apply_rel_find(Applier *a, uint32_t oid);
 RelEntry *apply_rel_for_change(Applier *a, uint32_t relid, const char *what, bool *skip);
 bool apply_relation(Applier *a, const PgoRelation *rel) PGM_MUST_CHECK;
 bool apply_type(Applier *a, const PgoType *t) PGM_MUST_CHECK;
+/* How a column of type oid (typmod) is stored, and the type's name (kept
+ * by the cache); false, error set, when the catalog cannot say
+ * (apply_types.c). depth: of domains and arrays, 0 at first. */
+bool apply_resolve_type(Applier *a, uint32_t oid, int32_t typmod, int depth, ColumnType *out,
+			const char **name) PGM_MUST_CHECK;
+/* Frees the type cache. */
+void apply_types_free(Applier *a);
 /* values_convert() of column col of r into buf/out; a buffer a huge value
  * made large is noted for apply_trim_scratch(). */
 bool apply_convert_value(Applier *a, RelEntry *r, int col, const char *text, size_t len,

@@ -1,7 +1,7 @@
 /*
- * apply_schema.c: the applier's relation and type caches, and the mirror
- * tables they stand for. A Relation message (with the Type messages
- * before it) describes a source table; the first change for it makes or
+ * apply_schema.c: the applier's relation cache, and the mirror tables it
+ * stands for (the types of their columns: apply_types.c). A Relation
+ * message (with the Type messages before it) describes a source table; the first change for it makes or
  * changes the mirror table to match (rel_sync): the naming rule and its
  * checks (naming.h), the plan (mirror_table_plan), and the values of
  * added or retyped columns, refilled from the source's catalog (catalog.h)
@@ -73,11 +73,7 @@ void apply_forget_tables(Applier *a)
 void apply_cache_free(Applier *a)
 {
 	apply_rels_clear(a);
-	for (size_t i = 0; i < a->ntypes; i++) {
-		free(a->types[i].name);
-		free(a->types[i].sent_name);
-	}
-	free(a->types);
+	apply_types_free(a);
 	free(a->rels);
 }
 
@@ -128,98 +124,6 @@ static RelEntry *rel_get(Applier *a, uint32_t oid)
 		a->nrels++;
 	}
 	return r;
-}
-
-static TypeEntry *type_find(Applier *a, uint32_t oid)
-{
-	for (size_t i = 0; i < a->ntypes; i++)
-		if (a->types[i].oid == oid)
-			return &a->types[i];
-	return NULL;
-}
-
-static TypeEntry *type_get(Applier *a, uint32_t oid)
-{
-	TypeEntry *t = type_find(a, oid);
-
-	if (t == NULL) {
-		a->types = xreallocarray(a->types, a->ntypes + 1, sizeof(TypeEntry));
-		t = &a->types[a->ntypes++];
-		memset(t, 0, sizeof(*t));
-		t->oid = oid;
-	}
-	return t;
-}
-
-/*
- * How a column of type oid is stored, and the type's name. Built-in types
- * are known; others are asked of the source's catalog once: a domain is
- * stored as its base type, an array of anything as a JSON array, enums and
- * the rest as text.
- *
- * The stream replays history, so the type may have been dropped since
- * (with the column, or after a retype). Then its values are stored as the
- * text the stream sends, under the name the Type message before the
- * Relation gave: the column is gone or retyped on the source by now, and
- * a later Relation message says so.
- */
-static bool resolve_type(Applier *a, uint32_t oid, int32_t typmod, int depth,
-			 ColumnType *out, const char **name)
-{
-	TypeEntry *t;
-	SourceType st = {0};
-	ColumnType ct = {VT_TEXT, VT_TEXT, ','};
-	const char *dummy;
-	bool ok = true;
-
-	if (values_builtin_type(oid, typmod, out)) {
-		*name = values_builtin_type_name(oid);
-		return true;
-	}
-	if ((t = type_find(a, oid)) != NULL && t->name != NULL) {
-		*out = t->type;
-		*name = t->name;
-		return true;
-	}
-	if (depth > 8) {
-		errbuf_set(&a->err, "type with OID %u nests domains or arrays too deeply", oid);
-		return false;
-	}
-	if (!a->catalog->type_info(a->catalog->ctx, oid, &st)) {
-		apply_catalog_failed(a);
-		errbuf_set(&a->err, "could not look up the type with OID %u on the source: %s", oid,
-			  a->catalog->error(a->catalog->ctx));
-		return false;
-	}
-	if (st.name == NULL) {
-		t = type_find(a, oid);
-		if (t == NULL || t->sent_name == NULL) {
-			errbuf_set(&a->err, "type with OID %u no longer exists on the source, and the "
-				  "stream did not name it", oid);
-			return false;
-		}
-		st.name = xstrdup(t->sent_name); /* stored as text, as sent */
-	} else if (st.typtype == 'd') {
-		ok = resolve_type(a, st.basetype, st.typmod, depth + 1, &ct, &dummy);
-	} else if (st.elemtype != 0) {
-		ColumnType elem;
-
-		ok = resolve_type(a, st.elemtype, typmod, depth + 1, &elem, &dummy);
-		ct.vt = VT_ARRAY;
-		ct.elem_vt = elem.vt == VT_ARRAY ? VT_TEXT : elem.vt;
-		ct.delim = st.elemdelim;
-	}
-	if (ok) {
-		t = type_get(a, oid); /* the recursion may have moved the array */
-		free(t->name);
-		t->name = st.name;
-		st.name = NULL;
-		t->type = ct;
-		*out = ct;
-		*name = t->name;
-	}
-	source_type_clear(&st);
-	return ok;
 }
 
 /* --- relations ---------------------------------------------------------- */
@@ -436,7 +340,7 @@ bool apply_relation(Applier *a, const PgoRelation *rel)
 		const PgoColumn *c = &rel->cols[i];
 		const char *pg_type;
 
-		if (!resolve_type(a, c->type_oid, c->type_mod, 0, &r->types[i], &pg_type))
+		if (!apply_resolve_type(a, c->type_oid, c->type_mod, 0, &r->types[i], &pg_type))
 			return false;
 		r->is_key[i] = (c->flags & PGO_COLUMN_KEY) != 0;
 		r->cols[i].name = xstrdup(c->name);
@@ -566,30 +470,6 @@ done:
 	free(names);
 	free(attnums);
 	return ok;
-}
-
-/*
- * A Type message comes before a Relation message whose columns have a type
- * that is not built in. It may have changed: look it up again. Its name is
- * kept for a type dropped since (the name of a domain's base type, as
- * pgoutput sends it).
- */
-bool apply_type(Applier *a, const PgoType *t)
-{
-	TypeEntry *e = type_get(a, t->oid);
-
-	free(e->name);
-	e->name = NULL;
-	free(e->sent_name);
-	e->sent_name = xstrdup(t->typname);
-	return true;
-}
-
-const char *apply_type_sent_name(Applier *a, uint32_t oid)
-{
-	TypeEntry *e = type_find(a, oid);
-
-	return e != NULL ? e->sent_name : NULL;
 }
 
 /* Notes a relation that changed but has no mirror table, or one that must

@@ -14,14 +14,8 @@
  * reconnect or ask for a keepalive), keepalive, or data (one XLogData
  * message), then the periodic feedback and progress line.
  *
- * The format of the values, text or binary: stream_format.c.
- *
- * The lag (lag.c) needs the server's own WAL position, which the stream
- * does not carry while the walsender decodes WAL the mirror has no part of
- * (or while the link is silent): it is asked on the plain connection of
- * the catalog look-ups without waiting, for each -v line (which waits for
- * the answer a second at most) and, in a service, until last_sync_time is
- * due and stored.
+ * The format of the values, text or binary: stream_format.c. How far
+ * behind the mirror is (the -v line, last_sync_time): stream_progress.c.
  */
 #include "config.h"
 
@@ -31,8 +25,7 @@
 
 #include "pgmirror/frame.h"
 #include "pgmirror/pgoutput.h"
-#include "lag.h"
-#include "replicate_internal.h"
+#include "stream_progress.h"
 
 /* Group at most this many source transactions into one SQLite commit, and
  * keep a group open at most this long while data keeps arriving. */
@@ -50,11 +43,6 @@
 /* A service compares the publications' tables with the mirror this often
  * (tables that joined or left without a change the stream would show). */
 #define RECONCILE_USECS INT64_C(60000000)
-/* A service caught up stores last_sync_time at most this often (a test
- * may make it shorter: PGMIRROR_TEST_SYNC_SECS). */
-#define SYNC_NOTE_USECS INT64_C(60000000)
-/* A -v line waits at most this long for the server's WAL position. */
-#define ANSWER_WAIT_USECS INT64_C(1000000)
 /* A service asks this often whether the daily integrity check is due. */
 #define CHECK_POLL_USECS INT64_C(60000000)
 
@@ -68,22 +56,12 @@ typedef struct Stream {
 	int64_t last_ping;      /* when a keepalive was last asked for */
 	int64_t group_started;  /* when the open group began */
 	bool reached;           /* the end position was reached */
-	ApplyStats reported;    /* counters at the last progress line */
-	int64_t last_progress;  /* when the last progress line was written */
 	int64_t last_tick;      /* when a long step last answered the server */
 	bool lost;              /* a long step could not answer the server */
 	bool big_message;       /* a message of BIG_MESSAGE_BYTES or more came */
 	int64_t last_reconcile; /* when the tables were last compared */
 	int64_t last_heard;     /* when the server last sent anything */
-	Lag lag;                /* the server's position against the mirror's */
-	int64_t pos_asked;      /* when the question of the server's WAL position
-				 * went out (0: none is out) */
-	int64_t pos_asked_at;   /* the same as pgtime, for the answer */
-	int64_t last_ask;       /* when the last question went out */
-	bool progress_due;      /* a -v line waits for the answer */
-	int64_t last_sync_note; /* when last_sync_time was last stored */
-	int64_t noted_synced_at; /* the lag's synced_at then */
-	int64_t sync_note_usecs; /* SYNC_NOTE_USECS, or the test's */
+	StreamProgress progress; /* the lag, the -v line, last_sync_time */
 	MirrorCheck *check;     /* a service's integrity check, while it runs */
 	int64_t check_polled;   /* when it was last asked whether one is due */
 	StreamEnd end;          /* how the round ends, once a step says stop */
@@ -239,136 +217,6 @@ static bool step_data(Stream *s, const Frame *f)
 }
 
 /*
- * Asks the server's WAL position on the plain connection, unless a
- * question is out already; never waits (lookup_ask_position()).
- */
-static void stream_ask_position(Stream *s, int64_t now)
-{
-	if (s->pos_asked != 0)
-		return;
-	if (!lookup_ask_position(s->run->lookup)) {
-		log_debug("%s", lookup_position_error(s->run->lookup));
-		return;
-	}
-	s->pos_asked = s->last_ask = now;
-	s->pos_asked_at = pgtime_now();
-}
-
-/* Takes the answer to the question that is out, waiting up to wait_ms
- * for it; true when it came now. */
-static bool stream_take_position(Stream *s, int wait_ms)
-{
-	Lsn pos;
-	int r;
-
-	if (s->pos_asked == 0)
-		return false;
-	r = lookup_poll_position(s->run->lookup, &pos, wait_ms);
-	if (r == 0)
-		return false;
-	s->pos_asked = 0;
-	if (r < 0) {
-		log_debug("%s", lookup_position_error(s->run->lookup));
-		return false;
-	}
-	lag_note_answer(&s->lag, pos, s->pos_asked_at, apply_durable_lsn(s->apply));
-	return true;
-}
-
-/*
- * How far behind the mirror is: bytes, the server's position (its answer,
- * its messages' WAL end, and no less than where it was when pgmirror
- * connected) minus the durable one; seconds, since the mirror last held
- * all the server had (lag.c). fresh: the server has just answered, so no
- * bytes means no lag at all. Before any answer was reached, the seconds
- * are the age of the last applied commit while bytes wait.
- */
-static void stream_lag(Stream *s, bool fresh, uint64_t *bytes, double *secs)
-{
-	ApplyStats now;
-	Lsn durable = apply_durable_lsn(s->apply);
-
-	lag_note_wal_end(&s->lag, s->run->sys.xlogpos);
-	lag_note_durable(&s->lag, durable);
-	*bytes = lag_bytes(&s->lag, durable);
-	*secs = 0;
-	if (*bytes == 0 && fresh)
-		return;
-	*secs = lag_seconds(&s->lag, pgtime_now());
-	if (*secs >= 0)
-		return;
-	*secs = 0;
-	apply_stats(s->apply, &now);
-	if (*bytes > 0 && now.last_commit_time > 0 && pgtime_now() > now.last_commit_time)
-		*secs = (double)(pgtime_now() - now.last_commit_time) / 1e6;
-}
-
-/*
- * The -v progress line, once per status interval, once the server has
- * answered the question of its WAL position (or a second went by): what
- * was applied since the last line, and how far behind the mirror is. When
- * nothing came on the replication connection for two intervals (a link
- * gone silent, although a keepalive was asked for), the lag in seconds is
- * at least that long, and a line of its own says so.
- */
-static void log_progress(Stream *s, int64_t now_mono, int64_t interval, bool fresh)
-{
-	ApplyStats now;
-	uint64_t lag_bytes;
-	double lag_secs;
-	char lsn[LSN_TEXT_SIZE];
-	double silent = (double)(now_mono - s->last_heard) / 1e6;
-
-	apply_stats(s->apply, &now);
-	stream_lag(s, fresh, &lag_bytes, &lag_secs);
-	/* a silent server may be ahead by all that time: not "0.0 s" */
-	if (now_mono - s->last_heard > 2 * interval && lag_secs < silent)
-		lag_secs = silent;
-	log_debug("progress: %" PRIu64 " transactions, %" PRIu64 " rows; lag %" PRIu64
-		  " bytes, %.1f s; confirmed %s", now.txns - s->reported.txns,
-		  now.rows - s->reported.rows, lag_bytes, lag_secs,
-		  lsn_format(apply_durable_lsn(s->apply), lsn));
-	if (now_mono - s->last_heard > 2 * interval)
-		log_debug("nothing heard from the server for %.0f s: %s", silent,
-			  fresh ? "the lag above is the server's position against the mirror's"
-				: "the lag above is as of then");
-	s->reported = now;
-}
-
-/*
- * Stores last_sync_time (pgmirror_state) as `when`: the caller knows the
- * mirror then held every transaction the source had committed. Nothing
- * may be open or waiting. false (the error logged) when the mirror cannot
- * be written.
- */
-static bool stream_note_sync(Stream *s, int64_t when)
-{
-	uint64_t lag_bytes;
-	double lag_secs;
-	char text[40];
-
-	if (apply_in_transaction(s->apply) || apply_pending(s->apply) > 0)
-		return true;
-	stream_lag(s, true, &lag_bytes, &lag_secs);
-	if (!mirror_note_sync(s->run->mirror, pgtime_format_utc(when, text, sizeof(text)),
-			      (int64_t)lag_bytes, lag_secs)) {
-		log_error("%s", mirror_error(s->run->mirror));
-		return false;
-	}
-	s->noted_synced_at = s->lag.synced_at;
-	s->last_sync_note = mono_usecs();
-	return true;
-}
-
-/* A service: last_sync_time once a minute, once the server's answer shows
- * that the mirror has all the server had (asked for, step_periodic). */
-static bool stream_sync_due(const Stream *s, int64_t now)
-{
-	return s->run->endpos == LSN_INVALID &&
-	       (s->last_sync_note == 0 || now - s->last_sync_note >= s->sync_note_usecs);
-}
-
-/*
  * The idle step: nothing more came for now. Make what we have durable;
  * connect again after a huge message (a service only); at the end
  * position, stop; waiting for it, ask for a keepalive now and then.
@@ -442,7 +290,7 @@ static bool step_message(Stream *s, const uint8_t *buf, size_t len)
 		s->end = STREAM_FAILED;
 		return false;
 	}
-	lag_note_wal_end(&s->lag, f.wal_end);
+	lag_note_wal_end(&s->progress.lag, f.wal_end);
 	if (f.type == FRAME_KEEPALIVE)
 		return step_keepalive(s, &f);
 	return step_data(s, &f);
@@ -453,30 +301,24 @@ static bool step_message(Stream *s, const uint8_t *buf, size_t len)
  * progress line, once the server has said where it is. */
 static bool step_periodic(Stream *s, int64_t now, int64_t interval)
 {
-	bool sync_due = stream_sync_due(s, now);
-	bool answered = stream_take_position(s, 0);
+	StreamProgress *p = &s->progress;
+	bool sync_due = stream_progress_sync_due(p, now);
+	bool answered = stream_progress_take(p, 0);
 
 	/* a service: once the mirror has reached an answer of the server
 	 * (its group committed now, between transactions), it held all the
 	 * server had when asked */
-	if (sync_due && !apply_in_transaction(s->apply) &&
-	    (s->lag.synced_at > s->noted_synced_at ||
-	     (s->lag.npending > 0 && apply_applied_lsn(s->apply) >= s->lag.pending[0].lsn))) {
-		if (!stream_flush(s)) {
+	if (sync_due && !apply_in_transaction(s->apply) && stream_progress_reached(p)) {
+		if (!stream_flush(s) || !stream_progress_note_reached(p)) {
 			s->end = STREAM_FAILED;
 			return false;
 		}
-		lag_note_durable(&s->lag, apply_durable_lsn(s->apply));
-		if (s->lag.synced_at > s->noted_synced_at && !stream_note_sync(s, s->lag.synced_at)) {
-			s->end = STREAM_FAILED;
-			return false;
-		}
-		sync_due = stream_sync_due(s, now);
+		sync_due = stream_progress_sync_due(p, now);
 	}
 	/* (not in the feedback's block below: while groups are committed,
 	 * stream_tick() sends feedback more often than every interval) */
-	if (sync_due && now - s->last_ask >= interval)
-		stream_ask_position(s, now);
+	if (sync_due && now - p->last_ask >= interval)
+		stream_progress_ask(p, now);
 	if (now - s->last_status >= interval) {
 		if (!stream_flush(s)) {
 			s->end = STREAM_FAILED;
@@ -489,19 +331,8 @@ static bool step_periodic(Stream *s, int64_t now, int64_t interval)
 			return false;
 		}
 	}
-	if (log_get_level() < LOG_DEBUG)
-		return true;
-	if (!s->progress_due && now - s->last_progress >= interval) {
-		s->progress_due = true;
-		stream_ask_position(s, now);
-		answered = stream_take_position(s, 0);
-	}
-	if (s->progress_due &&
-	    (answered || s->pos_asked == 0 || now - s->pos_asked >= ANSWER_WAIT_USECS)) {
-		s->progress_due = false;
-		s->last_progress = now;
-		log_progress(s, now, interval, answered);
-	}
+	if (log_get_level() >= LOG_DEBUG)
+		stream_progress_line(p, now, interval, s->last_heard, answered);
 	return true;
 }
 
@@ -606,7 +437,6 @@ StreamEnd stream_run(Run *run, Applier *apply)
 	Stream s = {.run = run, .apply = apply, .end = STREAM_FAILED};
 	int64_t interval = (int64_t)run->opt->status_interval * 1000000;
 	char lsn[LSN_TEXT_SIZE];
-	const char *test_secs = getenv("PGMIRROR_TEST_SYNC_SECS");
 
 	s.received = apply_durable_lsn(apply);
 	if (!stream_start(&s, proto))
@@ -615,13 +445,10 @@ StreamEnd stream_run(Run *run, Applier *apply)
 	lookup_set_tick(run->lookup, stream_tick, &s);
 	mirror_set_tick(run->mirror, stream_tick, &s);
 	s.last_status = mono_usecs();
-	s.last_progress = s.last_status;
+	stream_progress_init(&s.progress, run, apply, s.last_status);
 	s.last_reconcile = s.last_status; /* prepare() has just compared them */
 	s.last_heard = s.last_status;
 	s.check_polled = s.last_status - CHECK_POLL_USECS; /* ask at once */
-	/* for tests only: how often a service stores last_sync_time */
-	s.sync_note_usecs = test_secs != NULL && atoi(test_secs) > 0
-			    ? (int64_t)atoi(test_secs) * 1000000 : SYNC_NOTE_USECS;
 	log_debug("streaming from slot \"%s\" at %s with protocol version %d, in %s",
 		  run->state.slot, lsn_format(apply_durable_lsn(apply), lsn), proto,
 		  s.binary ? "binary" : "text");
@@ -631,7 +458,7 @@ StreamEnd stream_run(Run *run, Applier *apply)
 		size_t len;
 		/* Commits waiting to be flushed: only look; otherwise wait. */
 		int wait_ms = apply_pending(apply) > 0 && !apply_in_transaction(apply) ? 0
-			      : s.pos_asked != 0 ? 100 /* an answer may come */
+			      : stream_progress_asking(&s.progress) ? 100 /* an answer may come */
 			      : apply_in_transaction(apply) ? 1000
 			      : run->endpos != LSN_INVALID ? 100 : 1000;
 		int r = session_receive(run->session, &buf, &len, wait_ms);
@@ -687,10 +514,10 @@ StreamEnd stream_run(Run *run, Applier *apply)
 	 * the stream showed of the server's position */
 	if (s.reached && run->opt->once && !replicate_stopping()) {
 		if (lookup_connected(run->lookup)) {
-			stream_ask_position(&s, mono_usecs());
-			(void)stream_take_position(&s, 1000);
+			stream_progress_ask(&s.progress, mono_usecs());
+			(void)stream_progress_take(&s.progress, 1000);
 		}
-		if (!stream_note_sync(&s, pgtime_now())) {
+		if (!stream_progress_note_sync(&s.progress, pgtime_now())) {
 			s.end = STREAM_FAILED;
 			goto done;
 		}
@@ -699,7 +526,7 @@ StreamEnd stream_run(Run *run, Applier *apply)
 	s.end = STREAM_DONE;
 done:
 	mirror_check_free(s.check);
-	if (s.pos_asked != 0)
+	if (stream_progress_asking(&s.progress))
 		lookup_disconnect(run->lookup); /* no old answer for the next round */
 	if (s.end == STREAM_FAILED && replicate_stopping())
 		s.end = STREAM_DONE; /* a step interrupted by SIGTERM; nothing committed */
