@@ -485,15 +485,6 @@ static void note_unknown(Applier *a, RelEntry *r)
 		  "synced", r->display, r->oid, r->needs_sync ? "must copy again" : "does not have");
 }
 
-/*
- * Decides whether the change, in the open transaction, is left out: sets
- * *skip; false on an error (a->err), from the mirror's look-up. The stream
- * replays history: a relation the mirror has no table for joins through
- * the table sync, whose snapshot holds every change before its sync LSN;
- * so do the changes to a synced table from transactions that commit
- * before that LSN (the snapshot has them). A Relation message seen then is
- * kept: the first change applied brings the table in line with it.
- */
 bool apply_sync_again(Applier *a, RelEntry *r)
 {
 	/* stored with the changes skipped: a run killed before the copy
@@ -510,6 +501,15 @@ bool apply_sync_again(Applier *a, RelEntry *r)
 	return true;
 }
 
+/*
+ * Decides whether the change, in the open transaction, is left out: sets
+ * *skip; false on an error (a->err), from the mirror's look-up. The stream
+ * replays history: a relation the mirror has no table for joins through
+ * the table sync, whose snapshot holds every change before its sync LSN;
+ * so do the changes to a synced table from transactions that commit
+ * before that LSN (the snapshot has them). A Relation message seen then is
+ * kept: the first change applied brings the table in line with it.
+ */
 static bool decide_skip(Applier *a, RelEntry *r, bool *skip)
 {
 	*skip = false;
