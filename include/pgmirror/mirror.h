@@ -403,6 +403,18 @@ void mirror_remove_files(const char *path);
  * closed. False with *errmsg (free it).
  */
 bool mirror_set_aside(const char *path, const char *fresh, char **errmsg);
+/*
+ * The end of a mirror_set_aside() that a kill interrupted between its
+ * renames. Nothing at path, its -wal gone and path.damaged there: the
+ * damaged file was set aside, and fresh (complete: it is set in place only
+ * once built and closed) takes the name now, unless a process holds it
+ * (a rebuild in hand); *finished says whether it did. With path there, a
+ * -wal of fresh left without its file (the file took the name
+ * checkpointed) is removed. False with *errmsg (free it) when a rename
+ * fails.
+ */
+bool mirror_finish_set_aside(const char *path, const char *fresh, bool *finished,
+			     char **errmsg);
 
 /*
  * Reads the user's objects of a mirror (a damaged one: as far as it can

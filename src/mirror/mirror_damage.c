@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -203,5 +204,52 @@ bool mirror_set_aside(const char *path, const char *fresh, char **errmsg)
 	*errmsg = ok ? NULL : xasprintf("could not set mirror \"%s\" aside as \"%s\": %s", path,
 					aside, strerror(errno));
 	free(aside);
+	return ok;
+}
+
+/* Whether path+suffix exists (anything but "no such file" counts). */
+static bool exists_one(const char *path, const char *suffix)
+{
+	char *name = xasprintf("%s%s", path, suffix);
+	struct stat st;
+	bool found = lstat(name, &st) == 0 || errno != ENOENT;
+
+	free(name);
+	return found;
+}
+
+bool mirror_finish_set_aside(const char *path, const char *fresh, bool *finished,
+			     char **errmsg)
+{
+	int fd;
+	bool ok = true;
+
+	*finished = false;
+	*errmsg = NULL;
+	if (exists_one(path, "")) {
+		/* killed between the new file's rename and its -wal's: the file
+		 * took the name checkpointed, and its -wal is of no use */
+		if (!exists_one(fresh, ""))
+			(void)(remove_one(fresh, "-wal") && remove_one(fresh, "-shm"));
+		return true;
+	}
+	/* the damaged file (after its -wal) went aside, fresh did not come:
+	 * unless path's -wal is there, which would be read into fresh */
+	if (!exists_one(fresh, "") || !exists_one(path, ".damaged") || exists_one(path, "-wal"))
+		return true;
+	/* a rebuild in hand keeps it locked (mirror_open()) */
+	fd = open(fresh, O_RDWR | O_CLOEXEC);
+	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return true;
+	}
+	ok = remove_one(path, "-shm") && remove_one(fresh, "-shm") && rename(fresh, path) == 0 &&
+	     rename_one(fresh, "-wal", path, "-wal");
+	close(fd);
+	if (!ok)
+		*errmsg = xasprintf("could not rename \"%s\" to \"%s\": %s", fresh, path,
+				    strerror(errno));
+	*finished = ok;
 	return ok;
 }

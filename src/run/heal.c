@@ -136,10 +136,34 @@ static bool restore_user_objects(Run *run, const MirrorUserObjects *u, const cha
 	return true;
 }
 
+/* The file a heal builds the new mirror in, beside the damaged one. */
+static char *rebuild_path(const char *path)
+{
+	return xasprintf("%s.rebuild", path);
+}
+
+bool heal_finish_interrupted(const char *path)
+{
+	char *fresh = rebuild_path(path), *err = NULL;
+	bool finished = false, ok = mirror_finish_set_aside(path, fresh, &finished, &err);
+
+	if (!ok)
+		log_error("mirror \"%s\" was rebuilt, but a kill stopped its heal before the new "
+			  "file took its name, and it still cannot: %s; rename \"%s\" to \"%s\" by "
+			  "hand", path, err, fresh, path);
+	else if (finished)
+		log_warning("a heal of mirror \"%s\" was stopped after it set the damaged file "
+			    "aside as \"%s.damaged\" and before the new one took its name; the new "
+			    "one has it now", path, path);
+	free(err);
+	free(fresh);
+	return ok;
+}
+
 int heal_rebuild(Run *run)
 {
 	const char *path = run->opt->mirror_path;
-	char *fresh = xasprintf("%s.rebuild", path), *err = NULL;
+	char *fresh = rebuild_path(path), *err = NULL;
 	char *reason = xasprintf("mirror damaged: %s", run->heal_why ? run->heal_why : "");
 	Mirror *damaged = run->mirror;
 	MirrorUserObjects *u = NULL;

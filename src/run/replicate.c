@@ -402,6 +402,10 @@ int replicate_run(const ReplicateOptions *opt)
 	run.catalog = lookup_catalog(run.lookup);
 	run.session = session_new();
 	session_set_stop_check(run.session, replicate_stopping);
+	if (!heal_finish_interrupted(opt->mirror_path)) {
+		rc = EXIT_ERROR;
+		goto done;
+	}
 	if (opt->verify && !file_exists(opt->mirror_path)) {
 		log_error("mirror \"%s\" does not exist; --verify compares an existing mirror "
 			  "(check the path)", opt->mirror_path);

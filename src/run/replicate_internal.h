@@ -169,6 +169,10 @@ bool heal_after_failure(Run *run);
 int heal_rebuild(Run *run);
 void heal_check_at_start(Run *run);
 bool heal_record_check(Run *run, const char *result);
+/* heal_finish_interrupted(): a heal killed after it set the damaged file
+ * aside and before the new one took its name left nothing under the name:
+ * the new one takes it now; false with the error logged. */
+bool heal_finish_interrupted(const char *path);
 /* heal_take_check_result(): logs a check's result (usecs long) and acts on
  * it: damage marks the run for a heal; a sound file's result is stored.
  * False when the run cannot go on (damaged, or the result not stored). */
