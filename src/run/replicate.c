@@ -415,6 +415,7 @@ int replicate_run(const ReplicateOptions *opt)
 	if (file_exists(opt->mirror_path) &&
 	    (rc = replicate_open_mirror(&run, MIRROR_WRITE)) != EXIT_OK)
 		goto done;
+	heal_resume(&run); /* a heal that did not finish */
 	if (!continuous)
 		heal_check_at_start(&run); /* at most once a day */
 	if ((rc = check_mirror_identity(&run)) != EXIT_OK)

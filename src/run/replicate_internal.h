@@ -173,6 +173,9 @@ bool heal_record_check(Run *run, const char *result);
  * aside and before the new one took its name left nothing under the name:
  * the new one takes it now; false with the error logged. */
 bool heal_finish_interrupted(const char *path);
+/* heal_resume(): a heal that did not finish (a kill, a signal, a failure)
+ * left its new file: the mirror is marked for a heal again at once. */
+void heal_resume(Run *run);
 /* heal_take_check_result(): logs a check's result (usecs long) and acts on
  * it: damage marks the run for a heal; a sound file's result is stored.
  * False when the run cannot go on (damaged, or the result not stored). */

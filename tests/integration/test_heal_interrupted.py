@@ -8,7 +8,14 @@ the mirror equal to the source, the user's objects there, the rebuild
 recorded, nothing left under .rebuild. It must not take the missing file
 for a new mirror (whose first run would find the slot taken and exit 1
 on every run, or ask for -P). A kill after the new file's rename, before
-its -wal's, leaves a .rebuild-wal that the next run removes."""
+its -wal's, leaves a .rebuild-wal that the next run removes.
+
+A heal of damage that a statement met (the daily check not due) killed
+once it had made the slot again (at its COPY, kill_at_query): the slot is
+now ahead of the damaged file, which reads as sound until a change
+touches the damage. The next run must heal again at once (the heal's new
+file left beside it says so), not refuse the file as a restored old copy
+whose slot has moved past it."""
 
 import os
 import sqlite3
@@ -27,11 +34,13 @@ CREATE VIEW app_view AS SELECT id FROM orders WHERE id < 10;
 
 def damaged_mirror(ctx, name):
     """A mirror of orders with the user's objects and a smashed leaf page
-    that the next run's change reads."""
+    that the next run's change reads; its daily check not due."""
     path, slot = ctx.path(name + ".db"), ctx.slot(name)
     ctx.once(path, slot, "pub")
     con = sqlite3.connect(path)
     con.executescript(USER_SQL)
+    con.execute("UPDATE pgmirror_state SET last_check_time = datetime('now'), "
+                "last_check_result = 'ok'")
     ps = con.execute("PRAGMA page_size").fetchone()[0]
     leaf = con.execute("SELECT pageno FROM dbstat WHERE name = 'orders' AND "
                        "pagetype = 'leaf' ORDER BY pageno").fetchall()[3][0]
@@ -112,6 +121,21 @@ def test(ctx):
           "wal: the kill did not land between the renames: %s" % sorted(os.listdir(ctx.tmpdir)))
     ctx.sql("UPDATE orders SET v = 'after' WHERE id < 100")
     healed(ctx, path, slot, ctx.mirror_args(path, slot, "pub", "--once"), "wal")
+
+    # killed in the heal's copy, after the slot was made again
+    path, slot = damaged_mirror(ctx, "copy")
+    env = {"LD_PRELOAD": harness.fault_shim("kill_at_query"), "PGMIRROR_KILL_QUERY": "COPY",
+           "ASAN_OPTIONS": "verify_asan_link_order=0:" + os.environ.get("ASAN_OPTIONS", "")}
+    rc, out, err = ctx.run(ctx.mirror_args(path, slot, "pub", "--once"), env=env, timeout=120)
+    check(rc == -9 and "SQLite reported" in err and "kill_at_query" in err,
+          "copy: the heal was not killed at its COPY: exit %d\n%s" % (rc, err))
+    ctx.wait_slot_inactive(slot)
+    check(ctx.slot_final_lsn(slot) > ctx.mirror_lsn(path),
+          "copy: the slot made again is not ahead of the damaged file: the case is not made")
+    ctx.sql("INSERT INTO orders SELECT g, 'copy' FROM generate_series(7001, 7010) g")
+    err = healed(ctx, path, slot, ctx.mirror_args(path, slot, "pub", "--once"), "copy")
+    check("did not finish rebuilding" in err, "copy: no word of the heal that did not "
+          "finish:\n%s" % err)
 
 
 harness.main(test)
