@@ -12,7 +12,8 @@
  * failure: one place, whatever step failed.
  *
  * A file SQLite cannot read at all may be someone else's. It was a mirror
- * when it (or its -wal) still holds the catalog entry of pgmirror_state:
+ * when its header has pgmirror's application ID (mirror_internal.h), or it
+ * (or its -wal) still holds the catalog entry of pgmirror_state:
  * SQLite stores that record's type, name and table name side by side, as
  * "tablepgmirror_statepgmirror_state", which no text file or other
  * database holds by chance.
@@ -22,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +77,21 @@ void mirror_damage_forget(void)
 
 #define MIRROR_MARK "tablepgmirror_statepgmirror_state"
 
+/* Whether the SQLite header of the file open as fd has pgmirror's
+ * application ID (mirror_internal.h), whatever the rest says. */
+static bool fd_has_application_id(int fd)
+{
+	unsigned char id[4];
+	ssize_t n;
+
+	do
+		n = pread(fd, id, sizeof(id), 68);
+	while (n < 0 && errno == EINTR);
+	return n == (ssize_t)sizeof(id) &&
+	       ((uint32_t)id[0] << 24 | (uint32_t)id[1] << 16 | (uint32_t)id[2] << 8 | id[3]) ==
+		       MIRROR_APPLICATION_ID;
+}
+
 /* Whether the file open as fd holds MIRROR_MARK anywhere (read with
  * pread(), so the caller's descriptor may be the mirror's own). */
 static bool fd_has_mark(int fd)
@@ -109,18 +126,19 @@ static bool fd_has_mark(int fd)
 }
 
 /*
- * Whether the file at path holds MIRROR_MARK. Never while a connection of
+ * Whether the file at path holds MIRROR_MARK (or, header: has pgmirror's
+ * application ID). Never while a connection of
  * this process has the file open: closing any descriptor of a file drops
  * the process's POSIX locks on it, SQLite's too (mirror.c).
  */
-static bool file_has_mark(const char *path)
+static bool file_has_mark(const char *path, bool header)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	bool found;
 
 	if (fd < 0)
 		return false;
-	found = fd_has_mark(fd);
+	found = (header && fd_has_application_id(fd)) || fd_has_mark(fd);
 	close(fd);
 	return found;
 }
@@ -128,7 +146,7 @@ static bool file_has_mark(const char *path)
 bool mirror_file_was_mirror(const char *path)
 {
 	char *wal = xasprintf("%s-wal", path);
-	bool found = file_has_mark(path) || file_has_mark(wal);
+	bool found = file_has_mark(path, true) || file_has_mark(wal, false);
 
 	free(wal);
 	return found;
@@ -138,7 +156,8 @@ bool mirror_was_mirror(const Mirror *m)
 {
 	/* SQLite takes no POSIX lock on the -wal: its descriptor may close */
 	char *wal = xasprintf("%s-wal", m->path);
-	bool found = fd_has_mark(m->lock_fd) || file_has_mark(wal);
+	bool found = fd_has_application_id(m->lock_fd) || fd_has_mark(m->lock_fd) ||
+		     file_has_mark(wal, false);
 
 	free(wal);
 	return found;

@@ -18,6 +18,15 @@
 
 typedef struct MirrorWriteback MirrorWriteback;
 
+/*
+ * The SQLite header's application ID (bytes 68-71, PRAGMA application_id)
+ * of every mirror file: "pgMr". It marks the file as a mirror in its
+ * first page's first bytes, which survive where the catalog entry of
+ * pgmirror_state (mirror_damage.c) may not: a truncated file, or one whose
+ * catalog grew past its first page and lost the page that holds it.
+ */
+#define MIRROR_APPLICATION_ID 0x70674d72
+
 struct Mirror {
 	sqlite3 *db;
 	int lock_fd;             /* flock()ed descriptor of the file */
