@@ -391,7 +391,8 @@ bool mirror_check_due(Mirror *m, int max_age_secs, bool *due) PGM_MUST_CHECK;
  * remove the copy (mirror_remove_files()).
  */
 Mirror *mirror_open_repaired(const Mirror *damaged, const char *copy);
-/* Whether the last error on m was a header SQLite cannot read (NOTADB). */
+/* Whether the last error on m was a header SQLite cannot read (NOTADB, or
+ * a schema format it does not know). */
 bool mirror_header_unreadable(const Mirror *m);
 
 /* Removes the file at path and what SQLite keeps beside it. */

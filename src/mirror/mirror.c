@@ -280,7 +280,8 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 	sqlite3_busy_timeout(m->db, 10000);
 	/* The first read tells whether this is an SQLite file at all. */
 	if (!is_foreign_database(m, &foreign, &has_state)) {
-		if (mirror_is_damage_code(sqlite3_extended_errcode(m->db)) && mirror_was_mirror(m))
+		if ((mirror_is_damage_code(sqlite3_extended_errcode(m->db)) ||
+		     mirror_header_error(m->db)) && mirror_was_mirror(m))
 			goto damaged;
 		if (sqlite3_errcode(m->db) == SQLITE_NOTADB)
 			errbuf_set(&m->err, "\"%s\" is not an SQLite database, so not a mirror; give a "

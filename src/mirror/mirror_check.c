@@ -79,7 +79,8 @@ static MirrorCheckResult check_db(sqlite3 *db, char **found)
 		int code = sqlite3_extended_errcode(db);
 		const char *msg = sqlite3_errmsg(db);
 
-		res = mirror_is_damage_code(code) ? MIRROR_CHECK_DAMAGED : MIRROR_CHECK_FAILED;
+		res = mirror_is_damage_code(code) || mirror_header_error(db) ? MIRROR_CHECK_DAMAGED
+									     : MIRROR_CHECK_FAILED;
 		add_found(s, msg != NULL && *msg != '\0' ? msg : sqlite3_errstr(code));
 	}
 	if (res == MIRROR_CHECK_DAMAGED && sqlite3_str_length(s) == 0)
@@ -312,7 +313,7 @@ done:
 
 bool mirror_header_unreadable(const Mirror *m)
 {
-	return m != NULL && m->db != NULL && sqlite3_errcode(m->db) == SQLITE_NOTADB;
+	return m != NULL && mirror_header_error(m->db);
 }
 
 Mirror *mirror_open_repaired(const Mirror *damaged, const char *copy)

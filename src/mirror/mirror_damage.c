@@ -53,6 +53,15 @@ bool mirror_is_damage_code(int code)
 	}
 }
 
+bool mirror_header_error(sqlite3 *db)
+{
+	/* SQLite's words for a schema format above the highest it knows (4):
+	 * no SQLite since 2006 makes another, so in a mirror it is damage */
+	return db != NULL && (sqlite3_errcode(db) == SQLITE_NOTADB ||
+			      (sqlite3_errcode(db) == SQLITE_ERROR &&
+			       strcmp(sqlite3_errmsg(db), "unsupported file format") == 0));
+}
+
 void mirror_on_sqlite_log(void *arg, int code, const char *msg)
 {
 	int none = 0;

@@ -109,6 +109,10 @@ void mirror_on_sqlite_log(void *arg, int code, const char *msg);
 /* mirror_check.c: mirror_file_was_mirror() for an open mirror, read
  * through its own descriptor. */
 bool mirror_was_mirror(const Mirror *m);
+/* mirror_damage.c: whether the last error on db says its header cannot be
+ * read: SQLITE_NOTADB, or a schema format number SQLite does not know
+ * (bytes 44-47 changed). */
+bool mirror_header_error(sqlite3 *db);
 
 /* mirror_sync.c: brings an older mirror's own tables up to this
  * format; inside the open's transaction. */

@@ -100,7 +100,9 @@ int replicate_open_mirror(Run *run, MirrorMode mode)
 
 	if (r == MIRROR_OPEN_DAMAGED && mode != MIRROR_READ) {
 		/* set aside and rebuilt once connected (heal.c) */
-		heal_note(run, mirror_damage_seen() ? mirror_damage_seen() : err, NULL);
+		heal_note(run, mirror_damage_seen() ? mirror_damage_seen()
+			  : mirror_header_unreadable(run->mirror) ? "its header cannot be read" : err,
+			  NULL);
 		free(err);
 		if (!mirror_read_state(run->mirror, &run->state)) {
 			mirror_state_clear(&run->state);

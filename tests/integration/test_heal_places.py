@@ -11,6 +11,12 @@ next cron run (with its -S and -P) or reported by --check with exit 5:
   application ID in its header (it was taken for someone else's file:
   --check exit 1 "not a pgmirror mirror", every run exit 1).
 
+- the header's schema format number (bytes 44-47) changed: SQLite says
+  "unsupported file format", a plain SQLITE_ERROR, which was not taken
+  for damage (--check exit 1 "could not check", every run exit 1); it is
+  a header that cannot be read, so the settings and the user's objects
+  are read through a copy with a header made anew (no -S or -P needed).
+
 A new mirror has the application ID; one made before it gets it at its
 next run."""
 
@@ -51,9 +57,9 @@ def check_exit(ctx, path, want, what):
     check(rc == want, "%s: --check exited %d, expected %d\n%s%s" % (what, rc, want, out, err))
 
 
-def healed(ctx, path, slot, what):
+def healed(ctx, path, slot, what, args=None):
     ctx.sql("UPDATE orders SET v = v || 'h' WHERE id % 50 = 7")
-    rc, out, err = ctx.run(ctx.mirror_args(path, slot, "pub", "--once"), timeout=120)
+    rc, out, err = ctx.run(args or ctx.mirror_args(path, slot, "pub", "--once"), timeout=120)
     harness.log("%s: exit %d\n%s" % (what, rc, err))
     check(rc == 0, "%s: the run after the damage exited %d\n%s" % (what, rc, err))
     check("is damaged" in err and os.path.exists(path + ".damaged"),
@@ -109,6 +115,18 @@ def test(ctx):
           "(%d bytes): the case is not made" % (mark_at, os.path.getsize(path)))
     check_exit(ctx, path, 5, "truncated")
     healed(ctx, path, slot, "truncated")
+
+    # the schema format number in the header changed
+    path, slot = mirror(ctx, "format")
+    with open(path, "r+b") as f:
+        f.seek(44)
+        f.write(b"\xa5\xa5\xa5\xa1")
+    check_exit(ctx, path, 5, "schema format")
+    healed(ctx, path, slot, "schema format", ["-d", ctx.dsn, "--once", path])
+    got = [r[0] for r in ctx.mirror_query(path, "SELECT name FROM sqlite_master WHERE name "
+                                                "LIKE 'app\\_%' ESCAPE '\\' ORDER BY 1")]
+    check(got == ["app_log", "app_trg", "app_v", "app_view"],
+          "schema format: the user's objects are %s" % got)
 
     # a mirror from before the application ID gets it at its next run
     path, slot = mirror(ctx, "older")
