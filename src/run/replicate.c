@@ -125,13 +125,13 @@ static int connect_source(Run *run)
 		if (session_error_stopped(run->session))
 			log_info("%s", session_error(run->session));
 		else if (!replicate_continuous(run))
-			log_error("%s", session_error(run->session));
+			replicate_log_session_error(run->session);
 		/* a service tries again (replicate_run() says so) */
 		return EXIT_ERROR;
 	}
 	if (!session_check_wal_level(run->session) ||
 	    !session_source_kind(run->session, &run->kind)) {
-		log_error("%s", session_error(run->session));
+		replicate_log_session_error(run->session);
 		return EXIT_ERROR;
 	}
 	if ((rc = check_source_kind(run)) != EXIT_OK)
@@ -153,7 +153,7 @@ static int check_publications(Run *run, char *const *pubs, int npubs)
 	char *missing = NULL;
 
 	if (!session_missing_publications(run->session, pubs, npubs, &missing)) {
-		log_error("%s", session_error(run->session));
+		replicate_log_session_error(run->session);
 		return EXIT_ERROR;
 	}
 	if (missing != NULL) {
@@ -180,7 +180,7 @@ static int check_slot(Run *run, bool *rebuild)
 
 	*rebuild = false;
 	if (!session_slot_info(run->session, run->state.slot, &si)) {
-		log_error("%s", session_error(run->session));
+		replicate_log_session_error(run->session);
 		goto done;
 	}
 	/* checked first: an invalidated slot ahead of the mirror is not its own */
@@ -212,7 +212,7 @@ static int check_slot(Run *run, bool *rebuild)
 		goto done;
 	}
 	if (!replicate_wait_slot(run->session, run->state.slot, &si, SLOT_WAIT_MS)) {
-		log_error("%s", session_error(run->session));
+		replicate_log_session_error(run->session);
 		goto done;
 	}
 	if (si.active) {
@@ -225,7 +225,7 @@ static int check_slot(Run *run, bool *rebuild)
 	/* --failover on a later run: a slot made without it becomes one */
 	if (run->opt->failover && !si.failover) {
 		if (!session_set_slot_failover(run->session, run->state.slot)) {
-			log_error("%s", session_error(run->session));
+			replicate_log_session_error(run->session);
 			rc = session_error_in_use(run->session) ? EXIT_IN_USE : EXIT_ERROR;
 			goto done;
 		}

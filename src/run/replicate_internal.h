@@ -75,6 +75,10 @@ bool replicate_slot_wal_lost(const Run *run);
  * error set, when it cannot be read.
  */
 bool replicate_wait_slot(Session *s, const char *slot, SlotInfo *si, int max_ms);
+/* Logs the session's error: as information when a signal cancelled the
+ * command (the run then ends with exit 0, and logs no error), else as an
+ * error. */
+void replicate_log_session_error(Session *s);
 /* How long a slot held by another connection is waited for before exit 3:
  * the walsender of a run that has ended holds it until it next writes to
  * its client, which one decoding a big transaction may take a while to do. */

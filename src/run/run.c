@@ -132,6 +132,15 @@ int replicate_open_mirror(Run *run, MirrorMode mode)
 	return EXIT_OK;
 }
 
+void replicate_log_session_error(Session *s)
+{
+	/* a signal cancelled the command: the run ends with exit 0 */
+	if (session_error_stopped(s) && replicate_stopping())
+		log_info("%s", session_error(s));
+	else
+		log_error("%s", session_error(s));
+}
+
 bool replicate_wait_slot(Session *s, const char *slot, SlotInfo *si, int max_ms)
 {
 	for (int waited = 0; si->active && waited < max_ms && !stop_requested; waited += 100) {
