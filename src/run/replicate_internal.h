@@ -164,9 +164,10 @@ int tablesync_sync(Run *run, Applier *apply, const SyncTarget *tg, int n);
  */
 #define HEAL_CHECK_MAX_AGE_SECS (24 * 3600)
 void heal_note(Run *run, const char *why, const char *found_by_check);
-/* A damaged mirror whose settings cannot be read because its header
- * cannot: reads them (and later the user's objects) from a copy with a
- * header made anew, run->heal_copy; heal_forget_copy() removes it. */
+/* A damaged mirror whose settings cannot be read, perhaps for its header
+ * alone (not a database, an unknown format, a page count past its end):
+ * reads them (and later the user's objects) from a copy with a header
+ * made anew, run->heal_copy; heal_forget_copy() removes it. */
 void heal_read_settings(Run *run);
 void heal_forget_copy(Run *run);
 bool heal_after_failure(Run *run);

@@ -69,9 +69,11 @@ void heal_read_settings(Run *run)
 {
 	const char *path = run->opt->mirror_path;
 
-	if (run->state.present || run->heal_copy != NULL || !mirror_header_unreadable(run->mirror))
+	if (run->state.present || run->heal_copy != NULL)
 		return;
-	/* the pages may be sound: read them through a copy with a new header */
+	/* the pages may be sound, and the header wrong (not a database, an
+	 * unknown format, a page count past the end of the file): read them
+	 * through a copy with a new header */
 	run->heal_copy_path = xasprintf("%s.rebuild-src", path);
 	run->heal_copy = mirror_open_repaired(run->mirror, run->heal_copy_path);
 	if (run->heal_copy == NULL || !mirror_read_state(run->heal_copy, &run->state)) {

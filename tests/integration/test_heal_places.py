@@ -17,6 +17,11 @@ next cron run (with its -S and -P) or reported by --check with exit 5:
   a header that cannot be read, so the settings and the user's objects
   are read through a copy with a header made anew (no -S or -P needed).
 
+- the header's page count (bytes 28-31) changed: "malformed", with the
+  settings unreadable, so a run without -S and -P exited 2 and the user's
+  objects were lost; the pages are sound, and are read through the same
+  copy with a header made anew.
+
 A new mirror has the application ID; one made before it gets it at its
 next run."""
 
@@ -127,6 +132,18 @@ def test(ctx):
                                                 "LIKE 'app\\_%' ESCAPE '\\' ORDER BY 1")]
     check(got == ["app_log", "app_trg", "app_v", "app_view"],
           "schema format: the user's objects are %s" % got)
+
+    # the page count in the header changed
+    path, slot = mirror(ctx, "pages")
+    with open(path, "r+b") as f:
+        f.seek(28)
+        f.write(b"\x7f\xa5\xa5\xa5")
+    check_exit(ctx, path, 5, "page count")
+    healed(ctx, path, slot, "page count", ["-d", ctx.dsn, "--once", path])
+    got = [r[0] for r in ctx.mirror_query(path, "SELECT name FROM sqlite_master WHERE name "
+                                                "LIKE 'app\\_%' ESCAPE '\\' ORDER BY 1")]
+    check(got == ["app_log", "app_trg", "app_v", "app_view"],
+          "page count: the user's objects are %s" % got)
 
     # a mirror from before the application ID gets it at its next run
     path, slot = mirror(ctx, "older")
