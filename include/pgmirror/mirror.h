@@ -391,7 +391,8 @@ bool mirror_check_due(Mirror *m, int max_age_secs, bool *due) PGM_MUST_CHECK;
  * remove the copy (mirror_remove_files()).
  */
 Mirror *mirror_open_repaired(const Mirror *damaged, const char *copy);
-/* Whether the last error on m was a header SQLite cannot read (NOTADB). */
+/* Whether the last error on m was a header SQLite cannot read (NOTADB, or
+ * a schema format it does not know). */
 bool mirror_header_unreadable(const Mirror *m);
 
 /* Removes the file at path and what SQLite keeps beside it. */
@@ -403,6 +404,18 @@ void mirror_remove_files(const char *path);
  * closed. False with *errmsg (free it).
  */
 bool mirror_set_aside(const char *path, const char *fresh, char **errmsg);
+/*
+ * The end of a mirror_set_aside() that a kill interrupted between its
+ * renames. Nothing at path, its -wal gone and path.damaged there: the
+ * damaged file was set aside, and fresh (complete: it is set in place only
+ * once built and closed) takes the name now, unless a process holds it
+ * (a rebuild in hand); *finished says whether it did. With path there, a
+ * -wal of fresh left without its file (the file took the name
+ * checkpointed) is removed. False with *errmsg (free it) when a rename
+ * fails.
+ */
+bool mirror_finish_set_aside(const char *path, const char *fresh, bool *finished,
+			     char **errmsg);
 
 /*
  * Reads the user's objects of a mirror (a damaged one: as far as it can

@@ -76,6 +76,23 @@ static bool is_foreign_database(Mirror *m, bool *foreign, bool *has_state)
 	return true;
 }
 
+/* Gives the file pgmirror's application ID (mirror_internal.h), once: a
+ * file an older pgmirror made gets it at its next open for writing. */
+static bool mark_mirror(Mirror *m)
+{
+	sqlite3_stmt *q = mirror_prepare(m, "PRAGMA application_id", false);
+	int64_t id = 0;
+
+	if (q == NULL)
+		return false;
+	if (sqlite3_step(q) == SQLITE_ROW)
+		id = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	return id == MIRROR_APPLICATION_ID ||
+	       mirror_exec_owned(m, sqlite3_mprintf("PRAGMA application_id = %d",
+						     MIRROR_APPLICATION_ID));
+}
+
 /*
  * Refuses a mirror that a newer pgmirror made in a format this one does
  * not know (pgmirror_state.format_version): writing to it, or reading its
@@ -209,6 +226,7 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 {
 	Mirror *m = xcalloc(1, sizeof(*m));
 	MirrorOpenResult res = MIRROR_OPEN_ERROR;
+	int failed = SQLITE_OK; /* the code of the statement that failed */
 	bool foreign = false, has_state = false, create = mode == MIRROR_CREATE, created = false;
 	int flags = (mode == MIRROR_READ ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) |
 		    SQLITE_OPEN_NOMUTEX;
@@ -262,7 +280,8 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 	sqlite3_busy_timeout(m->db, 10000);
 	/* The first read tells whether this is an SQLite file at all. */
 	if (!is_foreign_database(m, &foreign, &has_state)) {
-		if (mirror_is_damage_code(sqlite3_extended_errcode(m->db)) && mirror_was_mirror(m))
+		if ((mirror_is_damage_code(sqlite3_extended_errcode(m->db)) ||
+		     mirror_header_error(m->db)) && mirror_was_mirror(m))
 			goto damaged;
 		if (sqlite3_errcode(m->db) == SQLITE_NOTADB)
 			errbuf_set(&m->err, "\"%s\" is not an SQLite database, so not a mirror; give a "
@@ -296,7 +315,9 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 		      "PRAGMA legacy_alter_table = OFF"))
 		goto error;
 	if (!mirror_exec(m, "BEGIN IMMEDIATE") || !mirror_exec(m, mirror_schema_sql) ||
-	    !mirror_upgrade(m) || !mirror_exec(m, "COMMIT")) {
+	    !mirror_upgrade(m) || !mark_mirror(m) || !mirror_exec(m, "COMMIT")) {
+		/* taken before the ROLLBACK, which resets it */
+		failed = sqlite3_extended_errcode(m->db);
 		(void)sqlite3_exec(m->db, "ROLLBACK", NULL, NULL, NULL);
 		goto error_or_damaged;
 	}
@@ -311,13 +332,15 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 	return MIRROR_OPEN_OK;
 
 error_or_damaged:
-	if (!has_state || !mirror_is_damage_code(sqlite3_extended_errcode(m->db)))
+	if (failed == SQLITE_OK)
+		failed = sqlite3_extended_errcode(m->db);
+	if (!has_state || !mirror_is_damage_code(failed))
 		goto error;
 damaged:
 	/* locked, and kept for the caller to set aside (mirror_close_as_is()) */
 	errbuf_set(&m->err, "mirror \"%s\" is damaged (%s); a run of pgmirror sets it aside as "
-		  "\"%s.damaged\" and rebuilds it from a fresh copy", path, sqlite3_errmsg(m->db),
-		  path);
+		  "\"%s.damaged\" and rebuilds it from a fresh copy", path,
+		  failed != SQLITE_OK ? sqlite3_errstr(failed) : sqlite3_errmsg(m->db), path);
 	if (mode == MIRROR_READ)
 		goto error; /* a reader (--status) only says so */
 	*errmsg = xstrdup(m->err.text);

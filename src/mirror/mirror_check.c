@@ -32,6 +32,26 @@ static void add_found(sqlite3_str *s, const char *line)
 }
 
 /*
+ * Appends what one row of the check says. A row may hold several lines
+ * (SQLite puts a list of problems in one row, under a heading naming the
+ * database): each goes on as a line of its own, the heading, which says
+ * nothing, left out.
+ */
+static void add_found_lines(sqlite3_str *s, const char *text)
+{
+	while (*text != '\0') {
+		size_t n = strcspn(text, "\n");
+
+		if (n > 0 && strncmp(text, "*** in database ", 16) != 0)
+			sqlite3_str_appendf(s, "%s%.*s", sqlite3_str_length(s) > 0 ? "; " : "",
+					    (int)n, text);
+		text += n;
+		if (*text == '\n')
+			text++;
+	}
+}
+
+/*
  * The integrity check on db; *found the result (malloc'd): "ok", or the
  * problems SQLite listed (at most 20) and the error it stopped with, if
  * any, on one line.
@@ -52,17 +72,19 @@ static MirrorCheckResult check_db(sqlite3 *db, char **found)
 
 		if (line == NULL || strcmp(line, "ok") != 0) {
 			res = MIRROR_CHECK_DAMAGED;
-			/* the heading of the main database's list says nothing */
-			if (line == NULL || strncmp(line, "*** in database main", 20) != 0)
-				add_found(s, line ? line : "(null)");
+			add_found_lines(s, line ? line : "(null)");
 		}
 	}
 	if (rc != SQLITE_DONE) {
 		int code = sqlite3_extended_errcode(db);
+		const char *msg = sqlite3_errmsg(db);
 
-		res = mirror_is_damage_code(code) ? MIRROR_CHECK_DAMAGED : MIRROR_CHECK_FAILED;
-		add_found(s, sqlite3_errmsg(db));
+		res = mirror_is_damage_code(code) || mirror_header_error(db) ? MIRROR_CHECK_DAMAGED
+									     : MIRROR_CHECK_FAILED;
+		add_found(s, msg != NULL && *msg != '\0' ? msg : sqlite3_errstr(code));
 	}
+	if (res == MIRROR_CHECK_DAMAGED && sqlite3_str_length(s) == 0)
+		add_found(s, "damaged, with no detail from SQLite");
 	sqlite3_finalize(q);
 	if (res == MIRROR_CHECK_SOUND)
 		sqlite3_str_appendall(s, "ok");
@@ -291,7 +313,7 @@ done:
 
 bool mirror_header_unreadable(const Mirror *m)
 {
-	return m != NULL && m->db != NULL && sqlite3_errcode(m->db) == SQLITE_NOTADB;
+	return m != NULL && mirror_header_error(m->db);
 }
 
 Mirror *mirror_open_repaired(const Mirror *damaged, const char *copy)

@@ -12,7 +12,8 @@
  * failure: one place, whatever step failed.
  *
  * A file SQLite cannot read at all may be someone else's. It was a mirror
- * when it (or its -wal) still holds the catalog entry of pgmirror_state:
+ * when its header has pgmirror's application ID (mirror_internal.h), or it
+ * (or its -wal) still holds the catalog entry of pgmirror_state:
  * SQLite stores that record's type, name and table name side by side, as
  * "tablepgmirror_statepgmirror_state", which no text file or other
  * database holds by chance.
@@ -22,9 +23,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -50,6 +53,15 @@ bool mirror_is_damage_code(int code)
 	}
 }
 
+bool mirror_header_error(sqlite3 *db)
+{
+	/* SQLite's words for a schema format above the highest it knows (4):
+	 * no SQLite since 2006 makes another, so in a mirror it is damage */
+	return db != NULL && (sqlite3_errcode(db) == SQLITE_NOTADB ||
+			      (sqlite3_errcode(db) == SQLITE_ERROR &&
+			       strcmp(sqlite3_errmsg(db), "unsupported file format") == 0));
+}
+
 void mirror_on_sqlite_log(void *arg, int code, const char *msg)
 {
 	int none = 0;
@@ -73,6 +85,21 @@ void mirror_damage_forget(void)
 }
 
 #define MIRROR_MARK "tablepgmirror_statepgmirror_state"
+
+/* Whether the SQLite header of the file open as fd has pgmirror's
+ * application ID (mirror_internal.h), whatever the rest says. */
+static bool fd_has_application_id(int fd)
+{
+	unsigned char id[4];
+	ssize_t n;
+
+	do
+		n = pread(fd, id, sizeof(id), 68);
+	while (n < 0 && errno == EINTR);
+	return n == (ssize_t)sizeof(id) &&
+	       ((uint32_t)id[0] << 24 | (uint32_t)id[1] << 16 | (uint32_t)id[2] << 8 | id[3]) ==
+		       MIRROR_APPLICATION_ID;
+}
 
 /* Whether the file open as fd holds MIRROR_MARK anywhere (read with
  * pread(), so the caller's descriptor may be the mirror's own). */
@@ -108,18 +135,19 @@ static bool fd_has_mark(int fd)
 }
 
 /*
- * Whether the file at path holds MIRROR_MARK. Never while a connection of
+ * Whether the file at path holds MIRROR_MARK (or, header: has pgmirror's
+ * application ID). Never while a connection of
  * this process has the file open: closing any descriptor of a file drops
  * the process's POSIX locks on it, SQLite's too (mirror.c).
  */
-static bool file_has_mark(const char *path)
+static bool file_has_mark(const char *path, bool header)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	bool found;
 
 	if (fd < 0)
 		return false;
-	found = fd_has_mark(fd);
+	found = (header && fd_has_application_id(fd)) || fd_has_mark(fd);
 	close(fd);
 	return found;
 }
@@ -127,7 +155,7 @@ static bool file_has_mark(const char *path)
 bool mirror_file_was_mirror(const char *path)
 {
 	char *wal = xasprintf("%s-wal", path);
-	bool found = file_has_mark(path) || file_has_mark(wal);
+	bool found = file_has_mark(path, true) || file_has_mark(wal, false);
 
 	free(wal);
 	return found;
@@ -137,7 +165,8 @@ bool mirror_was_mirror(const Mirror *m)
 {
 	/* SQLite takes no POSIX lock on the -wal: its descriptor may close */
 	char *wal = xasprintf("%s-wal", m->path);
-	bool found = fd_has_mark(m->lock_fd) || file_has_mark(wal);
+	bool found = fd_has_application_id(m->lock_fd) || fd_has_mark(m->lock_fd) ||
+		     file_has_mark(wal, false);
 
 	free(wal);
 	return found;
@@ -203,5 +232,52 @@ bool mirror_set_aside(const char *path, const char *fresh, char **errmsg)
 	*errmsg = ok ? NULL : xasprintf("could not set mirror \"%s\" aside as \"%s\": %s", path,
 					aside, strerror(errno));
 	free(aside);
+	return ok;
+}
+
+/* Whether path+suffix exists (anything but "no such file" counts). */
+static bool exists_one(const char *path, const char *suffix)
+{
+	char *name = xasprintf("%s%s", path, suffix);
+	struct stat st;
+	bool found = lstat(name, &st) == 0 || errno != ENOENT;
+
+	free(name);
+	return found;
+}
+
+bool mirror_finish_set_aside(const char *path, const char *fresh, bool *finished,
+			     char **errmsg)
+{
+	int fd;
+	bool ok = true;
+
+	*finished = false;
+	*errmsg = NULL;
+	if (exists_one(path, "")) {
+		/* killed between the new file's rename and its -wal's: the file
+		 * took the name checkpointed, and its -wal is of no use */
+		if (!exists_one(fresh, ""))
+			(void)(remove_one(fresh, "-wal") && remove_one(fresh, "-shm"));
+		return true;
+	}
+	/* the damaged file (after its -wal) went aside, fresh did not come:
+	 * unless path's -wal is there, which would be read into fresh */
+	if (!exists_one(fresh, "") || !exists_one(path, ".damaged") || exists_one(path, "-wal"))
+		return true;
+	/* a rebuild in hand keeps it locked (mirror_open()) */
+	fd = open(fresh, O_RDWR | O_CLOEXEC);
+	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return true;
+	}
+	ok = remove_one(path, "-shm") && remove_one(fresh, "-shm") && rename(fresh, path) == 0 &&
+	     rename_one(fresh, "-wal", path, "-wal");
+	close(fd);
+	if (!ok)
+		*errmsg = xasprintf("could not rename \"%s\" to \"%s\": %s", fresh, path,
+				    strerror(errno));
+	*finished = ok;
 	return ok;
 }

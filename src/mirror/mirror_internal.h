@@ -18,6 +18,15 @@
 
 typedef struct MirrorWriteback MirrorWriteback;
 
+/*
+ * The SQLite header's application ID (bytes 68-71, PRAGMA application_id)
+ * of every mirror file: "pgMr". It marks the file as a mirror in its
+ * first page's first bytes, which survive where the catalog entry of
+ * pgmirror_state (mirror_damage.c) may not: a truncated file, or one whose
+ * catalog grew past its first page and lost the page that holds it.
+ */
+#define MIRROR_APPLICATION_ID 0x70674d72
+
 struct Mirror {
 	sqlite3 *db;
 	int lock_fd;             /* flock()ed descriptor of the file */
@@ -100,6 +109,10 @@ void mirror_on_sqlite_log(void *arg, int code, const char *msg);
 /* mirror_check.c: mirror_file_was_mirror() for an open mirror, read
  * through its own descriptor. */
 bool mirror_was_mirror(const Mirror *m);
+/* mirror_damage.c: whether the last error on db says its header cannot be
+ * read: SQLITE_NOTADB, or a schema format number SQLite does not know
+ * (bytes 44-47 changed). */
+bool mirror_header_error(sqlite3 *db);
 
 /* mirror_sync.c: brings an older mirror's own tables up to this
  * format; inside the open's transaction. */

@@ -47,7 +47,7 @@ static bool read_tables(Run *run, const char *pubs_text, SourceTable **tables, i
 	bool ok = session_publication_tables(run->session, pubs, npubs, tables, n);
 
 	if (!ok)
-		log_error("%s", session_error(run->session));
+		replicate_log_session_error(run->session);
 	strv_free(pubs, npubs);
 	return ok && check_tables(*tables, *n);
 }
@@ -61,7 +61,7 @@ static bool check_readable(Run *run, const SourceTable *tables, int n)
 	char *name = NULL, *grant = NULL;
 
 	if (!session_unreadable_table(run->session, tables, n, &name, &grant)) {
-		log_error("%s", session_error(run->session));
+		replicate_log_session_error(run->session);
 		return false;
 	}
 	if (name != NULL)
@@ -237,7 +237,7 @@ int firstrun_run(Run *run, bool rebuild)
 
 	if (!session_slot_info(run->session, slot, &si) ||
 	    !replicate_wait_slot(run->session, slot, &si, SLOT_WAIT_MS)) {
-		log_error("%s", session_error(run->session));
+		replicate_log_session_error(run->session);
 		goto done;
 	}
 	if (si.exists && si.active) {
@@ -283,11 +283,11 @@ int firstrun_run(Run *run, bool rebuild)
 			    "mirror, and mirror \"%s\" is made again from a fresh copy",
 			    run->opt->mirror_path);
 	if (si.exists && !session_drop_slot(run->session, slot)) {
-		log_error("%s", session_error(run->session));
+		replicate_log_session_error(run->session);
 		goto done;
 	}
 	if (copy && !session_begin_snapshot(run->session)) {
-		log_error("%s", session_error(run->session));
+		replicate_log_session_error(run->session);
 		goto done;
 	}
 	if (!session_create_slot(run->session, slot,
@@ -297,7 +297,7 @@ int firstrun_run(Run *run, bool rebuild)
 			log_info("%s; the next run starts over", session_error(run->session));
 			rc = EXIT_OK;
 		} else {
-			log_error("%s", session_error(run->session));
+			replicate_log_session_error(run->session);
 			rc = session_error_in_use(run->session) ? EXIT_IN_USE : EXIT_ERROR;
 		}
 		goto done;
@@ -358,7 +358,7 @@ int firstrun_run(Run *run, bool rebuild)
 		goto done;
 	}
 	if (copy && !session_commit(run->session)) {
-		log_error("%s", session_error(run->session));
+		replicate_log_session_error(run->session);
 		goto done;
 	}
 	/* a snapshot has no commit time: the mirror holds every transaction

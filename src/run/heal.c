@@ -15,9 +15,14 @@
  * user's tables, indexes, views and triggers that can still be read from
  * the damaged file are made again in it. Only then is the damaged file
  * set aside as MIRROR.db.damaged (its -wal with it, so that no new file
- * can ever read it) and the new one put in its place. A heal that fails
- * (the source cannot be reached) removes the new file and leaves the
- * damaged one where it was: the next try starts over from it.
+ * can ever read it) and the new one put in its place. A heal that does
+ * not finish (it fails, a signal stops it, a kill) leaves the damaged file
+ * where it was and the new one beside it, which tells the next run to heal
+ * again at once (heal_resume()): the damage may lie where that run reads
+ * nothing, and the slot, made again, may be ahead of the damaged file,
+ * which would otherwise be refused as a restored old copy. A kill between
+ * the set-aside and the new file's rename is finished by the next run
+ * (heal_finish_interrupted()).
  */
 #include "config.h"
 
@@ -136,10 +141,56 @@ static bool restore_user_objects(Run *run, const MirrorUserObjects *u, const cha
 	return true;
 }
 
+/* The file a heal builds the new mirror in, beside the damaged one; left
+ * there by a heal that does not finish. */
+static char *rebuild_path(const char *path)
+{
+	return xasprintf("%s.rebuild", path);
+}
+
+bool heal_finish_interrupted(const char *path)
+{
+	char *fresh = rebuild_path(path), *err = NULL;
+	bool finished = false, ok = mirror_finish_set_aside(path, fresh, &finished, &err);
+
+	if (!ok)
+		log_error("mirror \"%s\" was rebuilt, but a kill stopped its heal before the new "
+			  "file took its name, and it still cannot: %s; rename \"%s\" to \"%s\" by "
+			  "hand", path, err, fresh, path);
+	else if (finished)
+		log_warning("a heal of mirror \"%s\" was stopped after it set the damaged file "
+			    "aside as \"%s.damaged\" and before the new one took its name; the new "
+			    "one has it now", path, path);
+	free(err);
+	free(fresh);
+	return ok;
+}
+
+void heal_resume(Run *run)
+{
+	const char *path = run->opt->mirror_path;
+	char *fresh;
+	struct stat st;
+
+	if (run->heal || run->mirror == NULL)
+		return;
+	fresh = rebuild_path(path);
+	if (stat(fresh, &st) == 0) {
+		run->heal = true;
+		run->heal_by_check = false;
+		free(run->heal_why);
+		run->heal_why = xstrdup("a run that found it damaged did not finish its rebuild");
+		log_warning("mirror \"%s\" was found damaged by a run that did not finish rebuilding "
+			    "it (\"%s\" is left of that); setting it aside as \"%s.damaged\" and "
+			    "rebuilding it from a fresh copy", path, fresh, path);
+	}
+	free(fresh);
+}
+
 int heal_rebuild(Run *run)
 {
 	const char *path = run->opt->mirror_path;
-	char *fresh = xasprintf("%s.rebuild", path), *err = NULL;
+	char *fresh = rebuild_path(path), *err = NULL;
 	char *reason = xasprintf("mirror damaged: %s", run->heal_why ? run->heal_why : "");
 	Mirror *damaged = run->mirror;
 	MirrorUserObjects *u = NULL;
@@ -181,10 +232,11 @@ int heal_rebuild(Run *run)
 	}
 	mirror_close(run->mirror); /* checkpointed: no -wal stays */
 	run->mirror = NULL;
-	if (rc != EXIT_OK || stopped) {
-		mirror_remove_files(fresh);
+	/* the new file stays: it tells the next run to heal again
+	 * (heal_resume()), since the damaged file may read as sound where
+	 * nothing touches the damage, and its slot may now be ahead of it */
+	if (rc != EXIT_OK || stopped)
 		goto done;
-	}
 	mirror_close_as_is(damaged);
 	damaged = NULL;
 	if (!mirror_set_aside(path, fresh, &err)) {

@@ -125,13 +125,13 @@ static int connect_source(Run *run)
 		if (session_error_stopped(run->session))
 			log_info("%s", session_error(run->session));
 		else if (!replicate_continuous(run))
-			log_error("%s", session_error(run->session));
+			replicate_log_session_error(run->session);
 		/* a service tries again (replicate_run() says so) */
 		return EXIT_ERROR;
 	}
 	if (!session_check_wal_level(run->session) ||
 	    !session_source_kind(run->session, &run->kind)) {
-		log_error("%s", session_error(run->session));
+		replicate_log_session_error(run->session);
 		return EXIT_ERROR;
 	}
 	if ((rc = check_source_kind(run)) != EXIT_OK)
@@ -153,7 +153,7 @@ static int check_publications(Run *run, char *const *pubs, int npubs)
 	char *missing = NULL;
 
 	if (!session_missing_publications(run->session, pubs, npubs, &missing)) {
-		log_error("%s", session_error(run->session));
+		replicate_log_session_error(run->session);
 		return EXIT_ERROR;
 	}
 	if (missing != NULL) {
@@ -225,16 +225,18 @@ static int check_slot(Run *run, bool *rebuild)
 
 	*rebuild = false;
 	if (!session_slot_info(run->session, run->state.slot, &si)) {
-		log_error("%s", session_error(run->session));
+		replicate_log_session_error(run->session);
 		goto done;
 	}
 	/* checked first: an invalidated slot ahead of the mirror is not its own */
 	if (si.exists && si.confirmed_flush > run->state.confirmed_lsn) {
 		log_error("replication slot \"%s\" has moved past mirror \"%s\" (slot at %s, "
 			  "mirror at %s): changes in between are gone from the source. The mirror "
-			  "was restored from an older copy or another mirror uses the same slot. To "
-			  "start over: pgmirror --drop-slot -S %s, remove the mirror file, and run "
-			  "again", run->state.slot, run->opt->mirror_path,
+			  "was restored from an older copy, another mirror uses the same slot, or "
+			  "the mirror lost its last transactions (a damaged -wal file, whose "
+			  "frames from the damage on SQLite drops without a word, or a disk that "
+			  "does not keep what it was told to sync). To start over: pgmirror "
+			  "--drop-slot -S %s, remove the mirror file, and run again", run->state.slot, run->opt->mirror_path,
 			  lsn_format(si.confirmed_flush, a), lsn_format(run->state.confirmed_lsn, b),
 			  run->state.slot);
 		goto done;
@@ -260,7 +262,7 @@ static int check_slot(Run *run, bool *rebuild)
 		goto done;
 	}
 	if (!replicate_wait_slot(run->session, run->state.slot, &si, SLOT_WAIT_MS)) {
-		log_error("%s", session_error(run->session));
+		replicate_log_session_error(run->session);
 		goto done;
 	}
 	if (si.active) {
@@ -273,7 +275,7 @@ static int check_slot(Run *run, bool *rebuild)
 	/* --failover on a later run: a slot made without it becomes one */
 	if (run->opt->failover && !si.failover) {
 		if (!session_set_slot_failover(run->session, run->state.slot)) {
-			log_error("%s", session_error(run->session));
+			replicate_log_session_error(run->session);
 			rc = session_error_in_use(run->session) ? EXIT_IN_USE : EXIT_ERROR;
 			goto done;
 		}
@@ -450,6 +452,10 @@ int replicate_run(const ReplicateOptions *opt)
 	run.catalog = lookup_catalog(run.lookup);
 	run.session = session_new();
 	session_set_stop_check(run.session, replicate_stopping);
+	if (!heal_finish_interrupted(opt->mirror_path)) {
+		rc = EXIT_ERROR;
+		goto done;
+	}
 	if (opt->verify && !file_exists(opt->mirror_path)) {
 		log_error("mirror \"%s\" does not exist; --verify compares an existing mirror "
 			  "(check the path)", opt->mirror_path);
@@ -459,6 +465,7 @@ int replicate_run(const ReplicateOptions *opt)
 	if (file_exists(opt->mirror_path) &&
 	    (rc = replicate_open_mirror(&run, MIRROR_WRITE)) != EXIT_OK)
 		goto done;
+	heal_resume(&run); /* a heal that did not finish */
 	if (!continuous)
 		heal_check_at_start(&run); /* at most once a day */
 	if ((rc = check_mirror_identity(&run)) != EXIT_OK)

@@ -75,6 +75,10 @@ bool replicate_slot_wal_lost(const Run *run);
  * error set, when it cannot be read.
  */
 bool replicate_wait_slot(Session *s, const char *slot, SlotInfo *si, int max_ms);
+/* Logs the session's error: as information when a signal cancelled the
+ * command (the run then ends with exit 0, and logs no error), else as an
+ * error. */
+void replicate_log_session_error(Session *s);
 /* How long a slot held by another connection is waited for before exit 3:
  * the walsender of a run that has ended holds it until it next writes to
  * its client, which one decoding a big transaction may take a while to do. */
@@ -160,15 +164,23 @@ int tablesync_sync(Run *run, Applier *apply, const SyncTarget *tg, int n);
  */
 #define HEAL_CHECK_MAX_AGE_SECS (24 * 3600)
 void heal_note(Run *run, const char *why, const char *found_by_check);
-/* A damaged mirror whose settings cannot be read because its header
- * cannot: reads them (and later the user's objects) from a copy with a
- * header made anew, run->heal_copy; heal_forget_copy() removes it. */
+/* A damaged mirror whose settings cannot be read, perhaps for its header
+ * alone (not a database, an unknown format, a page count past its end):
+ * reads them (and later the user's objects) from a copy with a header
+ * made anew, run->heal_copy; heal_forget_copy() removes it. */
 void heal_read_settings(Run *run);
 void heal_forget_copy(Run *run);
 bool heal_after_failure(Run *run);
 int heal_rebuild(Run *run);
 void heal_check_at_start(Run *run);
 bool heal_record_check(Run *run, const char *result);
+/* heal_finish_interrupted(): a heal killed after it set the damaged file
+ * aside and before the new one took its name left nothing under the name:
+ * the new one takes it now; false with the error logged. */
+bool heal_finish_interrupted(const char *path);
+/* heal_resume(): a heal that did not finish (a kill, a signal, a failure)
+ * left its new file: the mirror is marked for a heal again at once. */
+void heal_resume(Run *run);
 /* heal_take_check_result(): logs a check's result (usecs long) and acts on
  * it: damage marks the run for a heal; a sound file's result is stored.
  * False when the run cannot go on (damaged, or the result not stored). */

@@ -69,9 +69,11 @@ void heal_read_settings(Run *run)
 {
 	const char *path = run->opt->mirror_path;
 
-	if (run->state.present || run->heal_copy != NULL || !mirror_header_unreadable(run->mirror))
+	if (run->state.present || run->heal_copy != NULL)
 		return;
-	/* the pages may be sound: read them through a copy with a new header */
+	/* the pages may be sound, and the header wrong (not a database, an
+	 * unknown format, a page count past the end of the file): read them
+	 * through a copy with a new header */
 	run->heal_copy_path = xasprintf("%s.rebuild-src", path);
 	run->heal_copy = mirror_open_repaired(run->mirror, run->heal_copy_path);
 	if (run->heal_copy == NULL || !mirror_read_state(run->heal_copy, &run->state)) {
@@ -100,7 +102,9 @@ int replicate_open_mirror(Run *run, MirrorMode mode)
 
 	if (r == MIRROR_OPEN_DAMAGED && mode != MIRROR_READ) {
 		/* set aside and rebuilt once connected (heal.c) */
-		heal_note(run, mirror_damage_seen() ? mirror_damage_seen() : err, NULL);
+		heal_note(run, mirror_damage_seen() ? mirror_damage_seen()
+			  : mirror_header_unreadable(run->mirror) ? "its header cannot be read" : err,
+			  NULL);
 		free(err);
 		if (!mirror_read_state(run->mirror, &run->state)) {
 			mirror_state_clear(&run->state);
@@ -128,6 +132,15 @@ int replicate_open_mirror(Run *run, MirrorMode mode)
 		return EXIT_ERROR;
 	}
 	return EXIT_OK;
+}
+
+void replicate_log_session_error(Session *s)
+{
+	/* a signal cancelled the command: the run ends with exit 0 */
+	if (session_error_stopped(s) && replicate_stopping())
+		log_info("%s", session_error(s));
+	else
+		log_error("%s", session_error(s));
 }
 
 bool replicate_wait_slot(Session *s, const char *slot, SlotInfo *si, int max_ms)

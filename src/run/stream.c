@@ -424,7 +424,7 @@ static bool stream_start(Stream *s, int proto)
 				   proto, pubs, npubs, s->binary);
 	strv_free(pubs, npubs);
 	if (!ok) {
-		log_error("%s", session_error(run->session));
+		replicate_log_session_error(run->session);
 		s->end = session_error_in_use(run->session) ? STREAM_IN_USE
 			 : session_connected(run->session) ? STREAM_FAILED : STREAM_LOST;
 	}

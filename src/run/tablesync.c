@@ -121,6 +121,32 @@ static char *pending_text(const SyncTarget *tg, int n)
 }
 
 /*
+ * A signal stopped the sync of tg[0..n-1] (the tables not synced yet). The
+ * next run finds again the tables that joined or are published
+ * differently, but not the ones --resync asked for: it says which to ask
+ * for again.
+ */
+static void log_sync_stopped(const char *err, const SyncTarget *tg, int n)
+{
+	char **asked = xcalloc((size_t)n + 1, sizeof(char *));
+	char *list;
+	int k = 0;
+
+	for (int i = 0; i < n; i++)
+		if (tg[i].requested && tg[i].replace != NULL)
+			asked[k++] = (char *)tg[i].replace;
+	if (k == 0)
+		log_info("%s; the tables not synced yet are synced on the next run", err);
+	else {
+		list = strv_join(asked, k, ",");
+		log_info("%s; --resync is not remembered: to sync the tables it named that are "
+			 "not synced yet, run pgmirror with --resync=%s again", err, list);
+		free(list);
+	}
+	free(asked);
+}
+
+/*
  * The sync of tg[0..n-1] (the tables not synced yet) failed on the sync's
  * own connection to the source: an exit code. A service goes on without
  * them when a later try may succeed (no room for the connection or the
@@ -140,7 +166,7 @@ static int sync_failed(Run *run, Session *ss, const char *err, const SyncTarget 
 	for (int i = 0; i < n; i++)
 		requested = requested || tg[i].requested;
 	if (session_error_stopped(ss) || replicate_stopping()) {
-		log_info("%s; the tables not synced yet are synced on the next run", err);
+		log_sync_stopped(err, tg, n);
 		return EXIT_OK;
 	}
 	if (!requested && replicate_continuous(run) && session_error_transient(ss)) {
@@ -272,7 +298,7 @@ int tablesync_sync(Run *run, Applier *apply, const SyncTarget *tg, int n)
 	} else if (!copy_failed) {
 		rc = EXIT_ERROR; /* logged */
 	} else if (replicate_stopping()) {
-		log_info("%s; the tables not synced yet are synced on the next run", copy_error(c));
+		log_sync_stopped(copy_error(c), tg + i - 1, n - i + 1);
 		rc = EXIT_OK;
 	} else if (sync_tick != NULL && !sync_tick(sync_tick_ctx)) {
 		/* the stream's connection could not be answered: not a signal */

@@ -494,6 +494,39 @@ static void test_damage(void **state)
 	assert_int_equal(access(aside, F_OK), -1);
 }
 
+/*
+ * What the check found, on one line and with SQLite's words: the reserved
+ * bytes per page in the header changed make every page read wrongly, and
+ * SQLite lists the problems in one row under a heading ("*** in database
+ * main ***"); the whole row was once left out with the heading, and the
+ * finding read "out of memory".
+ */
+static void test_check_report(void **state)
+{
+	Fixture *f = *state;
+	char *found = NULL;
+	unsigned char b;
+	FILE *fp;
+
+	mirror_close(f->m);
+	f->m = NULL;
+	fp = fopen(f->path, "r+b");
+	assert_non_null(fp);
+	assert_int_equal(fseek(fp, 20, SEEK_SET), 0);
+	assert_int_equal(fread(&b, 1, 1, fp), 1);
+	b ^= 0xa5;
+	assert_int_equal(fseek(fp, 20, SEEK_SET), 0);
+	assert_int_equal(fwrite(&b, 1, 1, fp), 1);
+	fclose(fp);
+	assert_int_equal(mirror_check_file(f->path, &found), MIRROR_CHECK_DAMAGED);
+	assert_non_null(strstr(found, "Page "));
+	assert_null(strstr(found, "***"));
+	assert_null(strchr(found, '\n'));
+	assert_string_not_equal(found, "out of memory");
+	free(found);
+	mirror_damage_forget();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -507,6 +540,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rename_onto_user_table, setup, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_indexes, setup, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_damage, setup_many, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_check_report, setup_many, fixture_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
