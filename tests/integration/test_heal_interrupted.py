@@ -124,7 +124,7 @@ def test(ctx):
 
     # killed in the heal's copy, after the slot was made again
     path, slot = damaged_mirror(ctx, "copy")
-    env = {"LD_PRELOAD": harness.fault_shim("kill_at_query"), "PGMIRROR_KILL_QUERY": "COPY",
+    env = {"LD_PRELOAD": harness.fault_shim("kill_at_query"), "PGMIRROR_KILL_QUERY": ") TO STDOUT",
            "ASAN_OPTIONS": "verify_asan_link_order=0:" + os.environ.get("ASAN_OPTIONS", "")}
     rc, out, err = ctx.run(ctx.mirror_args(path, slot, "pub", "--once"), env=env, timeout=120)
     check(rc == -9 and "SQLite reported" in err and "kill_at_query" in err,
