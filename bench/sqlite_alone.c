@@ -64,17 +64,6 @@ static double now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* A journal mode's name: letters only, so it goes into the PRAGMA as is. */
-static int is_word(const char *s)
-{
-	if (*s == '\0')
-		return 0;
-	for (; *s != '\0'; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
-			return 0;
-	return 1;
-}
-
 static void exec(sqlite3 *db, const char *sql)
 {
 	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
@@ -94,7 +83,7 @@ int main(int argc, char **argv)
 	int page_size = argc > 5 ? atoi(argv[5]) : 0;
 	double t0, t1;
 
-	if (argc < 4 || argc > 6 || !is_word(journal) ||
+	if (argc < 4 || argc > 6 ||
 	    (argc > 5 && (page_size < 512 || page_size > 65536 || (page_size & (page_size - 1))))) {
 		fprintf(stderr, "usage: sqlite_alone MIRROR.db TABLE OUT.db [JOURNAL_MODE [PAGE_SIZE]]\n");
 		return 2;
@@ -157,8 +146,17 @@ int main(int argc, char **argv)
 		exec(dst, sql);
 		sqlite3_free(sql);
 	}
-	sql = sqlite3_mprintf("PRAGMA journal_mode = %s", journal);
-	exec(dst, sql);
+	/* SQLite answers with the mode it is in: an unknown one leaves it as it was */
+	sql = sqlite3_mprintf("PRAGMA journal_mode = %Q", journal);
+	if (sqlite3_prepare_v2(dst, sql, -1, &st, NULL) != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW)
+		die(dst, sql);
+	if (sqlite3_stricmp((const char *)sqlite3_column_text(st, 0), journal) != 0) {
+		fprintf(stderr, "sqlite_alone: journal mode \"%s\" not taken (the file is in \"%s\"); "
+			"give WAL, DELETE, TRUNCATE, PERSIST, MEMORY or OFF\n", journal,
+			(const char *)sqlite3_column_text(st, 0));
+		return 2;
+	}
+	sqlite3_finalize(st);
 	sqlite3_free(sql);
 	exec(dst, "PRAGMA synchronous = FULL; PRAGMA foreign_keys = OFF; PRAGMA trusted_schema = OFF");
 	exec(dst, "BEGIN IMMEDIATE");

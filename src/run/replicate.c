@@ -198,11 +198,13 @@ static void slot_invalidated(Run *run, const char *reason)
 
 	run->rebuild_reason = "replication slot invalidated on the source";
 	for (size_t i = 0; reason != NULL && i < sizeof(invalidations) / sizeof(invalidations[0]);
-	     i++)
+	     i++) {
 		if (strcmp(reason, invalidations[i].reason) == 0) {
 			run->rebuild_reason = invalidations[i].rebuild;
 			advice = invalidations[i].advice;
+			break;
 		}
+	}
 	log_warning("replication slot \"%s\" of mirror \"%s\" was invalidated on the source "
 		    "(%s); creating it again and rebuilding the mirror from a fresh copy (readers "
 		    "keep the old contents until the new ones are complete); %s",
@@ -236,7 +238,8 @@ static int check_slot(Run *run, bool *rebuild)
 			  "the mirror lost its last transactions (a damaged -wal file, whose "
 			  "frames from the damage on SQLite drops without a word, or a disk that "
 			  "does not keep what it was told to sync). To start over: pgmirror "
-			  "--drop-slot -S %s, remove the mirror file, and run again", run->state.slot, run->opt->mirror_path,
+			  "--drop-slot -S %s, remove the mirror file, and run again",
+			  run->state.slot, run->opt->mirror_path,
 			  lsn_format(si.confirmed_flush, a), lsn_format(run->state.confirmed_lsn, b),
 			  run->state.slot);
 		goto done;

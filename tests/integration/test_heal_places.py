@@ -121,29 +121,20 @@ def test(ctx):
     check_exit(ctx, path, 5, "truncated")
     healed(ctx, path, slot, "truncated")
 
-    # the schema format number in the header changed
-    path, slot = mirror(ctx, "format")
-    with open(path, "r+b") as f:
-        f.seek(44)
-        f.write(b"\xa5\xa5\xa5\xa1")
-    check_exit(ctx, path, 5, "schema format")
-    healed(ctx, path, slot, "schema format", ["-d", ctx.dsn, "--once", path])
-    got = [r[0] for r in ctx.mirror_query(path, "SELECT name FROM sqlite_master WHERE name "
-                                                "LIKE 'app\\_%' ESCAPE '\\' ORDER BY 1")]
-    check(got == ["app_log", "app_trg", "app_v", "app_view"],
-          "schema format: the user's objects are %s" % got)
-
-    # the page count in the header changed
-    path, slot = mirror(ctx, "pages")
-    with open(path, "r+b") as f:
-        f.seek(28)
-        f.write(b"\x7f\xa5\xa5\xa5")
-    check_exit(ctx, path, 5, "page count")
-    healed(ctx, path, slot, "page count", ["-d", ctx.dsn, "--once", path])
-    got = [r[0] for r in ctx.mirror_query(path, "SELECT name FROM sqlite_master WHERE name "
-                                                "LIKE 'app\\_%' ESCAPE '\\' ORDER BY 1")]
-    check(got == ["app_log", "app_trg", "app_v", "app_view"],
-          "page count: the user's objects are %s" % got)
+    # a header field changed: the schema format number, the page count;
+    # healed without -S and -P (read from the pages), the user's objects kept
+    for what, name, offset, data in (("schema format", "format", 44, b"\xa5\xa5\xa5\xa1"),
+                                     ("page count", "pages", 28, b"\x7f\xa5\xa5\xa5")):
+        path, slot = mirror(ctx, name)
+        with open(path, "r+b") as f:
+            f.seek(offset)
+            f.write(data)
+        check_exit(ctx, path, 5, what)
+        healed(ctx, path, slot, what, ["-d", ctx.dsn, "--once", path])
+        got = [r[0] for r in ctx.mirror_query(path, "SELECT name FROM sqlite_master WHERE name "
+                                                    "LIKE 'app\\_%' ESCAPE '\\' ORDER BY 1")]
+        check(got == ["app_log", "app_trg", "app_v", "app_view"],
+              "%s: the user's objects are %s" % (what, got))
 
     # a mirror from before the application ID gets it at its next run
     path, slot = mirror(ctx, "older")
