@@ -132,21 +132,8 @@ class _Conn:
                 self.closed = True
         with self.proxy.lock:  # counted before the peers can see it
             self.proxy.cuts += 1
-        if mode == "silent":
-            return True
-        for s in (self.client, self.server):
-            try:
-                if mode == "reset":
-                    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
-                                 struct.pack("ii", 1, 0))
-                else:
-                    s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            try:
-                s.close()
-            except OSError:
-                pass
+        if mode != "silent":
+            self._close_sockets(reset=mode == "reset")
         return True
 
     def close(self):
@@ -155,9 +142,17 @@ class _Conn:
             if self.closed:
                 return
             self.closed = True
+        self._close_sockets(reset=False)
+
+    def _close_sockets(self, reset):
+        """Both ends closed: with end of file, or reset (RST)."""
         for s in (self.client, self.server):
             try:
-                s.shutdown(socket.SHUT_RDWR)
+                if reset:
+                    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                 struct.pack("ii", 1, 0))
+                else:
+                    s.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
             try:
@@ -203,6 +198,8 @@ class LinkProxy:
         self.connections = 0   # accepted
         self.cuts = 0          # connections cut (each counts)
         self.cut_times = []    # time.time() of each cut of the link
+        self.cut_counts = []   # how many connections each of them cut
+        self.conn_times = []   # time.time() of each connection passed on
         self.down_until = 0.0  # monotonic
         self.stopping = threading.Event()
         self.threads = []
@@ -253,7 +250,10 @@ class LinkProxy:
             conns = list(self.conns)
             self.cut_times.append(time.time())
             self.down_until = max(self.down_until, time.monotonic() + down_for)
-        return sum(1 for c in conns if c.cut(self.mode))
+        n = sum(1 for c in conns if c.cut(self.mode))
+        with self.lock:
+            self.cut_counts.append(n)
+        return n
 
     def _next_gap(self):
         if self.random_cuts:
@@ -299,6 +299,7 @@ class LinkProxy:
                 self.conns = [c for c in self.conns if not c.closed]
                 self.conns.append(conn)
                 self.connections += 1
+                self.conn_times.append(time.time())
             for args in ((conn, client, server, "up"), (conn, server, client, "down")):
                 threading.Thread(target=self._pump, args=args, daemon=True).start()
 
