@@ -75,7 +75,8 @@ struct timespec mono_deadline(int ms);
  * pthread_create()'s result. */
 int thread_start_quiet(pthread_t *thread, void *(*fn)(void *), void *arg);
 
-/* The next wait of an exponential backoff: twice secs, at most max_secs. */
+/* The next wait of an exponential backoff: twice secs, at most max_secs;
+ * 1 after 0 (a first try again at once). */
 int backoff_next(int secs, int max_secs);
 
 /* Log levels; messages at or below the current level are printed. */

@@ -304,7 +304,7 @@ int thread_start_quiet(pthread_t *thread, void *(*fn)(void *), void *arg)
 
 int backoff_next(int secs, int max_secs)
 {
-	return secs > max_secs / 2 ? max_secs : secs * 2;
+	return secs < 1 ? 1 : secs > max_secs / 2 ? max_secs : secs * 2;
 }
 
 char *lsn_format(Lsn lsn, char buf[LSN_TEXT_SIZE])

@@ -185,6 +185,7 @@ static bool copy_each_table(Run *run, Copier *copier, Applier *apply, const Sour
 			log_error("%s", apply_error(apply));
 			return false;
 		}
+		run->worked = true; /* the copy made progress */
 	}
 	return true;
 }

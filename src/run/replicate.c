@@ -20,8 +20,6 @@
 #include "pgmirror/indexes.h"
 #include "replicate_internal.h"
 
-#define BACKOFF_MAX_SECS 60
-
 static bool file_exists(const char *path)
 {
 	struct stat st;
@@ -290,13 +288,6 @@ done:
 	return rc;
 }
 
-/* Sleeps up to secs, waking early when asked to stop. */
-static void backoff_sleep(int secs)
-{
-	for (int i = 0; i < secs * 10 && !replicate_stopping(); i++)
-		usleep(100000);
-}
-
 /* The mirror's tick while the indexes are made: stop when asked to. */
 static bool start_tick(void *ctx)
 {
@@ -414,6 +405,17 @@ static int prepare(Run *run)
 	return rc;
 }
 
+/* Reads the mirror's state again (a try moved it); false, logged, when it
+ * cannot be read. */
+static bool reread_state(Run *run)
+{
+	mirror_state_clear(&run->state);
+	if (mirror_read_state(run->mirror, &run->state))
+		return true;
+	log_error("%s", mirror_error(run->mirror));
+	return false;
+}
+
 /*
  * One streaming round from the mirror's confirmed position; afterwards the
  * state is read again (the round moved it). *rc is EXIT_ERROR when that
@@ -429,12 +431,7 @@ static StreamEnd stream_round(Run *run, int *rc)
 	mirror_rollback(run->mirror);
 	apply_free(apply);
 	session_disconnect(run->session);
-	mirror_state_clear(&run->state);
-	*rc = EXIT_OK;
-	if (!mirror_read_state(run->mirror, &run->state)) {
-		log_error("%s", mirror_error(run->mirror));
-		*rc = EXIT_ERROR;
-	}
+	*rc = reread_state(run) ? EXIT_OK : EXIT_ERROR;
 	return end;
 }
 
@@ -442,7 +439,7 @@ int replicate_run(const ReplicateOptions *opt)
 {
 	Run run = {.opt = opt};
 	int rc;
-	int backoff = 1;
+	int backoff = 0; /* a service's next pause (replicate_retry_pause()) */
 	bool continuous = replicate_continuous(&run);
 	Verifier *verifier = NULL; /* --verify: the snapshot to compare with */
 	bool reconnecting = false; /* a stream was lost: wait for the source */
@@ -495,6 +492,7 @@ int replicate_run(const ReplicateOptions *opt)
 
 		verify_free(verifier); /* after a slot made again: a new point */
 		verifier = NULL;
+		run.worked = false;
 		rc = prepare(&run);
 		if (rc != EXIT_OK && !replicate_stopping() && heal_after_failure(&run))
 			continue; /* the mirror file is damaged: heal it */
@@ -502,15 +500,23 @@ int replicate_run(const ReplicateOptions *opt)
 		 * up yet, or (reconnecting) its old walsender not gone yet */
 		if (rc != EXIT_OK && (reconnecting || continuous) && !replicate_stopping() &&
 		    (run.conn_failed || (reconnecting && rc == EXIT_IN_USE))) {
-			replicate_warn_retry(&run, "the source is not available yet%s%s; trying "
-					     "again in %d s", run.unreachable ? ": " : "",
-					     run.unreachable ? session_error(run.session) : "",
-					     backoff);
+			char *what = run.worked ? xstrdup("connection to the source lost")
+				     : xasprintf("the source is not available yet%s%s",
+						 run.unreachable ? ": " : "",
+						 run.unreachable ? session_error(run.session) : "");
+			bool go_on;
+
 			session_disconnect(run.session);
-			backoff_sleep(backoff);
-			backoff = backoff_next(backoff, BACKOFF_MAX_SECS);
-			if (replicate_stopping()) {
+			go_on = replicate_retry_pause(&run, &backoff, what,
+						      run.worked ? "reconnecting" : "trying again");
+			free(what);
+			if (!go_on) {
 				rc = EXIT_OK;
+				break;
+			}
+			/* a first run's claim of its slot, the tables it copied */
+			if (run.mirror != NULL && !reread_state(&run)) {
+				rc = EXIT_ERROR;
 				break;
 			}
 			continue;
@@ -594,17 +600,14 @@ int replicate_run(const ReplicateOptions *opt)
 			rc = replicate_stopping() && end == STREAM_LOST ? EXIT_OK : EXIT_ERROR;
 			break;
 		}
-		/* a connection that lasted starts the backoff over */
+		/* a connection that lasted worked, even if it heard nothing */
 		if (mono_usecs() - started > (int64_t)BACKOFF_MAX_SECS * 1000000)
-			backoff = 1;
+			run.worked = true;
 		reconnecting = true;
-		replicate_warn_retry(&run, "connection to the source lost; reconnecting in %d s", backoff);
-		backoff_sleep(backoff);
-		if (replicate_stopping()) {
+		if (!replicate_retry_pause(&run, &backoff, "connection to the source lost", "reconnecting")) {
 			rc = EXIT_OK;
 			break;
 		}
-		backoff = backoff_next(backoff, BACKOFF_MAX_SECS);
 	}
 done:
 	replicate_note_error(&run, rc);

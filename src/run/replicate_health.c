@@ -2,14 +2,14 @@
  * replicate_health.c: what a run leaves in the mirror for a fleet's
  * monitoring besides its data (pgmirror_state's health columns, see
  * mirror_health.c): the error of a run that fails, the warning of a
- * service that tries again. stream.c notes when the mirror is in sync,
+ * service that tries again (and its pause before it does). stream.c notes when the mirror is in sync,
  * which clears them; firstrun.c notes a rebuild.
  */
 #include "config.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "replicate_internal.h"
 
@@ -31,25 +31,39 @@ void replicate_note_error(Run *run, int rc)
 		log_debug("could not store the error in the mirror: %s", mirror_error(run->mirror));
 }
 
+/* Sleeps up to secs, waking early when asked to stop. */
+static void backoff_sleep(int secs)
+{
+	for (int i = 0; i < secs * 10 && !replicate_stopping(); i++)
+		usleep(100000);
+}
+
 /*
  * A service that tries again warns, and keeps the warning as the mirror's
  * last_error meanwhile: a fleet's monitoring sees why the mirror is not in
- * sync (the next time it is, the error is cleared).
+ * sync (the next time it is, the error is cleared). It waits *backoff
+ * seconds: none after a try whose connection worked (run->worked: on a
+ * link that drops every few seconds each connection works a while, and
+ * waiting would only lose what the link could carry), else the next step,
+ * up to BACKOFF_MAX_SECS (a server that refuses, or cannot be reached, is
+ * not pressed).
  */
-void replicate_warn_retry(Run *run, const char *fmt, ...)
+bool replicate_retry_pause(Run *run, int *backoff, const char *what, const char *verb)
 {
-	va_list ap;
 	char *text;
 
-	va_start(ap, fmt);
-	if (vasprintf(&text, fmt, ap) < 0)
-		text = NULL;
-	va_end(ap);
-	if (text == NULL)
-		return;
+	if (run->worked)
+		*backoff = 0;
+	if (*backoff > 0)
+		text = xasprintf("%s; %s in %d s", what, verb, *backoff);
+	else
+		text = xasprintf("%s; %s now", what, verb);
 	log_warning("%s", text);
 	if (run->mirror != NULL && run->state.present && !run->heal &&
 	    !mirror_note_error(run->mirror, text))
 		log_debug("could not store the warning in the mirror: %s", mirror_error(run->mirror));
 	free(text);
+	backoff_sleep(*backoff);
+	*backoff = backoff_next(*backoff, BACKOFF_MAX_SECS);
+	return !replicate_stopping();
 }

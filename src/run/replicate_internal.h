@@ -29,6 +29,10 @@ typedef struct Run {
 	bool conn_failed;       /* the last error was reaching the source */
 	bool unreachable;       /* connecting failed (not logged in service mode:
 				 * replicate_run() warns as it tries again) */
+	bool worked;            /* this try's connection did useful work: the
+				 * stream heard from the server, or a copy
+				 * committed rows; a service then tries again at
+				 * once and starts its backoff over */
 	bool slot_unreadable;   /* the slot's WAL is gone (STREAM_SLOT_GONE): a
 				 * slot the server still calls usable, rebuilt
 				 * like an invalidated one */
@@ -87,11 +91,15 @@ void replicate_log_session_error(Session *s);
 /*
  * The run's health in the mirror (replicate_health.c): a run ending with
  * rc EXIT_ERROR keeps its error as last_error (when it has the mirror
- * open); a service that tries again warns with the text and keeps it
- * there meanwhile.
+ * open). A service that tries again warns "WHAT; VERB now" (after a try
+ * whose connection worked, run->worked: the backoff starts over) or
+ * "WHAT; VERB in N s" (N = *backoff, the next step of the backoff, up to
+ * BACKOFF_MAX_SECS), keeps the text there meanwhile, waits, and moves
+ * *backoff on; false when asked to stop.
  */
+#define BACKOFF_MAX_SECS 60
 void replicate_note_error(Run *run, int rc);
-void replicate_warn_retry(Run *run, const char *fmt, ...) PGM_PRINTF(2, 3);
+bool replicate_retry_pause(Run *run, int *backoff, const char *what, const char *verb);
 
 /* Opens the mirror into run; returns an exit code. */
 int replicate_open_mirror(Run *run, MirrorMode mode);

@@ -464,6 +464,9 @@ StreamEnd stream_run(Run *run, Applier *apply)
 		int r = session_receive(run->session, &buf, &len, wait_ms);
 		int64_t now = mono_usecs();
 
+		if (r > 0)
+			run->worked = true; /* it streams: a cut is retried at once */
+
 		if (r < 0) {
 			if (session_error_wal_gone(run->session) ||
 			    (session_error_server(run->session) && !session_error_data(run->session) &&

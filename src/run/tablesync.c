@@ -247,6 +247,7 @@ static bool sync_one(Run *run, Applier *apply, Applier *a, Copier *c, const Sync
 	log_info("table \"%s.%s\" %s at %s in %.1f s", t->nspname, t->relname,
 		 replace != NULL ? "synced again" : "joined the mirror", lsn_format(at, lsn),
 		 (double)(mono_usecs() - started) / 1e6);
+	run->worked = true; /* the copy made progress */
 	ok = true;
 done:
 	mirror_rollback(run->mirror); /* a table that did not finish leaves nothing */

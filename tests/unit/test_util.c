@@ -159,6 +159,7 @@ static void test_backoff_next(void **state)
 	assert_int_equal(backoff_next(31, 60), 60);
 	assert_int_equal(backoff_next(30, 60), 60);
 	assert_int_equal(backoff_next(29, 60), 58);
+	assert_int_equal(backoff_next(0, 60), 1); /* after a try at once */
 }
 
 static void test_errbuf(void **state)
