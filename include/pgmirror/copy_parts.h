@@ -37,6 +37,12 @@ bool copy_parts_possible(Session *s, const SourceTable *t);
 bool copy_table_parts(Copier *c, Mirror *m, const SourceTable *t, Lsn at, int64_t estimate)
 	PGM_MUST_CHECK;
 
+/* The parts copy_table_parts() committed since copy_parts_stored_reset()
+ * (the process's: one copy runs at a time). A try that stored one made
+ * progress, and a cut of it is worth another try at once. */
+uint64_t copy_parts_stored(void);
+void copy_parts_stored_reset(void);
+
 /*
  * Orders tables t[0..n-1] for a copy (est_bytes: the source's size of
  * each, reordered along): those that can be copied in parts first, then

@@ -605,11 +605,6 @@ bool copy_rows_ordered(Copier *c, const SourceTable *t, const SourceOrder *order
 	return ok;
 }
 
-bool copy_describe(Copier *c, const SourceTable *t)
-{
-	return describe_table(c, t);
-}
-
 Applier *copy_applier(const Copier *c)
 {
 	return c->a;

@@ -14,8 +14,6 @@ typedef bool (*CopyBatchHook)(void *ctx, const Value *vals, int nrows, size_t by
 
 /* Makes the mirror table of t, empty, with sync_lsn (unless LSN_INVALID). */
 bool copy_make_table(Copier *c, const SourceTable *t, Lsn sync_lsn) PGM_MUST_CHECK;
-/* Feeds the applier t's Relation message (its table exists). */
-bool copy_describe(Copier *c, const SourceTable *t) PGM_MUST_CHECK;
 /* Copies t's rows (order NULL: as the server reads them), calling hook
  * (unless NULL) after each batch. */
 bool copy_rows_ordered(Copier *c, const SourceTable *t, const SourceOrder *order,

@@ -94,6 +94,19 @@ static uint64_t signature(const SourceTable *t)
 	return h;
 }
 
+/* parts committed: see copy_parts_stored() */
+static uint64_t nstored;
+
+uint64_t copy_parts_stored(void)
+{
+	return nstored;
+}
+
+void copy_parts_stored_reset(void)
+{
+	nstored = 0;
+}
+
 /* Stores the ranges and the rows so far; within the open transaction. */
 static bool store(Parts *p)
 {
@@ -128,9 +141,16 @@ static bool end_part(Parts *p)
 		copy_set_error(p->c, apply_error(a));
 		return false;
 	}
-	log_debug("copy of \"%s.%s\": a part of %" PRId64 " rows committed at %s (%" PRId64
-		  " rows in all)", p->t->nspname, p->t->relname, p->part_rows,
-		  lsn_format(p->at, lsn), p->rows);
+	/* -v: the progress --status shows */
+	if (p->estimate >= 0)
+		log_debug("copying \"%s.%s\": %" PRId64 " of about %" PRId64 " rows stored (a part "
+			  "of %" PRId64 " rows committed at %s)", p->t->nspname, p->t->relname,
+			  p->rows, p->estimate, p->part_rows, lsn_format(p->at, lsn));
+	else
+		log_debug("copying \"%s.%s\": %" PRId64 " rows stored (a part of %" PRId64
+			  " rows committed at %s)", p->t->nspname, p->t->relname, p->rows,
+			  p->part_rows, lsn_format(p->at, lsn));
+	nstored++;
 	p->part_rows = 0;
 	p->part_bytes = 0;
 	p->part_started = mono_usecs();
@@ -227,7 +247,8 @@ bool copy_table_parts(Copier *c, Mirror *m, const SourceTable *t, Lsn at, int64_
 		const CopyRange *last = &earlier->r[earlier->n - 1];
 		char lsn[LSN_TEXT_SIZE];
 
-		if (!copy_describe(c, t))
+		/* its table as it is (the same shape): the rows go on */
+		if (!copy_make_table(c, t, LSN_INVALID))
 			goto done;
 		copy_ranges_free(p.ranges);
 		p.ranges = earlier;

@@ -160,14 +160,16 @@ static void log_sync_stopped(const char *err, const SyncTarget *tg, int n)
  * synced again keeps its rows meanwhile. A run that is to end (--once)
  * fails instead, as does a sync the user asked for (--resync).
  */
-static int sync_failed(Run *run, Session *ss, const char *err, const SyncTarget *tg, int n)
+static int sync_failed(Run *run, Session *ss, const char *err, const SyncTarget *tg, int n,
+		       bool copying)
 {
 	bool requested = false;
 	char *what;
 
 	for (int i = 0; i < n; i++)
 		requested = requested || tg[i].requested;
-	if (session_error_stopped(ss) || replicate_stopping()) {
+	/* a copy's own reader is stopped when its writer fails: not a signal */
+	if ((!copying && session_error_stopped(ss)) || replicate_stopping()) {
 		log_sync_stopped(err, tg, n);
 		return EXIT_OK;
 	}
@@ -183,6 +185,12 @@ static int sync_failed(Run *run, Session *ss, const char *err, const SyncTarget 
 				    "meanwhile) and tries again within a minute", what, err);
 		free(what);
 		run->sync_deferred = true;
+		/* a copy that stored a part tries again at once; else the wait grows */
+		if (copy_parts_stored() > 0)
+			run->sync_backoff = 0;
+		else
+			run->sync_backoff = run->sync_backoff < 1000000 ? 1000000
+					    : run->sync_backoff * 2;
 		return EXIT_OK;
 	}
 	what = pending_text(tg, n);
@@ -314,12 +322,13 @@ int tablesync_sync(Run *run, Applier *apply, const SyncTarget *given, int n)
 
 	if (n == 0)
 		return EXIT_OK;
+	copy_parts_stored_reset();
 	tg = (SyncTarget *)given; /* until ordered below, for the messages */
 	ss = session_new();
 	session_set_stop_check(ss, sync_stopping);
 	session_temp_slot_name(run->state.slot, "sync", slot);
 	if (!session_snapshot_slot(ss, &run->opt->conn, slot, &at)) {
-		rc = sync_failed(run, ss, session_error(ss), tg, n);
+		rc = sync_failed(run, ss, session_error(ss), tg, n, false);
 		goto done;
 	}
 	log_debug("syncing %d table%s at %s (temporary slot \"%s\")", n, n > 1 ? "s" : "",
@@ -328,7 +337,7 @@ int tablesync_sync(Run *run, Applier *apply, const SyncTarget *given, int n)
 	if (!read_published(run, ss, &tables, &ntables) ||
 	    !sync_order(ss, given, n, tables, ntables, &tg, &estimates)) {
 		tg = (SyncTarget *)given;
-		rc = sync_failed(run, ss, session_error(ss), tg, n);
+		rc = sync_failed(run, ss, session_error(ss), tg, n, false);
 		goto done;
 	}
 	a = apply_new(run->mirror, LSN_INVALID, run->catalog);
@@ -358,7 +367,7 @@ int tablesync_sync(Run *run, Applier *apply, const SyncTarget *given, int n)
 			  tg[i - 1].relname);
 		run->conn_failed = true;
 	} else
-		rc = sync_failed(run, ss, copy_error(c), &tg[i - 1], n - (i - 1));
+		rc = sync_failed(run, ss, copy_error(c), &tg[i - 1], n - (i - 1), true);
 done:
 	if (tg != given)
 		free(tg);

@@ -129,13 +129,15 @@ bool session_table_sizes(Session *s, const SourceTable *t, int n, int64_t *est_r
 {
 	/* a partitioned root's own pg_class row says nothing of its rows */
 	static const char sql_parts[] =
-		"SELECT c.oid, (SELECT coalesce(sum(greatest(p.reltuples, 0)), 0)::int8 "
-		"  FROM pg_catalog.pg_class p "
-		"  WHERE p.oid IN (SELECT relid FROM pg_catalog.pg_partition_tree(c.oid))), "
-		"bool_and(c.reltuples >= 0 OR c.relkind = 'p'), "
-		"(SELECT coalesce(sum(pg_catalog.pg_relation_size(relid)), 0)::int8 "
-		"  FROM pg_catalog.pg_partition_tree(c.oid)) "
-		"FROM pg_catalog.pg_class c WHERE c.oid = ANY ($1::pg_catalog.oid[]) GROUP BY c.oid";
+		"SELECT c.oid, CASE WHEN c.relkind = 'p' THEN "
+		"  (SELECT coalesce(sum(greatest(p.reltuples, 0)), 0) FROM pg_catalog.pg_class p "
+		"   JOIN pg_catalog.pg_partition_tree(c.oid) pt ON pt.relid = p.oid) "
+		"ELSE greatest(c.reltuples, 0) END::int8, c.reltuples >= 0 OR c.relkind = 'p', "
+		"CASE WHEN c.relkind = 'p' THEN "
+		"  (SELECT coalesce(sum(pg_catalog.pg_relation_size(relid)), 0) "
+		"   FROM pg_catalog.pg_partition_tree(c.oid)) "
+		"ELSE pg_catalog.pg_relation_size(c.oid) END::int8 "
+		"FROM pg_catalog.pg_class c WHERE c.oid = ANY ($1::pg_catalog.oid[])";
 	static const char sql_plain[] =
 		"SELECT c.oid, greatest(c.reltuples, 0)::int8, c.reltuples >= 0, "
 		"pg_catalog.pg_relation_size(c.oid) "
