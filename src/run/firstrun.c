@@ -412,6 +412,13 @@ int firstrun_run(Run *run, bool rebuild)
 done:
 	if (run->mirror != NULL)
 		mirror_rollback(run->mirror); /* a copy that did not finish */
+	/* a service's next try (same process) starts from the claim stored
+	 * here and the tables copied so far, not from the state before it */
+	if (rc != EXIT_OK && claimed && run->mirror != NULL) {
+		mirror_state_clear(&run->state);
+		if (!mirror_read_state(run->mirror, &run->state))
+			log_error("%s", mirror_error(run->mirror));
+	}
 	if (opened && !claimed) {
 		/* a first run that made no slot of its own leaves no file */
 		mirror_close(run->mirror);

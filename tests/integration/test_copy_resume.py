@@ -1,10 +1,10 @@
 """A first sync cut again and again goes on inside its table: the copy of a
 table with a key is committed in parts, each with its last key and its
 snapshot's position, and each try goes on after the last key under a new
-snapshot. The connection is cut (the server ends the backend that runs the
-COPY) in the middle of a part, several times, in cron mode (--once, which
-exits 1 and is run again) and in service mode (which tries again by
-itself); between the tries the source changes: updates, deletes, inserts,
+snapshot. pgmirror reaches the source through a slow link (linkproxy.py)
+that the test cuts in the middle of a part, several times, in cron mode
+(--once, which exits 1 and is run again) and in service mode (which tries
+again by itself); between the tries the source changes: updates, deletes, inserts,
 key changes inside the copied part, across it and beyond it, an update that
 leaves a large (TOASTed) value unchanged, rows moving in and out of the row
 filter. At the end the mirror equals the source (exactly once), the table
@@ -22,12 +22,20 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
+import linkproxy  # noqa: E402
 from harness import check  # noqa: E402
 
 ROWS = 120000        # ids 2, 4, ..., 2 * ROWS
 PART_ROWS = 2000     # a part every PART_ROWS rows (test knob)
 CUTS = 3
 ENV = {"PGMIRROR_TEST_PART_ROWS": str(PART_ROWS)}
+RATE = 1000000       # bytes/s from the server: a full copy takes seconds
+
+
+def link_args(ctx, link, path, slot, pub, *extra):
+    dsn = harness.make_dsn(dbname=ctx.dbname, host=link.host, port=link.port,
+                           user=os.environ.get("PGUSER"), password=os.environ.get("PGPASSWORD"))
+    return ["-d", dsn, "-S", slot, "-P", pub] + list(extra) + [path]
 
 
 def setup(ctx, table):
@@ -56,18 +64,6 @@ def copy_progress(ctx, path, table):
     last = rows[0][1].rstrip("\n").split("\n")[-1]
     m = re.match(r"\S+ i(-?\d+);i(-?\d+);$", last)
     return rows[0][0], (int(m.group(1)) if m else None)
-
-
-def cut_copy(ctx, proc):
-    """Ends the backend that runs a COPY of this test's database: a cut.
-    False when the copy ended first."""
-    while proc.poll() is None:
-        if ctx.sql1("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                    "WHERE datname = current_database() AND pid <> pg_backend_pid() "
-                    "AND state = 'active' AND query LIKE 'COPY (SELECT%%'"):
-            return True
-        time.sleep(0.001)
-    return False
 
 
 def wait_progress(ctx, path, table, more_than, proc):
@@ -161,20 +157,19 @@ def check_status(ctx, path, table, rows):
           "--status does not show the copy's progress (%d rows):\n%s" % (rows, out))
 
 
-def cron(ctx):
+def cron(ctx, link):
     table = "bigc"
     setup(ctx, table)
     ctx.sql("CREATE PUBLICATION pubc FOR TABLE %s WHERE (grp <> 3)" % table)
     path, slot = ctx.path("cron.db"), ctx.slot("c")
     stored = 0
     for r in range(1, CUTS + 1):
-        proc = ctx.start(ctx.mirror_args(path, slot, "pubc", "--once", "-v"),
+        proc = ctx.start(link_args(ctx, link, path, slot, "pubc", "--once", "-v"),
                          tag="cron%d" % r, env=ENV)
         rows, key = wait_progress(ctx, path, table, stored + 3 * PART_ROWS, proc)
-        check(key is not None, "try %d ended before the test cut it:\n%s"
-              % (r, proc.stderr()))
-        check(cut_copy(ctx, proc), "try %d ended before the test cut it:\n%s"
-              % (r, proc.stderr()))
+        check(key is not None and proc.poll() is None,
+              "try %d ended before the test cut it:\n%s" % (r, proc.stderr()))
+        link.cut()
         rc = proc.popen.wait(60 * harness.SLOW)
         err = proc.stderr()
         check(rc == 1, "try %d exited %d after the cut, expected 1:\n%s" % (r, rc, err))
@@ -195,32 +190,36 @@ def cron(ctx):
         stored = after
         changes(ctx, table, key, r)
         ctx.wait_slot_inactive(slot)
-    rc, out, err = ctx.once(path, slot, "pubc", "-v", env=ENV, timeout=180)
+    rc, out, err = ctx.run(link_args(ctx, link, path, slot, "pubc", "--once", "-v"),
+                           env=ENV, timeout=180)
+    check(rc == 0, "the last try exited %d:\n%s" % (rc, err))
     check(re.search(r'copy of "public\.%s" goes on after the %d rows stored' % (table, stored),
                     err), "the last try did not go on:\n%s" % err)
     assert_equal(ctx, path, table)
     total = ctx.mirror_query(path, "SELECT copy_rows FROM pgmirror_tables")[0][0]
     check(total < ROWS * 1.1, "the tries stored %d rows in all for a table of %d: a try "
           "started over" % (total, ROWS))
+    harness.log("%d tries, %d rows stored in all, %d bytes from the server"
+                % (CUTS + 1, total, link.bytes_down))
     # the stream goes on from the ranges' positions
-    changes(ctx, table, 2 * ROWS // 2, CUTS + 1)
+    changes(ctx, table, ROWS, CUTS + 1)
     ctx.once(path, slot, "pubc")
     assert_equal(ctx, path, table)
 
 
-def service(ctx):
+def service(ctx, link):
     table = "bigs"
     setup(ctx, table)
     ctx.sql("CREATE PUBLICATION pubs FOR TABLE %s WHERE (grp <> 3)" % table)
     ctx.create_marker("pubs")
     path, slot = ctx.path("service.db"), ctx.slot("s")
-    proc = ctx.start(ctx.mirror_args(path, slot, "pubs", "-v"), tag="service", env=ENV)
+    proc = ctx.start(link_args(ctx, link, path, slot, "pubs", "-v"), tag="service", env=ENV)
     stored = 0
     for r in range(1, CUTS + 1):
         rows, key = wait_progress(ctx, path, table, stored + 3 * PART_ROWS, proc)
         check(key is not None and proc.poll() is None,
               "the service's copy ended before the test cut it:\n%s" % proc.stderr())
-        check(cut_copy(ctx, proc), "the service ended:\n%s" % proc.stderr())
+        link.cut()
         changes(ctx, table, key, r)
         stored, _ = copy_progress(ctx, path, table)
         check(stored >= rows, "the service lost parts at cut %d" % r)
@@ -236,7 +235,8 @@ def service(ctx):
 
 
 def test(ctx):
-    harness.run_parts(ctx, {"cron": cron, "service": service})
+    with linkproxy.LinkProxy(rate=RATE, down_only=True) as link:
+        harness.run_parts(ctx, {"cron": cron, "service": service}, link)
 
 
 harness.main(test)
