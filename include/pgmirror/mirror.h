@@ -22,7 +22,8 @@ typedef struct MirrorTable MirrorTable;
  * pgmirror_state.format_version. Raise it when an older pgmirror could no
  * longer use a mirror correctly; mirror_open() refuses a newer one.
  */
-#define MIRROR_FORMAT_VERSION 3 /* 2: pgmirror_tables.sync_lsn; 3: health, generation, definition */
+#define MIRROR_FORMAT_VERSION 4 /* 2: pgmirror_tables.sync_lsn; 3: health, generation,
+				  * definition; 4: copy_state, copy_rows, copy_estimate */
 
 /* Results of mirror_open(). */
 typedef enum MirrorOpenResult {
@@ -215,6 +216,10 @@ typedef struct MirrorTableInfo {
 				    * at or after it (LSN_INVALID: all) */
 	char *definition;          /* what made its published contents when it was
 				    * last copied (SourceTable's); NULL: not known */
+	char *copy_state;          /* a copy in parts: its key ranges (copy_ranges.h);
+				    * NULL: copied whole */
+	int64_t copy_rows;         /* rows that copy has stored so far */
+	int64_t copy_estimate;     /* the source's estimate of the table's rows; -1 */
 } MirrorTableInfo;
 
 void mirror_table_info_clear(MirrorTableInfo *t);
@@ -438,6 +443,10 @@ bool mirror_set_sync_lsn(Mirror *m, uint32_t oid, Lsn lsn) PGM_MUST_CHECK;
 /* Sets the publication definition of the table of relation oid (see
  * MirrorTableInfo); within a transaction. */
 bool mirror_set_definition(Mirror *m, uint32_t oid, const char *definition) PGM_MUST_CHECK;
+/* Sets how far the copy in parts of the table of relation oid got (see
+ * MirrorTableInfo); within a transaction. */
+bool mirror_set_copy_state(Mirror *m, uint32_t oid, const char *state, int64_t rows,
+			   int64_t estimate) PGM_MUST_CHECK;
 
 /* The mirrored tables' names, sorted; free with free() each and the array. */
 bool mirror_list_tables(Mirror *m, char ***names, int *n) PGM_MUST_CHECK;

@@ -220,6 +220,29 @@ bool session_commit(Session *s) PGM_MUST_CHECK;
  * newline), writable and valid until the next call.
  */
 bool session_copy_begin(Session *s, const SourceTable *t, bool binary) PGM_MUST_CHECK;
+
+/* The key order of a copy in parts: the key columns, and where to go on. */
+typedef struct SourceOrder {
+	int nkeys;
+	const int *cols;          /* the key columns, as indexes into t->cols */
+	const bool *bytewise;     /* per key column: text, ordered COLLATE "C" */
+	const char *const *after; /* NULL: from the first row; else each key
+				   * column's last value copied, as text */
+} SourceOrder;
+
+/* session_copy_begin(), reading the rows after order->after in key order. */
+bool session_copy_begin_ordered(Session *s, const SourceTable *t, bool binary,
+				const SourceOrder *order) PGM_MUST_CHECK;
+/* Whether the source's database encoding is UTF8 (its text then orders
+ * COLLATE "C" as its UTF-8 bytes do here). */
+bool session_server_utf8(Session *s);
+/*
+ * The source's estimate of each table's size: est_rows[i] (pg_class's
+ * reltuples; -1 when it has none) and est_bytes[i] (the main fork's size),
+ * a partitioned root's summed over its partitions.
+ */
+bool session_table_sizes(Session *s, const SourceTable *t, int n, int64_t *est_rows,
+			 int64_t *est_bytes) PGM_MUST_CHECK;
 int session_copy_next(Session *s, char **row, size_t *len);
 
 /* START_REPLICATION ... LOGICAL start (proto_version, publication_names,

@@ -270,6 +270,8 @@ static bool apply_insert(Applier *a, const PgoInsert *ins)
 		return skip;
 	if (!convert_tuple(a, r, &ins->newtup, 'N', true, "Insert"))
 		return false;
+	if (apply_ranges_active(a, r) && !apply_ranges_row(a, r, r->newvals))
+		return true; /* its range's snapshot, or the copy to come, has it */
 	/*
 	 * An UPDATE that moved a row into a row filter comes as an Insert
 	 * (PostgreSQL 15+); when it changed the key but not a TOASTed column,
@@ -333,6 +335,51 @@ static bool check_key(Applier *a, const RelEntry *r, const char *what)
 	return true;
 }
 
+/*
+ * An Update of a table copied in parts whose row's old and new keys may
+ * lie in ranges of different positions (apply_ranges.c): the delete half
+ * applies by the old key's range, the insert half by the new key's. 2:
+ * both apply, as one update; 1: done (a half applied, or none); 0: failed.
+ * An insert half that lacks an unchanged large value (its old row is not
+ * the mirror's) makes the table be copied again, as a row moved into a row
+ * filter does.
+ */
+static int update_halves(Applier *a, RelEntry *r, bool key_changed, const Value *match)
+{
+	bool old_ok = apply_ranges_row(a, r, match);
+	bool new_ok = key_changed ? apply_ranges_row(a, r, r->newvals) : old_ok;
+	int n;
+
+	if (old_ok && new_ok)
+		return 2;
+	if (old_ok) {
+		if (!mirror_table_delete(r->table, match, r->used, &n))
+			return mirror_failed(a, r, "Update") ? 1 : 0;
+		if (n == 0)
+			no_row(a, r, "Update");
+		a->stats.rows++;
+		return 1;
+	}
+	if (!new_ok)
+		return 1;
+	for (int i = 0; i < r->ncols; i++) {
+		if (r->keep[i]) {
+			char lsn[LSN_TEXT_SIZE];
+
+			log_info("an update in the transaction committed at %s moved a row of \"%s\" "
+				 "into a part of its copy that is older than the row's old key's, "
+				 "without the value of its unchanged column \"%s\"; mirror table "
+				 "\"%s\" is synced again", lsn_format(a->txn_final_lsn, lsn),
+				 r->display, r->cols[i].name, r->def.name);
+			return apply_sync_again(a, r) ? 1 : 0;
+		}
+	}
+	if (!mirror_table_insert(r->table, r->newvals))
+		return mirror_failed(a, r, "Update") ? 1 : 0;
+	a->stats.rows++;
+	return 1;
+}
+
 static bool apply_update(Applier *a, const PgoUpdate *up)
 {
 	bool skip;
@@ -356,6 +403,12 @@ static bool apply_update(Applier *a, const PgoUpdate *up)
 	}
 	if (!check_key(a, r, "Update"))
 		return false;
+	if (apply_ranges_active(a, r)) {
+		int half = update_halves(a, r, up->old_kind != 0, match);
+
+		if (half <= 1)
+			return half == 1;
+	}
 	if (!mirror_table_update(r->table, match, r->used, r->newvals, r->keep, &n))
 		return mirror_failed(a, r, "Update");
 	if (n == 0)
@@ -375,6 +428,8 @@ static bool apply_delete(Applier *a, const PgoDelete *del)
 	if (!convert_tuple(a, r, &del->oldtup, del->old_kind, false, "Delete") ||
 	    !check_key(a, r, "Delete"))
 		return false;
+	if (apply_ranges_active(a, r) && !apply_ranges_row(a, r, r->oldvals))
+		return true;
 	if (!mirror_table_delete(r->table, r->oldvals, r->used, &n))
 		return mirror_failed(a, r, "Delete");
 	if (n == 0)
@@ -393,6 +448,12 @@ static bool apply_truncate(Applier *a, const PgoTruncate *tr)
 			continue;
 		if (r == NULL)
 			return false;
+		/* a range copied after it keeps its rows: copied again */
+		if (apply_ranges_active(a, r) && a->txn_final_lsn < copy_ranges_max_lsn(r->ranges)) {
+			if (!apply_sync_again(a, r))
+				return false;
+			continue;
+		}
 		if (!mirror_table_truncate(r->table))
 			return mirror_failed(a, r, "Truncate");
 	}

@@ -11,6 +11,7 @@
 #define PGMIRROR_APPLY_INTERNAL_H
 
 #include "pgmirror/apply.h"
+#include "pgmirror/copy_ranges.h"
 #include "pgmirror/values.h"
 
 typedef struct RelEntry {
@@ -33,6 +34,8 @@ typedef struct RelEntry {
 	bool sync_known;        /* in_mirror and sync_lsn were read */
 	bool in_mirror;         /* a mirror table stands for this OID */
 	Lsn sync_lsn;           /* its changes apply from here (LSN_INVALID: all) */
+	CopyRanges *ranges;     /* copied in parts: its changes apply per key
+				 * range (apply_ranges.c); NULL: per table */
 	bool noted;             /* not in the mirror: noted for the table sync */
 	bool needs_sync;        /* its mirror table must be copied again (a keyless
 				 * table's newly published column, a row moved
@@ -138,6 +141,16 @@ bool apply_sync_again(Applier *a, RelEntry *r) PGM_MUST_CHECK;
 void apply_mark_creatable(Applier *a, uint32_t oid, bool on);
 /* Shrinks the scratch buffers that grew past VALUES_BUF_KEEP. */
 void apply_trim_scratch(Applier *a);
+
+/* apply_ranges.c: reads r's key ranges from state (NULL: none); false with
+ * a->err when they are damaged. */
+bool apply_ranges_load(Applier *a, RelEntry *r, const char *state) PGM_MUST_CHECK;
+/* Whether r's changes in the open transaction apply row by row, as the
+ * key range of each row says (apply_ranges_row()). */
+bool apply_ranges_active(const Applier *a, const RelEntry *r);
+/* Whether a change to the row of r with values vals (its key columns set)
+ * applies in the open transaction. */
+bool apply_ranges_row(const Applier *a, const RelEntry *r, const Value *vals);
 
 /*
  * apply_rename.c: gives r's mirror table (found by OID) the name the

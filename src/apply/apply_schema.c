@@ -45,6 +45,7 @@ static void rel_clear(RelEntry *r)
 	free(r->oldvals);
 	free(r->keep);
 	free(r->used);
+	copy_ranges_free(r->ranges);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -523,6 +524,10 @@ static bool decide_skip(Applier *a, RelEntry *r, bool *skip)
 			return false;
 		}
 		r->sync_lsn = r->in_mirror ? info.sync_lsn : LSN_INVALID;
+		if (!apply_ranges_load(a, r, r->in_mirror ? info.copy_state : NULL)) {
+			mirror_table_info_clear(&info);
+			return false;
+		}
 		mirror_table_info_clear(&info);
 		r->sync_known = true;
 	}

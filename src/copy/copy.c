@@ -42,6 +42,7 @@
 #include "pgmirror/copy.h"
 #include "pgmirror/copy_binary.h"
 #include "pgmirror/copy_text.h"
+#include "copy_internal.h"
 
 #define NBATCHES 32
 #define BATCH_ROWS 512
@@ -92,6 +93,9 @@ struct Copier {
 	Reader rd;               /* buffers kept from table to table */
 	int ncols_cap;           /* of rd.fields and rd.scratch */
 	bool schema_only;        /* make the tables, copy no rows */
+	const SourceOrder *order; /* the next table's key order (copy_parts.c) */
+	CopyBatchHook hook;      /* ... and what to do after each batch of it */
+	void *hook_ctx;
 	ErrBuf err;              /* the last error */
 };
 
@@ -486,8 +490,12 @@ static bool write_rows(Copier *c, const SourceTable *t, pthread_t reader, uint64
 		/* a flag to look at, for every batch (at most 512 rows) */
 		else if (stopped(c, t))
 			ok = false;
-		else
+		else {
 			rows += (uint64_t)b->nrows;
+			/* a part may end here (copy_parts.c): its rows are in */
+			if (c->hook != NULL)
+				ok = c->hook(c->hook_ctx, b->vals, b->nrows, b->len);
+		}
 		batch_done(rd);
 		if (ok && progress) {
 			int64_t now = mono_usecs();
@@ -518,7 +526,7 @@ static bool write_rows(Copier *c, const SourceTable *t, pthread_t reader, uint64
 }
 
 /* Makes the mirror table of t, empty, with sync_lsn (unless LSN_INVALID). */
-static bool make_table(Copier *c, const SourceTable *t, Lsn sync_lsn)
+bool copy_make_table(Copier *c, const SourceTable *t, Lsn sync_lsn)
 {
 	if (!describe_table(c, t))
 		return false;
@@ -529,7 +537,7 @@ static bool make_table(Copier *c, const SourceTable *t, Lsn sync_lsn)
 	return true;
 }
 
-/* Copies the rows of t into its table, made by make_table(). */
+/* Copies the rows of t into its table, made by copy_make_table(). */
 static bool copy_rows(Copier *c, const SourceTable *t)
 {
 	int64_t started = mono_usecs(), cpu = thread_cpu_usecs(), elapsed;
@@ -551,7 +559,7 @@ static bool copy_rows(Copier *c, const SourceTable *t)
 	reader_setup(c, t, types);
 	log_debug("copying \"%s.%s\" in %s format", t->nspname, t->relname,
 		  c->rd.binary ? "binary" : "text");
-	if (!session_copy_begin(c->s, t, c->rd.binary)) {
+	if (!session_copy_begin_ordered(c->s, t, c->rd.binary, c->order)) {
 		errbuf_set(&c->err, "%s", session_error(c->s));
 		return false;
 	}
@@ -582,6 +590,36 @@ static bool copy_rows(Copier *c, const SourceTable *t)
 	return true;
 }
 
+bool copy_rows_ordered(Copier *c, const SourceTable *t, const SourceOrder *order,
+		       CopyBatchHook hook, void *ctx)
+{
+	bool ok;
+
+	c->order = order;
+	c->hook = hook;
+	c->hook_ctx = ctx;
+	ok = copy_rows(c, t);
+	c->order = NULL;
+	c->hook = NULL;
+	c->hook_ctx = NULL;
+	return ok;
+}
+
+Applier *copy_applier(const Copier *c)
+{
+	return c->a;
+}
+
+Session *copy_session(const Copier *c)
+{
+	return c->s;
+}
+
+void copy_set_error(Copier *c, const char *text)
+{
+	errbuf_set(&c->err, "%s", text);
+}
+
 bool copy_begin_at(Copier *c, Lsn lsn)
 {
 	PgoMessage msg;
@@ -594,7 +632,7 @@ bool copy_begin_at(Copier *c, Lsn lsn)
 
 bool copy_one_table(Copier *c, const SourceTable *t, Lsn sync_lsn)
 {
-	return !stopped(c, t) && make_table(c, t, sync_lsn) &&
+	return !stopped(c, t) && copy_make_table(c, t, sync_lsn) &&
 	       (c->schema_only || copy_rows(c, t));
 }
 
@@ -621,7 +659,7 @@ bool copy_tables(Copier *c, const SourceTable *tables, int n, Lsn consistent_poi
 	/* every table first, then the rows (above); many small tables take a
 	 * while too: look before each one */
 	for (int i = 0; i < n; i++)
-		if (stopped(c, &tables[i]) || !make_table(c, &tables[i], LSN_INVALID))
+		if (stopped(c, &tables[i]) || !copy_make_table(c, &tables[i], LSN_INVALID))
 			return false;
 	for (int i = 0; i < n && !c->schema_only; i++)
 		if (stopped(c, &tables[i]) || !copy_rows(c, &tables[i]))

@@ -29,6 +29,7 @@ void mirror_table_info_clear(MirrorTableInfo *t)
 	free(t->source_schema);
 	free(t->source_table);
 	free(t->definition);
+	free(t->copy_state);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -64,6 +65,10 @@ static bool read_infos(Mirror *m, sqlite3_stmt *q, MirrorTableInfo **out, int *n
 		t->source_table = text_dup(q, 2);
 		t->relation_oid = (uint32_t)sqlite3_column_int64(q, 3);
 		t->definition = sqlite3_column_type(q, 5) == SQLITE_NULL ? NULL : text_dup(q, 5);
+		t->copy_state = sqlite3_column_type(q, 6) == SQLITE_NULL ? NULL : text_dup(q, 6);
+		t->copy_rows = sqlite3_column_int64(q, 7);
+		t->copy_estimate = sqlite3_column_type(q, 8) == SQLITE_NULL ? -1
+				   : sqlite3_column_int64(q, 8);
 		t->sync_lsn = LSN_INVALID;
 		if (sqlite3_column_type(q, 4) != SQLITE_NULL &&
 		    !lsn_parse((const char *)sqlite3_column_text(q, 4), &t->sync_lsn)) {
@@ -88,7 +93,8 @@ static bool read_infos(Mirror *m, sqlite3_stmt *q, MirrorTableInfo **out, int *n
 }
 
 #define INFO_COLUMNS "SELECT table_name, source_schema, source_table, relation_oid, " \
-		     "sync_lsn, definition FROM pgmirror_tables "
+		     "sync_lsn, definition, copy_state, copy_rows, copy_estimate " \
+		     "FROM pgmirror_tables "
 
 bool mirror_table_infos(Mirror *m, MirrorTableInfo **out, int *n)
 {

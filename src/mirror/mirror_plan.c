@@ -399,7 +399,9 @@ static bool record_definition(Mirror *m, const MirrorTableDef *def)
 		    "DELETE FROM pgmirror_columns WHERE table_name = %Q;"
 		    "INSERT OR REPLACE INTO pgmirror_tables (table_name, source_schema, "
 		    "source_table, relation_oid, replica_identity, sync_lsn, generation, "
-		    "definition) SELECT %Q, %Q, %Q, %u, '%c', o.sync_lsn, %lld, o.definition "
+		    "definition, copy_state, copy_rows, copy_estimate) SELECT %Q, %Q, %Q, %u, "
+		    "'%c', o.sync_lsn, %lld, o.definition, o.copy_state, "
+		    "coalesce(o.copy_rows, 0), o.copy_estimate "
 		    "FROM (SELECT 1) LEFT JOIN pgmirror_tables o "
 		    "ON o.table_name = %Q AND o.relation_oid = %u",
 		    def->name, def->name, def->source_schema, def->source_table,

@@ -32,6 +32,10 @@ static const struct {
 	{ "pgmirror_state", "last_error", "TEXT" },
 	{ "pgmirror_state", "last_error_time", "TEXT" },
 	{ "pgmirror_state", "last_generation", "INTEGER NOT NULL DEFAULT 1" },
+	/* format 4 */
+	{ "pgmirror_tables", "copy_state", "TEXT" },
+	{ "pgmirror_tables", "copy_rows", "INTEGER NOT NULL DEFAULT 0" },
+	{ "pgmirror_tables", "copy_estimate", "INTEGER" },
 };
 
 bool mirror_upgrade(Mirror *m)
@@ -74,4 +78,16 @@ bool mirror_set_sync_lsn(Mirror *m, uint32_t oid, Lsn lsn)
 	return mirror_exec_owned(m, sqlite3_mprintf(
 		"UPDATE pgmirror_tables SET sync_lsn = %Q WHERE relation_oid = %u",
 		lsn == LSN_INVALID ? NULL : lsn_format(lsn, text), oid));
+}
+
+bool mirror_set_copy_state(Mirror *m, uint32_t oid, const char *state, int64_t rows,
+			   int64_t estimate)
+{
+	char est[32] = "NULL";
+
+	if (estimate >= 0)
+		snprintf(est, sizeof(est), "%lld", (long long)estimate);
+	return mirror_exec_owned(m, sqlite3_mprintf(
+		"UPDATE pgmirror_tables SET copy_state = %Q, copy_rows = %lld, copy_estimate = "
+		"%s WHERE relation_oid = %u", state, (long long)rows, est, oid));
 }

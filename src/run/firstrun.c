@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "pgmirror/copy.h"
+#include "pgmirror/copy_parts.h"
 #include "pgmirror/naming.h"
 #include "replicate_internal.h"
 
@@ -167,27 +168,48 @@ static int resume_first_run(Run *run, int nkept)
 }
 
 /*
- * A first run's copy: each table in its own SQLite transaction, stored with
- * the slot's consistent point as its sync LSN, so that a run that does not
- * finish keeps the tables it copied (resume_first_run()).
+ * A first run's copy: each table in its own SQLite transactions, stored
+ * with the slot's consistent point as its sync LSN, so that a run that
+ * does not finish keeps the tables it copied, and the parts it copied of a
+ * table with a key (copy_parts.h), which resume_first_run() goes on from.
+ * The smallest tables first, those that cannot resume last: a weak link
+ * brings the small ones at its first try.
  */
 static bool copy_each_table(Run *run, Copier *copier, Applier *apply, const SourceTable *tables,
 			    int ntables, Lsn start, bool *copy_failed)
 {
+	int64_t *rows = xcalloc((size_t)ntables + 1, sizeof(int64_t));
+	int64_t *bytes = xcalloc((size_t)ntables + 1, sizeof(int64_t));
+	int *perm = xcalloc((size_t)ntables + 1, sizeof(int));
+	bool ok = false;
+
 	*copy_failed = false;
-	for (int i = 0; i < ntables; i++) {
-		if (!copy_begin_at(copier, start) || !copy_one_table(copier, &tables[i], start) ||
+	if (!session_table_sizes(run->session, tables, ntables, rows, bytes)) {
+		replicate_log_session_error(run->session);
+		goto done;
+	}
+	copy_parts_order(run->session, tables, bytes, ntables, perm);
+	for (int k = 0; k < ntables; k++) {
+		int i = perm[k];
+
+		if (!copy_begin_at(copier, start) ||
+		    !copy_table_parts(copier, run->mirror, &tables[i], start, rows[i]) ||
 		    !copy_commit_at(copier, start)) {
 			*copy_failed = true;
-			return false;
+			goto done;
 		}
 		if (!apply_flush(apply)) {
 			log_error("%s", apply_error(apply));
-			return false;
+			goto done;
 		}
 		run->worked = true; /* the copy made progress */
 	}
-	return true;
+	ok = true;
+done:
+	free(rows);
+	free(bytes);
+	free(perm);
+	return ok;
 }
 
 /*
@@ -391,6 +413,13 @@ int firstrun_run(Run *run, bool rebuild)
 done:
 	if (run->mirror != NULL)
 		mirror_rollback(run->mirror); /* a copy that did not finish */
+	/* a service's next try (same process) starts from the claim stored
+	 * here and the tables copied so far, not from the state before it */
+	if (rc != EXIT_OK && claimed && run->mirror != NULL) {
+		mirror_state_clear(&run->state);
+		if (!mirror_read_state(run->mirror, &run->state))
+			log_error("%s", mirror_error(run->mirror));
+	}
 	if (opened && !claimed) {
 		/* a first run that made no slot of its own leaves no file */
 		mirror_close(run->mirror);

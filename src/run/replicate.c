@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pgmirror/copy_parts.h"
 #include "pgmirror/indexes.h"
 #include "replicate_internal.h"
 
@@ -493,7 +494,9 @@ int replicate_run(const ReplicateOptions *opt)
 		verify_free(verifier); /* after a slot made again: a new point */
 		verifier = NULL;
 		run.worked = false;
+		copy_parts_stored_reset();
 		rc = prepare(&run);
+		run.worked = run.worked || copy_parts_stored() > 0; /* a part stored */
 		if (rc != EXIT_OK && !replicate_stopping() && heal_after_failure(&run))
 			continue; /* the mirror file is damaged: heal it */
 		/* a service tries again, at start too: a restarting server, one not
@@ -545,6 +548,7 @@ int replicate_run(const ReplicateOptions *opt)
 		started = mono_usecs();
 		streamed_from = run.state.confirmed_lsn;
 		end = stream_round(&run, &rc);
+		run.worked = run.worked || copy_parts_stored() > 0; /* a table that joined */
 		if ((rc != EXIT_OK || end == STREAM_FAILED) && !replicate_stopping() &&
 		    heal_after_failure(&run))
 			end = STREAM_DAMAGED;

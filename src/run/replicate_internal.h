@@ -40,6 +40,9 @@ typedef struct Run {
 	bool resync_done;       /* --resync ran (once, not at each reconnect) */
 	bool sync_deferred;     /* the last check left a joining table for later:
 				 * the source had no room to sync it (tablesync.c) */
+	int64_t sync_backoff;   /* usecs until a deferred sync is tried again: 0
+				 * after a try whose copy stored a part, then
+				 * doubling from 1 s to RECONCILE_USECS */
 	bool heal;              /* the mirror file is damaged: prepare() sets it
 				 * aside and rebuilds it (heal.c) */
 	char *heal_why;         /* what SQLite reported, or the check found */

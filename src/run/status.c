@@ -2,7 +2,10 @@
  * status.c: --status, the mirror's state read from the file alone.
  *
  * The output is one "key: value" per line, stable for scripts; each table
- * is a line "table: ROWS NAME" (the name last, as it may hold spaces).
+ * is a line "table: ROWS NAME" (the name last, as it may hold spaces),
+ * and a table still copying in parts a line "copying: STORED ESTIMATE
+ * NAME" after it (the rows its copy stored, the source's estimate of its
+ * rows or "-").
  * --json prints the same as one JSON object, with each table's generation
  * (RFC 8259: strings escaped, bytes that are not UTF-8 as U+FFFD, what is
  * not known as null), for a fleet's monitoring.
@@ -15,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "pgmirror/copy_ranges.h"
 #include "pgmirror/mirror.h"
 #include "pgmirror/replicate.h" /* the exit codes */
 #include "pgmirror/status.h"
@@ -24,6 +28,9 @@ typedef struct TableStatus {
 	char *name;
 	int64_t rows;
 	int64_t generation;
+	bool copying;        /* its copy in parts has not reached its end */
+	int64_t copy_rows;   /* the rows that copy stored */
+	int64_t copy_estimate; /* the source's estimate of its rows; -1 */
 } TableStatus;
 
 /* The length of the UTF-8 sequence at s (n bytes left), or 0: not one. */
@@ -120,8 +127,16 @@ static void print_json(const char *path, const MirrorState *st, const MirrorHeal
 	for (int i = 0; i < n; i++) {
 		fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", stdout);
 		json_string(t[i].name);
-		printf(", \"rows\": %" PRId64 ", \"generation\": %" PRId64 "}", t[i].rows,
+		printf(", \"rows\": %" PRId64 ", \"generation\": %" PRId64, t[i].rows,
 		       t[i].generation);
+		if (!t[i].copying)
+			fputs(", \"copy\": null}", stdout);
+		else if (t[i].copy_estimate < 0)
+			printf(", \"copy\": {\"rows\": %" PRId64 ", \"estimated_rows\": null}}",
+			       t[i].copy_rows);
+		else
+			printf(", \"copy\": {\"rows\": %" PRId64 ", \"estimated_rows\": %" PRId64
+			       "}}", t[i].copy_rows, t[i].copy_estimate);
 	}
 	fputs(n ? "\n  ]\n}\n" : "\n}\n", stdout);
 }
@@ -157,8 +172,30 @@ static void print_text(const char *path, const MirrorState *st, const MirrorHeal
 	printf("\nlast_error_time: %s\n", OR_EMPTY(h->last_error_time));
 #undef OR_EMPTY
 	printf("tables: %d\n", n);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		char est[32] = "-";
+
 		printf("table: %" PRId64 " %s\n", t[i].rows, t[i].name);
+		if (t[i].copy_estimate >= 0)
+			snprintf(est, sizeof(est), "%" PRId64, t[i].copy_estimate);
+		if (t[i].copying)
+			printf("copying: %" PRId64 " %s %s\n", t[i].copy_rows, est, t[i].name);
+	}
+}
+
+/* How far t's copy in parts got, when it has not reached its end. */
+static bool copy_progress(Mirror *m, TableStatus *t)
+{
+	MirrorTableInfo info;
+	bool found;
+
+	if (!mirror_table_by_name(m, t->name, &found, &info))
+		return false;
+	t->copying = found && copy_state_unfinished(info.copy_state);
+	t->copy_rows = info.copy_rows;
+	t->copy_estimate = info.copy_estimate;
+	mirror_table_info_clear(&info);
+	return true;
 }
 
 int status_print(const char *mirror_path, bool json)
@@ -198,7 +235,8 @@ int status_print(const char *mirror_path, bool json)
 	for (int i = 0; i < n; i++) {
 		t[i].name = names[i];
 		if (!mirror_count_rows(m, names[i], &t[i].rows) ||
-		    !mirror_table_generation(m, names[i], &t[i].generation)) {
+		    !mirror_table_generation(m, names[i], &t[i].generation) ||
+		    !copy_progress(m, &t[i])) {
 			log_error("%s", mirror_error(m));
 			goto done;
 		}

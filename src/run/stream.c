@@ -346,6 +346,11 @@ static bool step_reconcile(Stream *s, int64_t now)
 {
 	const uint32_t *oids;
 	bool due = s->run->endpos == LSN_INVALID && now - s->last_reconcile >= RECONCILE_USECS;
+	/* a deferred sync whose copy went on when it was cut tries again at
+	 * once, else with a growing wait (tablesync.c) */
+	bool retry = s->run->sync_deferred &&
+		     now - s->last_reconcile >= (s->run->sync_backoff < RECONCILE_USECS
+						 ? s->run->sync_backoff : RECONCILE_USECS);
 	int rc;
 
 	if (apply_in_transaction(s->apply))
@@ -355,7 +360,8 @@ static bool step_reconcile(Stream *s, int64_t now)
 		due = true;
 	}
 	/* a table the source had no room to sync waits for the next check */
-	if ((apply_unknown_relations(s->apply, &oids) == 0 || s->run->sync_deferred) && !due)
+	if ((apply_unknown_relations(s->apply, &oids) == 0 || s->run->sync_deferred) && !due &&
+	    !retry)
 		return true;
 	if (!stream_flush(s)) {
 		s->end = replicate_stopping() ? STREAM_DONE : STREAM_FAILED;

@@ -27,6 +27,8 @@
 #include <string.h>
 
 #include "pgmirror/copy.h"
+#include "pgmirror/copy_parts.h"
+#include "pgmirror/copy_ranges.h"
 #include "pgmirror/naming.h"
 #include "replicate_internal.h"
 
@@ -158,14 +160,16 @@ static void log_sync_stopped(const char *err, const SyncTarget *tg, int n)
  * synced again keeps its rows meanwhile. A run that is to end (--once)
  * fails instead, as does a sync the user asked for (--resync).
  */
-static int sync_failed(Run *run, Session *ss, const char *err, const SyncTarget *tg, int n)
+static int sync_failed(Run *run, Session *ss, const char *err, const SyncTarget *tg, int n,
+		       bool copying)
 {
 	bool requested = false;
 	char *what;
 
 	for (int i = 0; i < n; i++)
 		requested = requested || tg[i].requested;
-	if (session_error_stopped(ss) || replicate_stopping()) {
+	/* a copy's own reader is stopped when its writer fails: not a signal */
+	if ((!copying && session_error_stopped(ss)) || replicate_stopping()) {
 		log_sync_stopped(err, tg, n);
 		return EXIT_OK;
 	}
@@ -181,6 +185,12 @@ static int sync_failed(Run *run, Session *ss, const char *err, const SyncTarget 
 				    "meanwhile) and tries again within a minute", what, err);
 		free(what);
 		run->sync_deferred = true;
+		/* a copy that stored a part tries again at once; else the wait grows */
+		if (copy_parts_stored() > 0)
+			run->sync_backoff = 0;
+		else
+			run->sync_backoff = run->sync_backoff < 1000000 ? 1000000
+					    : run->sync_backoff * 2;
 		return EXIT_OK;
 	}
 	what = pending_text(tg, n);
@@ -199,7 +209,8 @@ static int sync_failed(Run *run, Session *ss, const char *err, const SyncTarget 
  * logged.
  */
 static bool sync_one(Run *run, Applier *apply, Applier *a, Copier *c, const SyncTarget *tg,
-		     const SourceTable *tables, int ntables, Lsn at, bool *copy_failed)
+		     const SourceTable *tables, int ntables, Lsn at, int64_t estimate,
+		     bool *copy_failed)
 {
 	const SourceTable *t = find_published(tables, ntables, tg->oid);
 	MirrorUserObjects *user = NULL; /* set aside over a resync */
@@ -232,7 +243,11 @@ static bool sync_one(Run *run, Applier *apply, Applier *a, Copier *c, const Sync
 			  mirror_error(run->mirror));
 		goto done;
 	}
-	if (!copy_one_table(c, t, at) || !copy_commit_at(c, at)) {
+	/* a table that joins is copied in parts, going on from an earlier
+	 * try's; one synced again replaces its old rows in one transaction */
+	if (!(replace != NULL ? copy_one_table(c, t, at)
+	      : copy_table_parts(c, run->mirror, t, at, estimate)) ||
+	    !copy_commit_at(c, at)) {
 		*copy_failed = true;
 		goto done;
 	}
@@ -242,21 +257,61 @@ static bool sync_one(Run *run, Applier *apply, Applier *a, Copier *c, const Sync
 		log_error("%s", apply_error(a));
 		goto done;
 	}
-	if (apply != NULL)
-		apply_forget_table(apply, tg->oid);
 	log_info("table \"%s.%s\" %s at %s in %.1f s", t->nspname, t->relname,
 		 replace != NULL ? "synced again" : "joined the mirror", lsn_format(at, lsn),
 		 (double)(mono_usecs() - started) / 1e6);
 	run->worked = true; /* the copy made progress */
 	ok = true;
 done:
-	mirror_rollback(run->mirror); /* a table that did not finish leaves nothing */
+	/* a table that did not finish leaves only the parts it committed */
+	mirror_rollback(run->mirror);
+	if (apply != NULL)
+		apply_forget_table(apply, tg->oid); /* its rows and ranges are new */
 	mirror_user_objects_free(user);
 	return ok;
 }
 
-int tablesync_sync(Run *run, Applier *apply, const SyncTarget *tg, int n)
+/*
+ * The targets tg[0..n-1] in the order to copy them (copy_parts_order():
+ * the smallest first, those that cannot resume last), into *out (malloc'd),
+ * with the source's estimate of each one's rows in *rows.
+ */
+static bool sync_order(Session *ss, const SyncTarget *tg, int n, const SourceTable *tables,
+		       int ntables, SyncTarget **out, int64_t **rows)
 {
+	SourceTable *sel = xcalloc((size_t)n + 1, sizeof(SourceTable));
+	int64_t *r = xcalloc((size_t)n + 1, sizeof(int64_t));
+	int64_t *bytes = xcalloc((size_t)n + 1, sizeof(int64_t));
+	int *perm = xcalloc((size_t)n + 1, sizeof(int));
+	bool ok;
+
+	/* a table no longer published is left alone (sync_one()): any place */
+	for (int i = 0; i < n; i++) {
+		const SourceTable *t = find_published(tables, ntables, tg[i].oid);
+
+		sel[i] = t != NULL ? *t : (SourceTable){.oid = tg[i].oid, .replident = 'n'};
+	}
+	ok = session_table_sizes(ss, sel, n, r, bytes);
+	if (ok) {
+		copy_parts_order(ss, sel, bytes, n, perm);
+		*out = xcalloc((size_t)n + 1, sizeof(SyncTarget));
+		*rows = xcalloc((size_t)n + 1, sizeof(int64_t));
+		for (int i = 0; i < n; i++) {
+			(*out)[i] = tg[perm[i]];
+			(*rows)[i] = r[perm[i]];
+		}
+	}
+	free(sel);
+	free(r);
+	free(bytes);
+	free(perm);
+	return ok;
+}
+
+int tablesync_sync(Run *run, Applier *apply, const SyncTarget *given, int n)
+{
+	SyncTarget *tg = NULL;
+	int64_t *estimates = NULL;
 	Session *ss;
 	SourceTable *tables = NULL;
 	int ntables = 0, i = 0, rc = EXIT_ERROR;
@@ -268,18 +323,22 @@ int tablesync_sync(Run *run, Applier *apply, const SyncTarget *tg, int n)
 
 	if (n == 0)
 		return EXIT_OK;
+	copy_parts_stored_reset();
+	tg = (SyncTarget *)given; /* until ordered below, for the messages */
 	ss = session_new();
 	session_set_stop_check(ss, sync_stopping);
 	session_temp_slot_name(run->state.slot, "sync", slot);
 	if (!session_snapshot_slot(ss, &run->opt->conn, slot, &at)) {
-		rc = sync_failed(run, ss, session_error(ss), tg, n);
+		rc = sync_failed(run, ss, session_error(ss), tg, n, false);
 		goto done;
 	}
 	log_debug("syncing %d table%s at %s (temporary slot \"%s\")", n, n > 1 ? "s" : "",
 		  lsn_format(at, lsn), slot);
 	/* the tables as the snapshot has them */
-	if (!read_published(run, ss, &tables, &ntables)) {
-		rc = sync_failed(run, ss, session_error(ss), tg, n);
+	if (!read_published(run, ss, &tables, &ntables) ||
+	    !sync_order(ss, given, n, tables, ntables, &tg, &estimates)) {
+		tg = (SyncTarget *)given;
+		rc = sync_failed(run, ss, session_error(ss), tg, n, false);
 		goto done;
 	}
 	a = apply_new(run->mirror, LSN_INVALID, run->catalog);
@@ -289,7 +348,8 @@ int tablesync_sync(Run *run, Applier *apply, const SyncTarget *tg, int n)
 	 * as a first run's (firstrun.c): no plain connection is opened */
 	lookup_use_session(run->lookup, ss);
 	for (i = 0; i < n && ok; i++)
-		ok = sync_one(run, apply, a, c, &tg[i], tables, ntables, at, &copy_failed);
+		ok = sync_one(run, apply, a, c, &tg[i], tables, ntables, at, estimates[i],
+			      &copy_failed);
 	lookup_use_session(run->lookup, NULL);
 	if (ok) {
 		/* the rows are in the mirror: what is left is only the snapshot's end */
@@ -308,8 +368,11 @@ int tablesync_sync(Run *run, Applier *apply, const SyncTarget *tg, int n)
 			  tg[i - 1].relname);
 		run->conn_failed = true;
 	} else
-		rc = sync_failed(run, ss, copy_error(c), &tg[i - 1], n - (i - 1));
+		rc = sync_failed(run, ss, copy_error(c), &tg[i - 1], n - (i - 1), true);
 done:
+	if (tg != given)
+		free(tg);
+	free(estimates);
 	copy_free(c);
 	apply_free(a);
 	source_tables_free(tables, ntables);
@@ -453,6 +516,12 @@ int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resyn
 			asked = oids[k] == mt[j].relation_oid;
 		for (int k = 0; k < nnoted && !needed; k++)
 			needed = noted[k] == mt[j].relation_oid;
+		/* a copy in parts that a cut stopped goes on (copy_parts.c) */
+		if (t != NULL && !asked && !needed && copy_state_unfinished(mt[j].copy_state)) {
+			targets[ntargets++] = (SyncTarget){mt[j].relation_oid, mt[j].source_schema,
+							   mt[j].source_table, NULL, false};
+			continue;
+		}
 		if (t == NULL || !(asked || needed))
 			continue;
 		if (!asked && definition_changed(&mt[j], t))

@@ -194,49 +194,6 @@ bool session_commit(Session *s)
 			   "end the initial copy's transaction");
 }
 
-bool session_copy_begin(Session *s, const SourceTable *t, bool binary)
-{
-	const char **names = xcalloc((size_t)t->ncols + 1, sizeof(char *));
-	char *nsp = session_quote(s, t->nspname, true), *rel = session_quote(s, t->relname, true);
-	char *cols = NULL, *sql = NULL, *what = NULL;
-	bool ok = false;
-
-	if (nsp == NULL || rel == NULL)
-		goto done;
-	for (int i = 0; i < t->ncols; i++)
-		names[i] = t->cols[i].name;
-	if ((cols = session_quote_list(s, names, t->ncols, true, ", ")) == NULL)
-		goto done;
-	/*
-	 * A plain table without a row filter is read straight (COPY's own scan,
-	 * without a query's, which is the server's cheaper way), which never
-	 * takes the rows of inheritance children: they are not the table's in
-	 * the stream. A query takes a row filter, a partitioned root
-	 * (published via the root), which holds no rows of its own, and a
-	 * generated column, which COPY's column list refuses.
-	 */
-	if (t->partitioned || t->rowfilter || t->generated)
-		sql = xasprintf("COPY (SELECT %s FROM %s%s.%s%s%s) TO STDOUT%s", cols,
-				t->partitioned ? "" : "ONLY ", nsp, rel,
-				t->rowfilter ? " WHERE " : "", t->rowfilter ? t->rowfilter : "",
-				binary ? " (FORMAT binary)" : "");
-	else
-		sql = xasprintf("COPY %s.%s (%s) TO STDOUT%s", nsp, rel, cols,
-				binary ? " (FORMAT binary)" : "");
-	free(s->copying);
-	s->copying = xasprintf("%s.%s", t->nspname, t->relname);
-	what = xasprintf("copy table \"%s\"", s->copying);
-	ok = session_run(s, sql, 0, NULL, PGRES_COPY_OUT, NULL, what);
-done:
-	PQfreemem(nsp);
-	PQfreemem(rel);
-	free(names);
-	free(cols);
-	free(sql);
-	free(what);
-	return ok;
-}
-
 int session_copy_next(Session *s, char **row, size_t *len)
 {
 	PGresult *res;

@@ -1,0 +1,141 @@
+"""The first copy over a slow link: the small tables first, the keyless ones
+(nothing to resume by) after every table with a key, and a copy in parts
+that is killed (kill -9) or stopped (SIGTERM) in the middle of a part keeps
+the parts it committed; the next run goes on from there, exactly once.
+"""
+
+import os
+import re
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+import linkproxy  # noqa: E402
+from harness import check  # noqa: E402
+
+PART_ROWS = 1000
+ENV = {"PGMIRROR_TEST_PART_ROWS": str(PART_ROWS)}
+RATE = 1000000
+
+
+def link_args(ctx, link, path, slot, pub, *extra):
+    dsn = harness.make_dsn(dbname=ctx.dbname, host=link.host, port=link.port,
+                           user=os.environ.get("PGUSER"), password=os.environ.get("PGPASSWORD"))
+    return ["-d", dsn, "-S", slot, "-P", pub] + list(extra) + [path]
+
+
+def stored(ctx, path, table):
+    try:
+        rows = ctx.mirror_query(path, "SELECT copy_rows, copy_state IS NOT NULL FROM "
+                                "pgmirror_tables WHERE table_name = ?", (table,))
+    except Exception:  # noqa: BLE001 - the file is being made
+        return 0
+    return rows[0][0] if rows and rows[0][1] else 0
+
+
+def wait_stored(ctx, path, table, more_than, proc):
+    deadline = time.time() + 120 * harness.SLOW
+    while stored(ctx, path, table) <= more_than:
+        check(proc.poll() is None, "pgmirror ended before %d rows of %s were stored:\n%s"
+              % (more_than, table, proc.stderr()))
+        check(time.time() < deadline, "the copy of %s did not pass %d rows:\n%s"
+              % (table, more_than, proc.stderr()))
+        time.sleep(0.002)
+    return stored(ctx, path, table)
+
+
+def order(ctx, link):
+    """Smallest first, keyless last; a cut in the big table keeps the small
+    ones, and the next run brings the rest."""
+    ctx.sql("""
+        CREATE TABLE o_big (id int PRIMARY KEY, v text);
+        INSERT INTO o_big SELECT g, repeat('b', 40) FROM generate_series(1, 100000) g;
+        CREATE TABLE o_mid (id uuid PRIMARY KEY, v text);
+        INSERT INTO o_mid SELECT md5(g::text)::uuid, 'm' || g FROM generate_series(1, 3000) g;
+        CREATE TABLE o_small (k text PRIMARY KEY, v int);
+        INSERT INTO o_small SELECT 'k' || g, g FROM generate_series(1, 50) g;
+        CREATE TABLE o_keyless (n int, v text);
+        ALTER TABLE o_keyless REPLICA IDENTITY FULL;
+        INSERT INTO o_keyless SELECT g % 7, 'x' FROM generate_series(1, 20) g;
+        CREATE PUBLICATION pubo FOR TABLE o_big, o_keyless, o_mid, o_small;
+    """)
+    for t in ("o_big", "o_mid", "o_small", "o_keyless"):
+        ctx.sql("VACUUM ANALYZE %s" % t)
+    path, slot = ctx.path("order.db"), ctx.slot("o")
+    proc = ctx.start(link_args(ctx, link, path, slot, "pubo", "--once", "-v"), tag="order1",
+                     env=ENV)
+    wait_stored(ctx, path, "o_big", 3 * PART_ROWS, proc)
+    link.cut()
+    rc = proc.popen.wait(60 * harness.SLOW)
+    err = proc.stderr()
+    check(rc == 1, "the run cut in its copy exited %d, expected 1:\n%s" % (rc, err))
+    copied = re.findall(r'copied \d+ rows of "public\.(\w+)"', err)
+    check(copied == ["o_small", "o_mid"], "before the big table, the run copied %s:\n%s"
+          % (copied, err))
+    have = sorted(r[0] for r in ctx.mirror_query(path, "SELECT table_name FROM pgmirror_tables"))
+    check(have == ["o_big", "o_mid", "o_small"], "after the cut the mirror has %s" % have)
+    ctx.assert_mirror_equals_source(path, "o_small", "o_mid")
+    ctx.sql("INSERT INTO o_keyless VALUES (100, 'meanwhile'); "
+            "UPDATE o_small SET v = -v WHERE k = 'k7'")
+    ctx.wait_slot_inactive(slot)
+    rc, out, err = ctx.run(link_args(ctx, link, path, slot, "pubo", "--once", "-v"), env=ENV,
+                           timeout=120)
+    check(rc == 0, "the second run exited %d:\n%s" % (rc, err))
+    copied = re.findall(r'copied \d+ rows of "public\.(\w+)"', err)
+    check(copied == ["o_big", "o_keyless"], "the second run copied %s:\n%s" % (copied, err))
+    ctx.assert_mirror_equals_source(path, "o_big", "o_mid", "o_small", "o_keyless")
+
+
+def interrupted(ctx, link, sig):
+    """kill -9 or SIGTERM in the middle of a part: the parts committed stay,
+    the next run goes on after them."""
+    name = "k_%s" % ("kill" if sig == signal.SIGKILL else "term")
+    ctx.sql("CREATE TABLE %s (a int, b text, v text, PRIMARY KEY (a, b)); "
+            "INSERT INTO %s SELECT g / 10, 'b' || (g %% 10), repeat('v', 30) "
+            "FROM generate_series(1, 60000) g; "
+            "CREATE PUBLICATION pub_%s FOR TABLE %s" % (name, name, name, name))
+    path, slot = ctx.path(name + ".db"), ctx.slot(name[2:])
+    proc = ctx.start(link_args(ctx, link, path, slot, "pub_" + name, "--once"), tag=name,
+                     env=ENV)
+    before = wait_stored(ctx, path, name, 3 * PART_ROWS, proc)
+    os.kill(proc.pid, sig)
+    rc = proc.popen.wait(30 * harness.SLOW)
+    err = proc.stderr()
+    if sig == signal.SIGKILL:
+        check(rc == -signal.SIGKILL, "pgmirror exited %d, not killed:\n%s" % (rc, err))
+    else:
+        check(rc == 0, "pgmirror exited %d after SIGTERM, expected 0:\n%s" % (rc, err))
+        check("stopped by a signal" in err, "SIGTERM: no word of the stop:\n%s" % err)
+    kept = stored(ctx, path, name)
+    n = ctx.mirror_query(path, "SELECT count(*) FROM %s" % name)[0][0]
+    check(kept >= before and n == kept, "after the signal the mirror holds %d rows, its copy "
+          "says %d, %d were stored before" % (n, kept, before))
+    harness.log("%s: %d rows kept" % (name, kept))
+    # changes inside the part copied and beyond it
+    last = ctx.mirror_query(path, "SELECT max(a) FROM %s" % name)[0][0]
+    ctx.sql("UPDATE {t} SET v = 'in' WHERE a = {i}; DELETE FROM {t} WHERE a = {i} + 1; "
+            "UPDATE {t} SET a = a + 100000 WHERE a = {i} + 2; "
+            "UPDATE {t} SET a = {i} - 1, b = b || 'x' WHERE a = {i} + 4000; "
+            "INSERT INTO {t} VALUES ({i}, 'new', 'n'), ({j}, 'new', 'n')"
+            .format(t=name, i=last // 2, j=last + 100))
+    ctx.wait_slot_inactive(slot)
+    rc, out, err = ctx.run(link_args(ctx, link, path, slot, "pub_" + name, "--once", "-v"),
+                           env=ENV, timeout=120)
+    check(rc == 0, "the next run exited %d:\n%s" % (rc, err))
+    check(re.search(r'copy of "public\.%s" goes on after the %d rows stored' % (name, kept), err),
+          "the next run did not go on after the %d rows kept:\n%s" % (kept, err))
+    ctx.assert_mirror_equals_source(path, name)
+
+
+def test(ctx):
+    with linkproxy.LinkProxy(rate=RATE, down_only=True) as link:
+        harness.run_parts(ctx, {
+            "order": order,
+            "kill9": lambda c, lk: interrupted(c, lk, signal.SIGKILL),
+            "sigterm": lambda c, lk: interrupted(c, lk, signal.SIGTERM),
+        }, link)
+
+
+harness.main(test)
