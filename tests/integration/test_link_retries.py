@@ -6,9 +6,10 @@ proxy (linkproxy.py) that cuts every connection every few seconds:
   now'): the waits -v logs do not grow, the proxy sees each new connection
   within a couple of seconds of its cut, and the mirror keeps up (it holds
   everything a few seconds after the load stops);
-- a first sync of many tables, held to a rate so that it needs several
-  connections: each try commits tables, so the waits do not grow either,
-  and the mirror ends equal to the source;
+- a first sync of many tables and a bigger one, held to a rate so that it
+  needs several connections: each try commits tables or parts of the big
+  one (about 3 MB, more than a connection carries), so the waits do not
+  grow either, and the mirror ends equal to the source;
 - a server that refuses connections (ALLOW_CONNECTIONS false) still gets a
   growing backoff: at once after the cut of a connection that worked, then
   1, 2, 4, 8 s; once it accepts again, the mirror catches up.
@@ -105,14 +106,15 @@ def stream_cut(ctx):
     ctx.assert_mirror_equals_source(path, "t")
 
 
-def wait_copied(ctx, path, proc, tables, rows, timeout):
+def wait_copied(ctx, path, proc, tables, timeout):
     """Waits until the first run is done and every table holds its rows
     (the source does not change meanwhile)."""
+    rows = dict((t, ctx.sql1("SELECT count(*) FROM %s" % t)) for t in tables)
     deadline = time.time() + timeout
     while True:
         try:
             done = (ctx.mirror_state(path)["initial_copy_done"] and
-                    all(ctx.mirror_query(path, "SELECT count(*) FROM %s" % t)[0][0] == rows
+                    all(ctx.mirror_query(path, "SELECT count(*) FROM %s" % t)[0][0] == rows[t]
                         for t in tables))
         except Exception:  # noqa: BLE001 - not there yet
             done = False
@@ -125,26 +127,29 @@ def wait_copied(ctx, path, proc, tables, rows, timeout):
 
 
 def sync_cut(ctx):
-    for i in range(12):
-        ctx.sql("CREATE TABLE s%d (id int PRIMARY KEY, v text);"
-                "INSERT INTO s%d SELECT g, md5(g::text) || repeat('s', 300) "
-                "FROM generate_series(1, 1500) g" % (i, i))
-    ctx.sql("CREATE PUBLICATION pubs FOR TABLE %s"
-            % ", ".join("s%d" % i for i in range(12)))
+    tables = ["s%d" % i for i in range(13)]
+    for i, t in enumerate(tables):
+        ctx.sql("CREATE TABLE %s (id int PRIMARY KEY, v text);"
+                "INSERT INTO %s SELECT g, md5(g::text) || repeat('s', 300) "
+                "FROM generate_series(1, 1500) g" % (t, t))
+    ctx.sql("INSERT INTO s12 SELECT g, md5(g::text) || repeat('b', 300) "
+            "FROM generate_series(1501, 9000) g")
+    ctx.sql("CREATE PUBLICATION pubs FOR TABLE %s" % ", ".join(tables))
     ctx.create_marker("pubs", "pgm_marker_s")
     path, slot = ctx.path("sync.db"), ctx.slot("sync")
-    # about 6 MB at 1 MB/s, cut every 2.5 s: three tries at least
+    # about 9 MB at 1 MB/s, cut every 2.5 s: four tries at least
     with linkproxy.LinkProxy(rate=1000000, cut_every=2.5) as link:
         proc = service(ctx, link, path, slot, "sync", "pubs")
-        wait_copied(ctx, path, proc, ["s%d" % i for i in range(12)], 1500, 120)
+        wait_copied(ctx, path, proc, tables, 120)
         ctx.catch_up(path, "pgm_marker_s", proc=proc)
         link_cuts = len(link.cut_times)
     seen = waits(proc)
     harness.log("sync: %d cuts, waits %r" % (link_cuts, seen))
     ctx.stop(proc)
-    check(len(seen) >= 2, "the sync was not cut: waits %r\n%s" % (seen, proc.stderr()))
-    check(max(seen) <= 2, "the waits grow although each try copied tables: %r" % seen)
-    ctx.assert_mirror_equals_source(path, *["s%d" % i for i in range(12)])
+    check(len(seen) >= 3, "the sync was not cut: waits %r\n%s" % (seen, proc.stderr()))
+    check(max(seen) <= 2, "the waits grow although each try copied tables or parts: %r"
+          % seen)
+    ctx.assert_mirror_equals_source(path, *tables)
 
 
 def refused(ctx):
