@@ -286,6 +286,11 @@ def stream(opt, tmp, profile):
             "waits": re.findall(r"(?:reconnecting|trying again) (now|in \d+ s)", text)}
 
 
+def wait_secs(text):
+    """'now' -> 0, 'in 4 s' -> 4."""
+    return 0 if text == "now" else int(text.split()[1])
+
+
 def report_stream(opt, results):
     print("\n## a service streaming %d transactions/s for %d s\n"
           % (opt.stream_rate, opt.stream_secs))
@@ -303,7 +308,8 @@ def report_stream(opt, results):
                  "%.2f" % r["median"] if r["median"] is not None else "-",
                  "%.2f" % r["max"] if r["max"] is not None else "-",
                  "met" if goal else "missed",
-                 ", ".join("%s x%d" % (k, v) for k, v in sorted(waits.items())) or "none"))
+                 ", ".join("%s x%d" % (k, waits[k]) for k in sorted(waits, key=wait_secs))
+                 or "none"))
 
 
 # ---------------------------------------------------------------- bigtxn --

@@ -18,7 +18,6 @@ proxy (linkproxy.py) that cuts every connection every few seconds:
 import os
 import re
 import sys
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
