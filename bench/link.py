@@ -87,8 +87,7 @@ def sql(q, *args):
 def dsn(link=None):
     def q(v):
         return "'" + str(v).replace("\\", "\\\\").replace("'", "\\'") + "'"
-    kw = {"dbname": DB, "user": os.environ.get("PGUSER"),
-          "password": os.environ.get("PGPASSWORD")}
+    kw = {"dbname": DB, "user": os.environ.get("PGUSER")}  # PGPASSWORD: inherited
     if link is not None:
         kw.update(host=link.host, port=link.port, sslmode="disable")
     else:
