@@ -261,6 +261,33 @@ static void no_row(Applier *a, const RelEntry *r, const char *what)
 		    lsn_format(a->txn_final_lsn, lsn));
 }
 
+/*
+ * Inserts r's new tuple, the row a change of what (an "Insert", an
+ * "Update") moved where (e.g. "into its row filter"). A column sent as
+ * unchanged (a large value stored apart) has no value in any change: the
+ * table is then copied again, at a snapshot that holds this change, and
+ * its changes until then are skipped.
+ */
+static bool insert_new_row(Applier *a, RelEntry *r, const char *what, const char *where)
+{
+	for (int i = 0; i < r->ncols; i++) {
+		if (r->keep[i]) {
+			char lsn[LSN_TEXT_SIZE];
+
+			log_info("an update in the transaction committed at %s moved a row of "
+				 "\"%s\" %s without the value of its unchanged column \"%s\" (a "
+				 "large value stored apart); mirror table \"%s\" is synced again",
+				 lsn_format(a->txn_final_lsn, lsn), r->display, where,
+				 r->cols[i].name, r->def.name);
+			return apply_sync_again(a, r);
+		}
+	}
+	if (!mirror_table_insert(r->table, r->newvals))
+		return mirror_failed(a, r, what);
+	a->stats.rows++;
+	return true;
+}
+
 static bool apply_insert(Applier *a, const PgoInsert *ins)
 {
 	bool skip;
@@ -276,26 +303,9 @@ static bool apply_insert(Applier *a, const PgoInsert *ins)
 	 * An UPDATE that moved a row into a row filter comes as an Insert
 	 * (PostgreSQL 15+); when it changed the key but not a TOASTed column,
 	 * the server has only the old key to go by, and sends that column as
-	 * unchanged. No change holds its value: the table is copied again, at
-	 * a snapshot that holds this change, and its changes until then are
-	 * skipped.
+	 * unchanged.
 	 */
-	for (int i = 0; i < r->ncols; i++) {
-		if (r->keep[i]) {
-			char lsn[LSN_TEXT_SIZE];
-
-			log_info("an update in the transaction committed at %s moved a row of "
-				 "\"%s\" into its row filter without the value of its unchanged "
-				 "column \"%s\" (a large value stored apart); mirror table \"%s\" "
-				 "is synced again", lsn_format(a->txn_final_lsn, lsn), r->display,
-				 r->cols[i].name, r->def.name);
-			return apply_sync_again(a, r);
-		}
-	}
-	if (!mirror_table_insert(r->table, r->newvals))
-		return mirror_failed(a, r, "Insert");
-	a->stats.rows++;
-	return true;
+	return insert_new_row(a, r, "Insert", "into its row filter");
 }
 
 bool apply_insert_rows(Applier *a, uint32_t relid, const Value *vals, int nrows)
@@ -362,22 +372,8 @@ static int update_halves(Applier *a, RelEntry *r, bool key_changed, const Value 
 	}
 	if (!new_ok)
 		return 1;
-	for (int i = 0; i < r->ncols; i++) {
-		if (r->keep[i]) {
-			char lsn[LSN_TEXT_SIZE];
-
-			log_info("an update in the transaction committed at %s moved a row of \"%s\" "
-				 "into a part of its copy that is older than the row's old key's, "
-				 "without the value of its unchanged column \"%s\"; mirror table "
-				 "\"%s\" is synced again", lsn_format(a->txn_final_lsn, lsn),
-				 r->display, r->cols[i].name, r->def.name);
-			return apply_sync_again(a, r) ? 1 : 0;
-		}
-	}
-	if (!mirror_table_insert(r->table, r->newvals))
-		return mirror_failed(a, r, "Update") ? 1 : 0;
-	a->stats.rows++;
-	return 1;
+	return insert_new_row(a, r, "Update", "into a part of its copy older than its old key's")
+	       ? 1 : 0;
 }
 
 static bool apply_update(Applier *a, const PgoUpdate *up)

@@ -125,20 +125,29 @@ bool session_relation_name(Session *s, uint32_t relid, char **nspname, char **re
 	return ok;
 }
 
-bool session_unreadable_table(Session *s, const SourceTable *tables, int n, char **name,
-			      char **grant)
+char *session_oid_array(const SourceTable *tables, int n)
 {
-	PGresult *res;
 	char **oids = xcalloc((size_t)n + 1, sizeof(char *));
 	char *list, *array;
-	const char *params[1];
-	bool ok;
 
-	*name = *grant = NULL;
 	for (int i = 0; i < n; i++)
 		oids[i] = xasprintf("%u", tables[i].oid);
 	list = strv_join(oids, n, ",");
 	array = xasprintf("{%s}", list);
+	strv_free(oids, n);
+	free(list);
+	return array;
+}
+
+bool session_unreadable_table(Session *s, const SourceTable *tables, int n, char **name,
+			      char **grant)
+{
+	PGresult *res;
+	char *array = session_oid_array(tables, n);
+	const char *params[1];
+	bool ok;
+
+	*name = *grant = NULL;
 	params[0] = array;
 	ok = session_run(s, session_sql_unreadable_table, 1, params, PGRES_TUPLES_OK, &res,
 			 "check the privileges on the published tables");
@@ -148,8 +157,6 @@ bool session_unreadable_table(Session *s, const SourceTable *tables, int n, char
 	}
 	if (ok)
 		PQclear(res);
-	strv_free(oids, n);
-	free(list);
 	free(array);
 	return ok;
 }

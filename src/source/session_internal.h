@@ -92,6 +92,9 @@ bool session_run_noted(Session *s, const char *sql, int nparams, const char *con
  */
 bool session_wait_socket(Session *s, int timeout_ms);
 
+/* The OIDs of tables[0..n-1] as an array literal's text, "{1,2}" (malloc'd). */
+char *session_oid_array(const SourceTable *tables, int n);
+
 /* text as an SQL identifier or literal (PQfreemem it); NULL, error set, on failure. */
 char *session_quote(Session *s, const char *text, bool ident);
 
