@@ -120,6 +120,7 @@ static int ask_password(ReplicateOptions *opt, char **password)
 		return errno == EINTR ? EXIT_OK : EXIT_ERROR;
 	}
 	opt->conn.password = *password;
+	log_hide(*password);
 	return -1;
 }
 
@@ -215,14 +216,19 @@ int main(int argc, char **argv)
 	ReplicateOptions opt = {.slot = "pgmirror", .status_interval = 10};
 	bool drop_slot = false, status = false, json = false, check = false;
 	bool no_password = false, ask = false;
-	char *password = NULL;
+	char *password = NULL, *dbname = NULL;
+	bool dbname_pw = false;
 	int level = LOG_INFO, c, rc;
 	struct sigaction sa;
 
 	while ((c = getopt_long(argc, argv, "d:h:p:U:wWS:P:E:s:vqV?", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			opt.conn.dbname = optarg;
+			/* a copy: argv's is blanked below, as /proc shows it */
+			free(dbname);
+			opt.conn.dbname = dbname = xstrdup(optarg);
+			dbname_pw = session_hide_passwords(&opt.conn) || dbname_pw;
+			log_blank(optarg);
 			break;
 		case 'h':
 			opt.conn.host = conn_value("-h/--host", optarg);
@@ -347,6 +353,11 @@ int main(int argc, char **argv)
 		usage_error("%s", "-W/--password does not go with --status or --check, which do not "
 			    "connect");
 	log_set_level(level);
+	session_hide_passwords(&opt.conn); /* PGPASSWORD, when no -d */
+	if (dbname_pw)
+		log_warning("%s", "a password in -d can be read by other users of this machine "
+			    "while pgmirror starts; put it in a password file (~/.pgpass, or the "
+			    "file PGPASSFILE names; under systemd, LoadCredential=) instead");
 	if (opt.npubs > 1)
 		qsort(opt.pubs, (size_t)opt.npubs, sizeof(char *), cmp_str);
 
@@ -380,6 +391,10 @@ int main(int argc, char **argv)
 	if (password != NULL) {
 		explicit_bzero(password, strlen(password));
 		free(password);
+	}
+	if (dbname != NULL) {
+		explicit_bzero(dbname, strlen(dbname));
+		free(dbname);
 	}
 	return rc;
 }

@@ -265,6 +265,14 @@ void session_finish_async(Session *s, int max_ms);
 /* The libpq in use (PQlibVersion()), as text: "15.4". */
 const char *session_libpq_version(void);
 
+/*
+ * Hands every password cp, -d and PGPASSWORD carry to log_hide(), so that
+ * no message, error or stored text shows one (conn_secret.c); true when -d
+ * itself holds one (a password on the command line). Call it before
+ * anything can log.
+ */
+bool session_hide_passwords(const ConnParams *cp);
+
 /* The applier's look-ups below need a plain connection: they pass their
  * values as parameters, which a walsender does not take. */
 

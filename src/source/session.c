@@ -476,6 +476,8 @@ bool session_connect_begin(Session *s, const ConnParams *cp, const char *replica
 	s->stopped = false;
 	conn_keywords(cp, replication, keys, vals);
 	s->conn = PQconnectStartParams(keys, vals, 1);
+	if (s->conn != NULL)
+		session_hide_conn_password(s->conn);
 	if (s->conn != NULL && PQstatus(s->conn) != CONNECTION_BAD) {
 		PQsetNoticeReceiver(s->conn, log_server_notice, NULL);
 		return true;
