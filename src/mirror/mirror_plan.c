@@ -205,6 +205,13 @@ bool mirror_table_plan(Mirror *m, const MirrorTableDef *def, bool refill, Mirror
 	bool same_table, same_oid, ok = false;
 
 	memset(plan, 0, sizeof(*plan));
+	/* the four replica identities PostgreSQL knows (pg_class.relreplident) */
+	if (def->replident == '\0' || strchr("dnfi", def->replident) == NULL) {
+		errbuf_set(&m->err, "source table \"%s.%s\" has replica identity 0x%02x, which is "
+			  "none of PostgreSQL's (d, n, f, i); check the source's catalog",
+			  def->source_schema, def->source_table, (unsigned char)def->replident);
+		return false;
+	}
 	plan->ncols = def->ncols;
 	plan->conv = xcalloc((size_t)def->ncols + 1, sizeof(ColumnConv));
 	plan->src = xcalloc((size_t)def->ncols + 1, sizeof(char *));
@@ -399,12 +406,12 @@ static bool record_definition(Mirror *m, const MirrorTableDef *def)
 		    "DELETE FROM pgmirror_columns WHERE table_name = %Q;"
 		    "INSERT OR REPLACE INTO pgmirror_tables (table_name, source_schema, "
 		    "source_table, relation_oid, replica_identity, sync_lsn, generation, "
-		    "definition) SELECT %Q, %Q, %Q, %u, '%c', o.sync_lsn, %lld, o.definition "
+		    "definition) SELECT %Q, %Q, %Q, %u, %Q, o.sync_lsn, %lld, o.definition "
 		    "FROM (SELECT 1) LEFT JOIN pgmirror_tables o "
 		    "ON o.table_name = %Q AND o.relation_oid = %u",
 		    def->name, def->name, def->source_schema, def->source_table,
-		    def->relation_oid, def->replident, (long long)generation, def->name,
-		    def->relation_oid)))
+		    def->relation_oid, (char[2]){def->replident, '\0'}, (long long)generation,
+		    def->name, def->relation_oid)))
 		return false;
 	ins = mirror_prepare(m, "INSERT INTO pgmirror_columns (table_name, column_name, position, "
 		      "pg_type, type_modifier, is_key, type_oid, value_type, source_attnum) "
