@@ -227,6 +227,8 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 	Mirror *m = xcalloc(1, sizeof(*m));
 	MirrorOpenResult res = MIRROR_OPEN_ERROR;
 	int failed = SQLITE_OK; /* the code of the statement that failed */
+	char *name;
+	int rc;
 	bool foreign = false, has_state = false, create = mode == MIRROR_CREATE, created = false;
 	int flags = (mode == MIRROR_READ ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) |
 		    SQLITE_OPEN_NOMUTEX;
@@ -271,7 +273,10 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 	}
 	if (mode != MIRROR_READ && !mirror_share_mend(m))
 		goto error;
-	if (sqlite3_open_v2(path, &m->db, flags, NULL) != SQLITE_OK) {
+	name = mirror_file_name(path);
+	rc = name != NULL ? sqlite3_open_v2(name, &m->db, flags, NULL) : SQLITE_NOMEM;
+	sqlite3_free(name);
+	if (rc != SQLITE_OK) {
 		errbuf_set(&m->err, "could not open mirror \"%s\": %s", path,
 			  m->db ? sqlite3_errmsg(m->db) : "out of memory");
 		goto error;

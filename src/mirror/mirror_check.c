@@ -98,10 +98,14 @@ static MirrorCheckResult check_db(sqlite3 *db, char **found)
 static sqlite3 *open_for_check(const char *path, char **found)
 {
 	sqlite3 *db = NULL;
+	char *name = mirror_file_name(path);
+	int rc;
 
 	mirror_library_init();
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
-	    SQLITE_OK) {
+	rc = name != NULL ? sqlite3_open_v2(name, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
+					    NULL) : SQLITE_NOMEM;
+	sqlite3_free(name);
+	if (rc != SQLITE_OK) {
 		*found = xstrdup(db ? sqlite3_errmsg(db) : "out of memory");
 		sqlite3_close(db);
 		return NULL;

@@ -68,6 +68,9 @@ struct MirrorTable {
 };
 
 /* Runs SQL text (one or more statements); false with the error set. */
+/* mirror_sql.c: path as SQLite must be given it to take it as a path,
+ * never a URI (free with sqlite3_free; NULL: out of memory). */
+char *mirror_file_name(const char *path);
 bool mirror_exec(Mirror *m, const char *sql) PGM_MUST_CHECK;
 /* Like mirror_exec, but frees the sqlite3_mprintf'd sql (NULL: out of
  * memory, fatal). */

@@ -475,14 +475,18 @@ bool mirror_user_objects_restore_from(Mirror *m, const char *from_path,
 				      int *ndropped)
 {
 	MirrorUserObjects rest = {0};
-	char **lost = NULL, **more = NULL;
+	char **lost = NULL, **more = NULL, *name;
 	int nlost = 0, nmore = 0;
 	bool ok;
 
 	*dropped = NULL;
 	*ndropped = 0;
-	if (!mirror_exec_owned(m, sqlite3_mprintf("ATTACH %Q AS heal_src", from_path)))
+	name = mirror_file_name(from_path);
+	if (!mirror_exec_owned(m, sqlite3_mprintf("ATTACH %Q AS heal_src", name))) {
+		sqlite3_free(name);
 		return false;
+	}
+	sqlite3_free(name);
 	ok = mirror_begin(m);
 	rest.o = xcalloc((size_t)(u ? u->n : 0) + 1, sizeof(UserObject));
 	for (int i = 0; ok && u != NULL && i < u->n; i++) {
