@@ -6,11 +6,14 @@ authentication), appears neither on stderr (with -v) nor in the mirror file,
 its -wal or -shm, nor in --status or --status --json; a connection string
 quoted in a message shows it masked. A password in -d draws one warning
 (without the value) and is gone from /proc/PID/cmdline once pgmirror has
-read it."""
+read it. A service that cannot reach its source keeps libpq's message as
+last_error on one line."""
 
 import glob
 import os
+import sqlite3
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
@@ -124,7 +127,31 @@ def test(ctx):
                "a password in -d is not warned about once:\n%s" % proc.stderr())
     soft.check(ctx.mirror_query(path, "SELECT count(*) FROM t")[0][0] == 2,
                "the service with a password in -d did not bring the row")
+    retry_error_one_line(ctx, path, slot, soft)
     soft.done()
+
+
+def retry_error_one_line(ctx, path, slot, soft):
+    """A service that cannot reach its source keeps libpq's message as
+    last_error on one line (libpq's runs over two, the second indented
+    with a tab), its password masked."""
+    dsn = "postgresql://%s:TheSecretR@127.0.0.1:1/%s" % (ROLE, ctx.dbname)
+    proc = ctx.start(["-d", dsn, "-S", slot, path], env={"PGPASSWORD": None})
+    deadline = time.time() + 30 * harness.SLOW
+    err = None
+    while err is None and time.time() < deadline and proc.poll() is None:
+        try:
+            err = ctx.mirror_query(path, "SELECT last_error FROM pgmirror_state")[0][0]
+        except sqlite3.Error:
+            pass
+        time.sleep(0.05)
+    ctx.stop(proc)
+    soft.check(err is not None and "Connection refused" in err,
+               "the service's retry left no last_error: %r\n%s" % (err, proc.stderr()))
+    soft.check(err is None or not any(ord(c) < 32 for c in err),
+               "last_error holds control characters: %r" % err)
+    found, _ = leaks(ctx, path, ["TheSecretR"], proc.stderr())
+    soft.check(not found, "the retried password shows: %s" % ", ".join(found))
 
 
 harness.main(test)
