@@ -352,6 +352,12 @@ int main(int argc, char **argv)
 	if ((status || check) && ask)
 		usage_error("%s", "-W/--password does not go with --status or --check, which do not "
 			    "connect");
+	/* they read the file alone: an option that would go unheeded is refused */
+	if ((status || check) && (opt.conn.dbname || opt.conn.host || opt.conn.port ||
+				  opt.conn.user || no_password || opt.slot_given || opt.npubs > 0))
+		usage_error("%s does not connect and reads the slot and the publications from the "
+			    "mirror file: leave out -d, -h, -p, -U, -w, -S and -P",
+			    status ? "--status" : "--check");
 	log_set_level(level);
 	session_hide_passwords(&opt.conn); /* PGPASSWORD, when no -d */
 	if (dbname_pw)

@@ -42,6 +42,8 @@ typedef struct RelEntry {
 	bool may_create;        /* apply_make_table() is making its table */
 	bool gone;              /* gone from the source, its name another's:
 				 * its changes are not applied (apply_rename.c) */
+	bool said_no_row;       /* a change found no row: said once (apply.c) */
+	bool said_row_made;     /* an Update made its row: said once */
 } RelEntry;
 
 typedef struct TypeEntry {

@@ -89,13 +89,6 @@ bool mirror_note_check(Mirror *m, const char *result)
 	return note_now(m, "last_check_time", "last_check_result", result);
 }
 
-bool mirror_note_mended_check(Mirror *m, const char *found)
-{
-	return mirror_exec_owned(m, sqlite3_mprintf(
-		"UPDATE pgmirror_state SET last_check_time = last_rebuild_time, "
-		"last_check_result = %Q WHERE id = 1", found));
-}
-
 bool mirror_note_rebuild(Mirror *m, const char *reason)
 {
 	return note_now(m, "last_rebuild_time", "last_rebuild_reason", reason);
