@@ -91,6 +91,9 @@ bool session_error_server(const Session *s);
  * in the catalog as it was at a change (before PostgreSQL 18), which it
  * meets again on every try, even once the publication exists again. */
 bool session_error_publication_gone(const Session *s);
+/* The last error: text the source cannot convert to UTF-8 (22021,
+ * character_not_in_repertoire). */
+bool session_error_bad_text(const Session *s);
 /* True when the last call gave up because the stop check said so. */
 bool session_error_stopped(const Session *s);
 /*

@@ -39,6 +39,12 @@ void apply_set_binary(Applier *a, int server_version)
 	a->server_version = server_version;
 }
 
+void apply_set_command(Applier *a, ApplyCommandFn command, void *ctx)
+{
+	a->command = command;
+	a->command_ctx = ctx;
+}
+
 void apply_free(Applier *a)
 {
 	if (a == NULL)
@@ -261,17 +267,20 @@ static bool mirror_failed(Applier *a, const RelEntry *r, const char *what)
  */
 static void no_row(Applier *a, RelEntry *r, const char *what)
 {
-	char lsn[LSN_TEXT_SIZE];
+	char lsn[LSN_TEXT_SIZE], *option, *cmd;
 
 	if (r->said_no_row)
 		return;
 	r->said_no_row = true;
+	option = xasprintf("--resync=%s", r->def.name);
+	cmd = a->command != NULL ? a->command(a->command_ctx, option) : xstrdup(option);
 	log_warning("%s on \"%s\" (transaction committed at %s) found no matching row in "
 		    "the mirror: rows of the source are missing from mirror table \"%s\" (it "
 		    "was made with --no-initial-copy, which copies no row that existed before, "
-		    "or it was changed by hand); to copy the table, run pgmirror with "
-		    "--resync=%s and this run's other options (said once per table)", what,
-		    r->display, lsn_format(a->txn_final_lsn, lsn), r->def.name, r->def.name);
+		    "or it was changed by hand); to copy the table, run %s (said once per "
+		    "table)", what, r->display, lsn_format(a->txn_final_lsn, lsn), r->def.name, cmd);
+	free(cmd);
+	free(option);
 }
 
 /*

@@ -87,6 +87,8 @@ struct Applier {
 					 * at that transaction's Commit */
 
 	ApplyStats stats;
+	ApplyCommandFn command;  /* a hint's command (apply_set_command()) */
+	void *command_ctx;
 	ErrBuf err;          /* the last error */
 };
 

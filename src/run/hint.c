@@ -60,3 +60,8 @@ char *replicate_command(const ReplicateOptions *opt, const char *what, const cha
 	append_word(&cmd, opt->mirror_path);
 	return cmd;
 }
+
+char *replicate_hint_command(void *run, const char *option)
+{
+	return replicate_command(((const Run *)run)->opt, option, NULL);
+}

@@ -427,6 +427,7 @@ static StreamEnd stream_round(Run *run, int *rc)
 	Applier *apply = apply_new(run->mirror, run->state.confirmed_lsn, run->catalog);
 	StreamEnd end;
 
+	apply_set_command(apply, replicate_hint_command, run);
 	end = stream_run(run, apply);
 
 	mirror_rollback(run->mirror);

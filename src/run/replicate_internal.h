@@ -93,6 +93,8 @@ void replicate_log_session_error(Session *s);
  * option), -S slot (when not NULL) and the mirror file, quoted for the
  * shell, to run as written (malloc'd). */
 char *replicate_command(const ReplicateOptions *opt, const char *what, const char *slot);
+/* The same for the applier's hints (an ApplyCommandFn; run: the Run). */
+char *replicate_hint_command(void *run, const char *option);
 void replicate_note_error(Run *run, int rc);
 void replicate_warn_retry(Run *run, const char *fmt, ...) PGM_PRINTF(2, 3);
 

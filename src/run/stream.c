@@ -490,6 +490,12 @@ StreamEnd stream_run(Run *run, Applier *apply)
 			/* a service tries again: not an error (yet) */
 			log_msg(s.end == STREAM_LOST && replicate_continuous(run) ? LOG_WARNING
 				: LOG_ERROR, "%s", session_error(run->session));
+			if (session_error_bad_text(run->session)) {
+				char *cmd = replicate_command(run->opt, "--drop-slot", NULL);
+
+				log_error("once the value is corrected, drop the slot: %s", cmd);
+				free(cmd);
+			}
 			goto done;
 		}
 		if (!(r == 0 ? step_idle(&s, now) : step_message(&s, buf, len)))

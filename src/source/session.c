@@ -41,6 +41,11 @@ bool session_error_server(const Session *s)
 	return s->server_error;
 }
 
+bool session_error_bad_text(const Session *s)
+{
+	return s->server_error && strcmp(s->sqlstate, "22021") == 0;
+}
+
 bool session_error_publication_gone(const Session *s)
 {
 	return s->server_error && strcmp(s->sqlstate, "42704") == 0;
@@ -156,7 +161,7 @@ const char *session_error_hint(const PGresult *res, bool in_stream)
 	       ? "; a change holds text that is not valid in the source's encoding (a "
 		 "SQL_ASCII database stores any bytes), so it cannot be mirrored as UTF-8, and "
 		 "it stays in the WAL the slot must read: correct the value on the source, then "
-		 "drop the slot (pgmirror --drop-slot) so that the next run rebuilds the mirror "
+		 "drop the slot (the command follows) so that the next run rebuilds the mirror "
 		 "from a fresh copy"
 	       : "; the source holds text that is not valid in its encoding (a SQL_ASCII "
 		 "database stores any bytes), so it cannot be mirrored as UTF-8: correct the "

@@ -5,6 +5,7 @@ carries the whole new row inserts it; other changes to such rows draw one
 warning per table, saying why and what to run."""
 
 import os
+import shlex
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -70,6 +71,13 @@ def old_rows(ctx):
           "the table:\n%s" % (len(warnings), err))
     check("--no-initial-copy" in warnings[0] and "--resync=o" in warnings[0],
           "the warning does not say why and what to run: %s" % warnings[0])
+    # the command runs as written: it copies the table
+    cmd = warnings[0].split("to copy the table, run ", 1)[1].split(" (said once", 1)[0]
+    words = shlex.split(cmd)
+    check(words[0] == "pgmirror" and words[-1] == path, "not a whole command: %r" % cmd)
+    rc, out, err = ctx.run(words[1:] + ["--once"])
+    check(rc == 0, "%r --once: exit %d:\n%s" % (cmd, rc, err))
+    ctx.assert_mirror_equals_source(path, "o")
 
 
 harness.main(test)
