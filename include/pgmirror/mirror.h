@@ -142,6 +142,7 @@ typedef struct MirrorPlan {
 	int ncols;          /* of the new definition */
 	ColumnConv *conv;   /* per new column */
 	char **src;         /* per new column: the old column's name, or NULL */
+	bool start_over;    /* refused: only a new mirror can take the change */
 } MirrorPlan;
 
 /*

@@ -92,6 +92,10 @@ struct Applier {
 	ErrBuf err;          /* the last error */
 };
 
+/* apply_common.c: "; to start over: " and the --drop-slot command of this
+ * run (apply_set_command()), for an error that only a new mirror mends
+ * (malloc'd). */
+char *apply_start_over_hint(Applier *a);
 /* apply_common.c: opens the group's SQLite transaction unless it is open. */
 bool apply_open_group(Applier *a) PGM_MUST_CHECK;
 

@@ -241,9 +241,10 @@ bool mirror_table_plan(Mirror *m, const MirrorTableDef *def, bool refill, Mirror
 					errbuf_set(&m->err, "column \"%s\" of mirror table \"%s\" changed type on "
 						  "the source (type OID %u modifier %d to OID %u modifier %d), "
 						  "and pgmirror cannot convert the rows it holds the way the "
-						  "source did; start this mirror over (--drop-slot, remove the "
-						  "file, run again)", c->name, def->name, o->type_oid,
-						  o->type_mod, c->type_oid, c->type_mod);
+						  "source did, so this mirror must start over", c->name,
+						  def->name, o->type_oid, o->type_mod, c->type_oid,
+						  c->type_mod);
+					plan->start_over = true;
 					goto done;
 				}
 				plan->same = false;
@@ -278,8 +279,9 @@ bool mirror_table_plan(Mirror *m, const MirrorTableDef *def, bool refill, Mirror
 		    def->replident != 'n') {
 			/* rows would be found by a key they do not have yet */
 			errbuf_set(&m->err, "the key of mirror table \"%s\" now includes column \"%s\", "
-				  "which its rows do not have; start this mirror over (--drop-slot, "
-				  "remove the file, run again)", def->name, def->cols[j].name);
+				  "which its rows do not have, so this mirror must start over",
+				  def->name, def->cols[j].name);
+			plan->start_over = true;
 			ok = false;
 		}
 	}

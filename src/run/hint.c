@@ -45,10 +45,12 @@ char *replicate_command(const ReplicateOptions *opt, const char *what, const cha
 {
 	const char *conn[][2] = {{"-d", opt->conn.dbname}, {"-h", opt->conn.host},
 				 {"-p", opt->conn.port}, {"-U", opt->conn.user}};
+	/* --status and --check refuse the connection options */
+	bool local = strcmp(what, "--status") == 0 || strcmp(what, "--check") == 0;
 	char *cmd = xstrdup("pgmirror");
 
 	for (size_t i = 0; i < sizeof(conn) / sizeof(conn[0]); i++)
-		if (conn[i][1] != NULL) {
+		if (conn[i][1] != NULL && !local) {
 			append_word(&cmd, conn[i][0]);
 			append_word(&cmd, conn[i][1]);
 		}

@@ -67,9 +67,12 @@ static int check_resync_names(Run *run)
 		for (int j = 0; j < nmt && !found; j++)
 			found = strcmp(mt[j].name, run->opt->resync_tables[i]) == 0;
 		if (!found) {
+			char *cmd = replicate_command(run->opt, "--status", NULL);
+
 			log_error("--resync: mirror \"%s\" has no table \"%s\"; name tables as the "
-				  "mirror has them (pgmirror --status lists them)",
-				  run->opt->mirror_path, run->opt->resync_tables[i]);
+				  "mirror has them (%s lists them)", run->opt->mirror_path,
+				  run->opt->resync_tables[i], cmd);
+			free(cmd);
 			rc = EXIT_USAGE;
 		}
 	}

@@ -9,7 +9,8 @@
   that they need the file to themselves, which process holds it and the
   unit to stop;
 - --drop-slot's hints are commands that run as written: with this run's
-  -d and mirror file, quoted for the shell (the hint is run here)."""
+  -d and mirror file, quoted for the shell (the hint is run here), also
+  where a schema change makes the mirror start over."""
 
 import os
 import shlex
@@ -71,18 +72,39 @@ def in_use(ctx, path, slot):
     check(ctx.stop(proc) == 0, "the service did not stop cleanly:\n%s" % proc.stderr())
 
 
-def drop_slot_hint(ctx, path, slot):
-    other = ctx.path("other mirror.db")
-    rc, out, err = ctx.run(ctx.mirror_args(other, slot, "pub", "--once"))
-    hint = [ln for ln in err.splitlines() if "--drop-slot" in ln]
-    check(rc == 1 and hint, "a new mirror given a taken slot: exit %d:\n%s" % (rc, err))
-    cmd = hint[0].split("drop it first with ", 1)[1].split(" (whatever", 1)[0]
+def run_drop_hint(ctx, err, before, after, mirror, slot):
+    """The --drop-slot command in err (between before and after), run as
+    written: whole (pgmirror, -d, the mirror last), it drops the slot."""
+    hint = [ln for ln in err.splitlines() if before in ln]
+    check(hint, "no hint %r in:\n%s" % (before, err))
+    cmd = hint[0].split(before, 1)[1].split(after, 1)[0]
     words = shlex.split(cmd)
-    check(words[0] == "pgmirror" and words[-1] == other and "-d" in words,
+    check(words[0] == "pgmirror" and words[-1] == mirror and "-d" in words,
           "the hint is not a whole command: %r" % cmd)
     rc, out, err = ctx.run(words[1:])
     check(rc == 0 and ctx.slot_info(slot) is None,
           "the hint %r, run as written: exit %d:\n%s" % (cmd, rc, err))
+
+
+def drop_slot_hint(ctx, path, slot):
+    other = ctx.path("other mirror.db")
+    rc, out, err = ctx.run(ctx.mirror_args(other, slot, "pub", "--once"))
+    check(rc == 1, "a new mirror given a taken slot: exit %d:\n%s" % (rc, err))
+    run_drop_hint(ctx, err, "drop it first with ", " (whatever", other, slot)
+
+
+def start_over_hint(ctx, path, slot):
+    """A schema change only a new mirror can take (a column added to a
+    keyless table with a default computed row by row): the error gives the
+    --drop-slot command to run, which runs as written."""
+    ctx.sql("CREATE TABLE k (a int); ALTER TABLE k REPLICA IDENTITY FULL;"
+            "INSERT INTO k VALUES (1), (2); CREATE PUBLICATION pub_k FOR TABLE k")
+    kpath, kslot = ctx.path("keyless.db"), ctx.slot("k")
+    ctx.once(kpath, kslot, "pub_k")
+    ctx.sql("ALTER TABLE k ADD COLUMN c float8 DEFAULT random(); INSERT INTO k VALUES (3)")
+    rc, out, err = ctx.run(ctx.mirror_args(kpath, kslot, "pub_k", "--once"))
+    check(rc == 1, "an unmirrorable change: exit %d:\n%s" % (rc, err))
+    run_drop_hint(ctx, err, "to start over: ", ", then remove", kpath, kslot)
 
 
 def test(ctx):
@@ -93,7 +115,8 @@ def test(ctx):
     ctx.once(path, slot, "pub")
     harness.run_parts(ctx, {"unwritable_directory": unwritable_directory,
                             "status_options": status_options, "in_use": in_use,
-                            "drop_slot_hint": drop_slot_hint}, path, slot)
+                            "drop_slot_hint": drop_slot_hint,
+                            "start_over_hint": start_over_hint}, path, slot)
 
 
 harness.main(test)
