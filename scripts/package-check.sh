@@ -79,13 +79,15 @@ exec_start() {
 getent passwd pgmirror >/dev/null || fail "no user pgmirror"
 [ "$(stat -c %U /var/lib/pgmirror)" = pgmirror ] || fail "/var/lib/pgmirror does not belong to pgmirror"
 ok "system user pgmirror, /var/lib/pgmirror"
-for u in pgmirror@.service pgmirror-once@.service pgmirror-once@.timer; do
+for u in pgmirror@.service pgmirror-once@.service pgmirror-once@.timer \
+	pgmirror-metrics@.service pgmirror-metrics@.timer; do
 	[ -f "$units/$u" ] || fail "$units/$u is not installed"
 	cp "$units/$u" "$tmp/${u/@./@$name.}"
 done
 systemd-analyze verify "$tmp/pgmirror@$name.service" "$tmp/pgmirror-once@$name.service" \
-	"$tmp/pgmirror-once@$name.timer" || fail "systemd-analyze verify"
-ok "systemd-analyze verify of the three units"
+	"$tmp/pgmirror-once@$name.timer" "$tmp/pgmirror-metrics@$name.service" \
+	"$tmp/pgmirror-metrics@$name.timer" || fail "systemd-analyze verify"
+ok "systemd-analyze verify of the five units"
 for u in pgmirror@$name.service pgmirror-once@$name.service; do
 	score=$(systemd-analyze security --offline=true "$tmp/$u" 2>&1 |
 		sed -n 's/.*Overall exposure level for .*: \([0-9.]*\) .*/\1/p')

@@ -373,3 +373,44 @@ int64_t pgtime_now(void)
 	gettimeofday(&tv, NULL);
 	return ((int64_t)tv.tv_sec - PG_EPOCH_OFFSET_SECS) * 1000000 + tv.tv_usec;
 }
+
+bool pgtime_parse_utc(const char *text, double *unix_secs)
+{
+	struct tm tm = {0};
+	int n = 0, digits = 0;
+	double frac = 0, scale = 0.1;
+	time_t t;
+
+	if (text == NULL ||
+	    sscanf(text, "%4d-%2d-%2d %2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+		   &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6 || n != 19)
+		return false;
+	if (text[n] == '.')
+		for (n++; text[n] >= '0' && text[n] <= '9' && digits < 9; n++, digits++, scale /= 10)
+			frac += (text[n] - '0') * scale;
+	if (text[n] != '\0' || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 ||
+	    tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60)
+		return false;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	t = timegm(&tm);
+	*unix_secs = (double)t + frac;
+	return true;
+}
+
+size_t utf8_char_length(const unsigned char *s, size_t n)
+{
+	size_t len = s[0] < 0x80 ? 1 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2
+		     : s[0] >= 0xe0 && s[0] < 0xf0 ? 3 : s[0] >= 0xf0 && s[0] < 0xf5 ? 4 : 0;
+
+	if (len == 0 || len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	/* overlong forms, surrogates and beyond U+10FFFF */
+	if ((len == 3 && s[0] == 0xe0 && s[1] < 0xa0) || (len == 3 && s[0] == 0xed && s[1] >= 0xa0) ||
+	    (len == 4 && s[0] == 0xf0 && s[1] < 0x90) || (len == 4 && s[0] == 0xf4 && s[1] >= 0x90))
+		return 0;
+	return len;
+}
