@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pgmirror/notify.h"
 #include "pgmirror/mirror.h"
 #include "pgmirror/prompt.h"
 #include "pgmirror/replicate.h"
@@ -77,6 +78,7 @@ static void print_version(void)
 static void handle_stop(int sig)
 {
 	(void)sig;
+	notify_stopping();
 	replicate_request_stop();
 }
 
@@ -368,6 +370,7 @@ int main(int argc, char **argv)
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	notify_init();
 	if (ask && (rc = ask_password(&opt, &password)) >= 0)
 		return rc;
 

@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pgmirror/notify.h"
 #include "pgmirror/copy.h"
 #include "pgmirror/copy_binary.h"
 #include "pgmirror/copy_text.h"
@@ -489,6 +490,7 @@ static bool write_rows(Copier *c, const SourceTable *t, pthread_t reader, uint64
 		else
 			rows += (uint64_t)b->nrows;
 		batch_done(rd);
+		notify_alive(); /* rows came: the copy goes on */
 		if (ok && progress) {
 			int64_t now = mono_usecs();
 
@@ -623,8 +625,11 @@ bool copy_tables(Copier *c, const SourceTable *tables, int n, Lsn consistent_poi
 	for (int i = 0; i < n; i++)
 		if (stopped(c, &tables[i]) || !make_table(c, &tables[i], LSN_INVALID))
 			return false;
-	for (int i = 0; i < n && !c->schema_only; i++)
+	for (int i = 0; i < n && !c->schema_only; i++) {
+		notify_status("copying table %d of %d: %s.%s", i + 1, n, tables[i].nspname,
+			      tables[i].relname);
 		if (stopped(c, &tables[i]) || !copy_rows(c, &tables[i]))
 			return false;
+	}
 	return copy_commit_at(c, consistent_point);
 }

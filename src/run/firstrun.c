@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pgmirror/notify.h"
 #include "pgmirror/copy.h"
 #include "pgmirror/naming.h"
 #include "replicate_internal.h"
@@ -176,6 +177,8 @@ static bool copy_each_table(Run *run, Copier *copier, Applier *apply, const Sour
 {
 	*copy_failed = false;
 	for (int i = 0; i < ntables; i++) {
+		notify_status("copying table %d of %d: %s.%s", i + 1, ntables, tables[i].nspname,
+			      tables[i].relname);
 		if (!copy_begin_at(copier, start) || !copy_one_table(copier, &tables[i], start) ||
 		    !copy_commit_at(copier, start)) {
 			*copy_failed = true;
