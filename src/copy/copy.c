@@ -573,8 +573,8 @@ static bool copy_rows(Copier *c, const SourceTable *t)
 		return false;
 	elapsed = mono_usecs() - started;
 	cpu = thread_cpu_usecs() - cpu;
-	log_info("copied %" PRIu64 " rows of \"%s.%s\" in %.1f s (%.0f rows/s)", rows,
-		 t->nspname, t->relname, elapsed / 1e6,
+	log_info("copied %" PRIu64 " %s of \"%s.%s\" in %.1f s (%.0f rows/s)", rows,
+		 rows == 1 ? "row" : "rows", t->nspname, t->relname, elapsed / 1e6,
 		 elapsed > 0 ? rows * 1e6 / (double)elapsed : 0.0);
 	/* which side was the slower one, and what each cost */
 	log_debug("copy of \"%s.%s\": the writer used %.3f s of CPU and waited %.3f s for rows, "

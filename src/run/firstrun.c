@@ -155,8 +155,9 @@ static int resume_first_run(Run *run, int nkept)
 	MirrorState st = run->state;
 	int rc;
 
-	log_warning("the first run of mirror \"%s\" did not finish; keeping the %d tables it "
-		    "copied and copying the others", run->opt->mirror_path, nkept);
+	log_warning("the first run of mirror \"%s\" did not finish; keeping the %d %s it "
+		    "copied and copying the others", run->opt->mirror_path, nkept,
+		    nkept == 1 ? "table" : "tables");
 	rc = tablesync_reconcile(run, run->session, NULL, NULL, 0, false, NULL, NULL);
 	if (rc != EXIT_OK || replicate_stopping()) {
 		if (rc == EXIT_OK)

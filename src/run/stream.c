@@ -533,6 +533,9 @@ StreamEnd stream_run(Run *run, Applier *apply)
 		}
 	}
 	(void)stream_send_status(&s, false);
+	if (replicate_stopping())
+		log_info("stopped by a signal; the mirror holds every transaction up to %s, and the "
+			 "server knows it", lsn_format(apply_durable_lsn(apply), lsn));
 	s.end = STREAM_DONE;
 done:
 	mirror_check_free(s.check);

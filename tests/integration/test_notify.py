@@ -7,7 +7,8 @@ it), and STOPPING=1 on SIGTERM, then exits 0. While the source holds the
 first run up (a lock on the published table) it sends no WATCHDOG=1 and
 no EXTEND_TIMEOUT_USEC: a run that hangs is not kept alive. A second
 service on an abstract socket ('@'), with WATCHDOG_PID naming another
-process, becomes ready and sends no WATCHDOG=1."""
+process, becomes ready and sends no WATCHDOG=1; with -v, its SIGTERM is
+logged with the position it stopped at."""
 
 import os
 import socket
@@ -114,12 +115,15 @@ def test(ctx):
     other = Listener(name)
     ctx.binary = wrapper(ctx, binary, {"NOTIFY_SOCKET": name, "WATCHDOG_USEC": str(WATCHDOG_USEC),
                                "WATCHDOG_PID": "1"})
-    p = ctx.start_follow(path, slot, "pub")
+    p = ctx.start_follow(path, slot, "pub", "-v")
     if other.collect(60 * harness.SLOW, lambda f: f.get("READY") == "1") is None:
         fail("no READY=1 on the abstract socket: %r\n%s" % (other.messages, p.stderr()))
     other.collect(2)
     check(not other.times("WATCHDOG"), "WATCHDOG=1 though WATCHDOG_PID names another process")
     check(ctx.stop(p) == 0, "the second service did not exit 0:\n" + p.stderr())
+    # with -v, SIGTERM says what it did
+    check("stopped by a signal; the mirror holds every transaction up to" in p.stderr(),
+          "-v says nothing of SIGTERM:\n" + p.stderr())
     ctx.binary = binary
 
 

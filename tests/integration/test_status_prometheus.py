@@ -128,7 +128,9 @@ def test(ctx):
             'CREATE PUBLICATION pub FOR TABLE t, "%s"'
             % ((WEIRD.replace('"', '""'),) * 3))
     path, slot = os.path.join(ctx.tmpdir, "m.db"), ctx.slot()
-    ctx.once(path, slot, "pub")
+    _, _, err = ctx.once(path, slot, "pub", "-v")
+    check("copied 1 row of" in err and "copied 3 rows of" in err,
+          "the copy's lines do not count right:\n" + err)
     good, good_text = prometheus(ctx, path)
     names = {n for n, _ in good}
     for n in WANTED:
