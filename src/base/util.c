@@ -374,27 +374,36 @@ int64_t pgtime_now(void)
 	return ((int64_t)tv.tv_sec - PG_EPOCH_OFFSET_SECS) * 1000000 + tv.tv_usec;
 }
 
+/* Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar
+ * (H. Hinnant's days_from_civil): no time_t, which is 32 bits on armhf. */
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+	int64_t era, yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
 bool pgtime_parse_utc(const char *text, double *unix_secs)
 {
-	struct tm tm = {0};
-	int n = 0, digits = 0;
+	int y, mo, d, h, mi, s, n = 0, digits = 0;
 	double frac = 0, scale = 0.1;
-	time_t t;
 
 	if (text == NULL ||
-	    sscanf(text, "%4d-%2d-%2d %2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-		   &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6 || n != 19)
+	    sscanf(text, "%4d-%2d-%2d %2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &s, &n) != 6 ||
+	    n != 19)
 		return false;
 	if (text[n] == '.')
 		for (n++; text[n] >= '0' && text[n] <= '9' && digits < 9; n++, digits++, scale /= 10)
 			frac += (text[n] - '0') * scale;
-	if (text[n] != '\0' || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 ||
-	    tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60)
+	if (text[n] != '\0' || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
+	    s > 60 || y < 0 || h < 0 || mi < 0 || s < 0)
 		return false;
-	tm.tm_year -= 1900;
-	tm.tm_mon -= 1;
-	t = timegm(&tm);
-	*unix_secs = (double)t + frac;
+	*unix_secs = (double)(days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s) + frac;
 	return true;
 }
 
