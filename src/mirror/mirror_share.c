@@ -157,7 +157,7 @@ int mirror_share_like(const char *name, const struct stat *like, bool *owned)
 {
 	char self[48];
 	struct stat st;
-	int fd, rc = 0;
+	int fd, rc = 0, saved;
 	uid_t me = geteuid();
 
 	*owned = false;
@@ -180,14 +180,9 @@ int mirror_share_like(const char *name, const struct stat *like, bool *owned)
 	    fchownat(fd, "", (uid_t)-1, like->st_gid, AT_EMPTY_PATH) != 0)
 		rc = -1;
 done:
-	if (rc != 0) {
-		int saved = errno;
-
-		close(fd);
-		errno = saved;
-	} else {
-		close(fd);
-	}
+	saved = errno; /* of fchownat(), for the caller's message */
+	close(fd);
+	errno = saved;
 	return rc;
 }
 

@@ -6,7 +6,8 @@
  * control characters and backslashes in values are escaped (text_value).
  * --json prints the same as one JSON object, with each table's generation
  * (RFC 8259: strings escaped, bytes that are not UTF-8 as U+FFFD, what is
- * not known as null), for a fleet's monitoring.
+ * not known as null), for a fleet's monitoring; --prometheus in
+ * Prometheus' text format (status_prom.c).
  */
 #include "config.h"
 
@@ -19,31 +20,7 @@
 #include "pgmirror/mirror.h"
 #include "pgmirror/replicate.h" /* the exit codes */
 #include "pgmirror/status.h"
-
-/* What --status prints of one table. */
-typedef struct TableStatus {
-	char *name;
-	int64_t rows;
-	int64_t generation;
-} TableStatus;
-
-/* The length of the UTF-8 sequence at s (n bytes left), or 0: not one. */
-static size_t utf8_length(const unsigned char *s, size_t n)
-{
-	size_t len = s[0] < 0x80 ? 1 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2
-		     : s[0] >= 0xe0 && s[0] < 0xf0 ? 3 : s[0] >= 0xf0 && s[0] < 0xf5 ? 4 : 0;
-
-	if (len == 0 || len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	/* overlong forms, surrogates and beyond U+10FFFF */
-	if ((len == 3 && s[0] == 0xe0 && s[1] < 0xa0) || (len == 3 && s[0] == 0xed && s[1] >= 0xa0) ||
-	    (len == 4 && s[0] == 0xf0 && s[1] < 0x90) || (len == 4 && s[0] == 0xf4 && s[1] >= 0x90))
-		return 0;
-	return len;
-}
+#include "status_internal.h"
 
 /* text as a JSON string, or null. */
 static void json_string(const char *text)
@@ -58,7 +35,7 @@ static void json_string(const char *text)
 	n = strlen(text);
 	putchar('"');
 	for (size_t i = 0; i < n; i += len) {
-		len = utf8_length(s + i, n - i);
+		len = utf8_char_length(s + i, n - i);
 		if (len == 0) {
 			fputs("\\ufffd", stdout);
 			len = 1;
@@ -185,7 +162,7 @@ static void print_text(const char *path, const MirrorState *st, const MirrorHeal
 	}
 }
 
-int status_print(const char *mirror_path, bool json)
+int status_print(const char *mirror_path, StatusFormat format)
 {
 	Mirror *m = NULL;
 	MirrorState st = {0};
@@ -221,14 +198,17 @@ int status_print(const char *mirror_path, bool json)
 	t = xcalloc((size_t)n + 1, sizeof(*t));
 	for (int i = 0; i < n; i++) {
 		t[i].name = names[i];
+		t[i].state = "synced"; /* every table pgmirror_tables lists */
 		if (!mirror_count_rows(m, names[i], &t[i].rows) ||
 		    !mirror_table_generation(m, names[i], &t[i].generation)) {
 			log_error("%s", mirror_error(m));
 			goto done;
 		}
 	}
-	if (json)
+	if (format == STATUS_JSON)
 		print_json(mirror_path, &st, &h, t, n);
+	else if (format == STATUS_PROMETHEUS)
+		status_prom_print(&st, &h, t, n);
 	else
 		print_text(mirror_path, &st, &h, t, n);
 	rc = EXIT_OK;
