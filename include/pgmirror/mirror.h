@@ -64,8 +64,8 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 			     char **errmsg);
 void mirror_close(Mirror *m);
 /* Who holds the writer lock of the mirror at path (mirror_holder.c): its
- * process and the systemd unit it runs in (*unit malloc'd, NULL when not
- * in one); false when /proc cannot tell. */
+ * process and the pgmirror systemd unit it runs in (*unit malloc'd, NULL
+ * when not in one); false when /proc cannot tell. */
 bool mirror_holder(const char *path, long *pid, char **unit);
 /* Closes a damaged mirror as it is: no checkpoint, its -wal stays. */
 void mirror_close_as_is(Mirror *m);

@@ -17,24 +17,26 @@
 
 #include "mirror_internal.h"
 
-/* The systemd unit (".service") process pid runs in, or NULL (malloc'd). */
+/* The pgmirror unit ("pgmirror....service", a component of its cgroup's
+ * path) process pid runs in, or NULL (malloc'd): not any unit, since a
+ * process started from a login runs under "user@UID.service". */
 static char *unit_of(long pid)
 {
-	char name[64], line[512], *unit = NULL;
+	char name[64], line[512], *unit = NULL, *save;
 	FILE *f;
 
 	snprintf(name, sizeof(name), "/proc/%ld/cgroup", pid);
 	if ((f = fopen(name, "r")) == NULL)
 		return NULL;
 	while (unit == NULL && fgets(line, sizeof(line), f) != NULL) {
-		char *end = strstr(line, ".service"), *start;
+		for (char *c = strtok_r(line, "/\n", &save); c != NULL && unit == NULL;
+		     c = strtok_r(NULL, "/\n", &save)) {
+			size_t n = strlen(c);
 
-		if (end == NULL)
-			continue;
-		end += strlen(".service");
-		*end = '\0';
-		start = strrchr(line, '/');
-		unit = xstrdup(start != NULL ? start + 1 : line);
+			if (strncmp(c, "pgmirror", 8) == 0 && n > 8 &&
+			    strcmp(c + n - 8, ".service") == 0)
+				unit = xstrdup(c);
+		}
 	}
 	fclose(f);
 	return unit;

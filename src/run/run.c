@@ -10,7 +10,6 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "replicate_internal.h"
@@ -77,7 +76,7 @@ static void log_in_use_hint(const ReplicateOptions *opt, const char *err)
 	long pid;
 
 	(void)mirror_holder(opt->mirror_path, &pid, &unit);
-	if (unit != NULL && strncmp(unit, "pgmirror@", 9) == 0)
+	if (unit != NULL)
 		log_error("%s; %s needs the mirror to itself: stop that service first (systemctl "
 			  "stop %s), run %s again, then start it (systemctl start %s)", err, what,
 			  unit, what, unit);
