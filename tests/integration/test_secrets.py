@@ -111,13 +111,13 @@ def test(ctx):
 
     # a running service: the password is gone from its command line
     ctx.sql("INSERT INTO t VALUES (2, 'two')")
-    proc = ctx.start(["-d", uri % RIGHT, "-S", slot, path], env=nopass)
+    proc = ctx.start(["--dbname=" + uri % RIGHT, "-S", slot, path], env=nopass)
     ctx.catch_up(path, proc=proc)
     with open("/proc/%d/cmdline" % proc.pid, "rb") as f:
         cmdline = f.read()
     soft.check(RIGHT.encode() not in cmdline,
                "the password is readable in /proc/PID/cmdline: %r" % cmdline)
-    soft.check(b"postgresql://" + ROLE.encode() + b":" in cmdline,
+    soft.check(b"--dbname=postgresql://" + ROLE.encode() + b":*" in cmdline,
                "the rest of -d is gone from the command line: %r" % cmdline)
     rc = ctx.stop(proc)
     soft.check(rc == 0, "the service exited %d: %s" % (rc, proc.stderr()))
