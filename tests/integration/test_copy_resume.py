@@ -162,6 +162,9 @@ def check_status(ctx, path, table, rows):
     rc, out, err = ctx.run(["--status", path])
     check(re.search(r"^copying: %d %d %s$" % (rows, copy["estimated_rows"], table), out, re.M),
           "--status does not show the copy's progress (%d rows):\n%s" % (rows, out))
+    rc, out, err = ctx.run(["--status", "--prometheus", path])
+    check(re.search(r'^pgmirror_tables\{[^}]*state="copying"[^}]*\} 1$', out, re.M),
+          "--status --prometheus does not count the table copying:\n%s" % out)
 
 
 def cron(ctx, link):
