@@ -1,8 +1,8 @@
--- The first of the tables ($1, an array of OIDs) that the role pgmirror
--- connects as cannot read (neither the table nor each of its columns), and
--- the GRANT that lets it: its copy would fail once the slot is made. No
+-- The tables ($1, an array of OIDs) that the role pgmirror connects as
+-- cannot read (neither the table nor each of its columns), each with the
+-- GRANT that lets it: its copy would fail, so it waits (tablesync.c). No
 -- row when every one can be read.
-SELECT pg_catalog.format('%I.%I', n.nspname, c.relname),
+SELECT c.oid,
        pg_catalog.format('GRANT SELECT ON %I.%I TO %I', n.nspname, c.relname, current_user)
 FROM pg_catalog.unnest($1::pg_catalog.oid[]) AS t(relid)
 JOIN pg_catalog.pg_class c ON c.oid = t.relid
@@ -12,4 +12,3 @@ WHERE NOT pg_catalog.has_table_privilege(c.oid, 'SELECT')
               WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
                 AND NOT pg_catalog.has_column_privilege(c.oid, a.attnum, 'SELECT'))
 ORDER BY 1
-LIMIT 1

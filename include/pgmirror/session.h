@@ -294,11 +294,10 @@ bool session_column_fill(Session *s, uint32_t relid, const char *column,
 bool session_relation_name(Session *s, uint32_t relid, char **nspname, char **relname)
 	PGM_MUST_CHECK;
 
-/* The first of tables[0..n-1] that the connection's role cannot read:
- * *name its qualified name and *grant the GRANT that lets it read it
- * (malloc'd); NULLs when it can read them all. */
-bool session_unreadable_table(Session *s, const SourceTable *tables, int n, char **name,
-			      char **grant) PGM_MUST_CHECK;
+/* Which of tables[0..n-1] the connection's role cannot read: grants[i]
+ * (malloc'd) the GRANT that lets it read table i, NULL when it can. */
+bool session_unreadable_tables(Session *s, const SourceTable *tables, int n, char **grants)
+	PGM_MUST_CHECK;
 
 /*
  * The current values of column of relid (whatever its name is now, so

@@ -33,6 +33,8 @@ typedef struct RelEntry {
 	bool sync_known;        /* in_mirror and sync_lsn were read */
 	bool in_mirror;         /* a mirror table stands for this OID */
 	Lsn sync_lsn;           /* its changes apply from here (LSN_INVALID: all) */
+	bool waiting;           /* not in the mirror: it waits (pgmirror_waiting),
+				 * its changes are skipped without a note */
 	bool noted;             /* not in the mirror: noted for the table sync */
 	bool needs_sync;        /* its mirror table must be copied again (a keyless
 				 * table's newly published column, a row moved

@@ -5,7 +5,8 @@
  * is a line "table: ROWS NAME" (the name last, as it may hold spaces).
  * --json prints the same as one JSON object, with each table's generation
  * (RFC 8259: strings escaped, bytes that are not UTF-8 as U+FFFD, what is
- * not known as null), for a fleet's monitoring.
+ * not known as null), for a fleet's monitoring. A table that waits
+ * (pgmirror_waiting) is shown with its state, why and since when.
  */
 #include "config.h"
 
@@ -16,6 +17,8 @@
 #include <sys/stat.h>
 
 #include "pgmirror/mirror.h"
+#include "pgmirror/mirror_waiting.h"
+#include "pgmirror/naming.h"
 #include "pgmirror/replicate.h" /* the exit codes */
 #include "pgmirror/status.h"
 
@@ -84,8 +87,44 @@ static void json_field(const char *key, const char *value)
 	json_string(value);
 }
 
+/* The waiting tables (pgmirror_waiting), after the mirror's in "tables":
+ * state "waiting", no rows, the reason and since when. */
+static void json_waiting(const MirrorWaiting *w, int nw, bool first)
+{
+	for (int i = 0; i < nw; i++) {
+		char *name = naming_table(w[i].source_schema, w[i].source_table);
+		char *source = xasprintf("%s.%s", w[i].source_schema, w[i].source_table);
+
+		fputs(first && i == 0 ? "\n    {\"name\": " : ",\n    {\"name\": ", stdout);
+		json_string(name);
+		fputs(", \"source\": ", stdout);
+		json_string(source);
+		fputs(", \"rows\": null, \"generation\": null, \"state\": \"waiting\", "
+		      "\"reason\": ", stdout);
+		json_string(w[i].reason);
+		fputs(", \"since\": ", stdout);
+		json_string(w[i].since);
+		putchar('}');
+		free(name);
+		free(source);
+	}
+}
+
+/* The waiting tables in --status's text: three lines each, the name first. */
+static void text_waiting(const MirrorWaiting *w, int nw)
+{
+	printf("tables_waiting: %d\n", nw);
+	for (int i = 0; i < nw; i++) {
+		printf("waiting: %s.%s\nwaiting_since: %s\nwaiting_reason: ", w[i].source_schema,
+		       w[i].source_table, w[i].since);
+		for (const char *p = w[i].reason; *p != '\0'; p++)
+			putchar(*p == '\n' ? ' ' : *p);
+		putchar('\n');
+	}
+}
+
 static void print_json(const char *path, const MirrorState *st, const MirrorHealth *h,
-		       const TableStatus *t, int n)
+		       const TableStatus *t, int n, const MirrorWaiting *w, int nw)
 {
 	char lsn[LSN_TEXT_SIZE];
 
@@ -116,18 +155,19 @@ static void print_json(const char *path, const MirrorState *st, const MirrorHeal
 	json_field("last_error", h->last_error);
 	json_field("last_error_time", h->last_error_time);
 	json_key("tables", false);
-	fputs(n ? "[" : "[]", stdout);
+	fputs(n + nw ? "[" : "[]", stdout);
 	for (int i = 0; i < n; i++) {
 		fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", stdout);
 		json_string(t[i].name);
-		printf(", \"rows\": %" PRId64 ", \"generation\": %" PRId64 "}", t[i].rows,
-		       t[i].generation);
+		printf(", \"rows\": %" PRId64 ", \"generation\": %" PRId64 ", \"state\": \"ready\"}",
+		       t[i].rows, t[i].generation);
 	}
-	fputs(n ? "\n  ]\n}\n" : "\n}\n", stdout);
+	json_waiting(w, nw, n == 0);
+	fputs(n + nw ? "\n  ]\n}\n" : "\n}\n", stdout);
 }
 
 static void print_text(const char *path, const MirrorState *st, const MirrorHealth *h,
-		       const TableStatus *t, int n)
+		       const TableStatus *t, int n, const MirrorWaiting *w, int nw)
 {
 	char lsn[LSN_TEXT_SIZE];
 
@@ -159,6 +199,7 @@ static void print_text(const char *path, const MirrorState *st, const MirrorHeal
 	printf("tables: %d\n", n);
 	for (int i = 0; i < n; i++)
 		printf("table: %" PRId64 " %s\n", t[i].rows, t[i].name);
+	text_waiting(w, nw);
 }
 
 int status_print(const char *mirror_path, bool json)
@@ -167,8 +208,9 @@ int status_print(const char *mirror_path, bool json)
 	MirrorState st = {0};
 	MirrorHealth h = {0};
 	TableStatus *t = NULL;
+	MirrorWaiting *w = NULL;
 	char *err = NULL, **names = NULL;
-	int n = 0, rc = EXIT_ERROR;
+	int n = 0, nw = 0, rc = EXIT_ERROR;
 	struct stat sb;
 	MirrorOpenResult r;
 
@@ -184,7 +226,7 @@ int status_print(const char *mirror_path, bool json)
 		return r == MIRROR_OPEN_LOCKED ? EXIT_IN_USE : EXIT_ERROR;
 	}
 	if (!mirror_read_state(m, &st) || !mirror_read_health(m, &h) ||
-	    !mirror_list_tables(m, &names, &n)) {
+	    !mirror_list_tables(m, &names, &n) || !mirror_waiting_list(m, &w, &nw)) {
 		log_error("%s", mirror_error(m));
 		goto done;
 	}
@@ -204,13 +246,14 @@ int status_print(const char *mirror_path, bool json)
 		}
 	}
 	if (json)
-		print_json(mirror_path, &st, &h, t, n);
+		print_json(mirror_path, &st, &h, t, n, w, nw);
 	else
-		print_text(mirror_path, &st, &h, t, n);
+		print_text(mirror_path, &st, &h, t, n, w, nw);
 	rc = EXIT_OK;
 done:
 	free(t);
 	strv_free(names, n);
+	mirror_waiting_free(w, nw);
 	mirror_health_clear(&h);
 	mirror_state_clear(&st);
 	mirror_close(m);

@@ -28,7 +28,9 @@
 
 #include "pgmirror/copy.h"
 #include "pgmirror/naming.h"
+#include "pgmirror/mirror_waiting.h"
 #include "replicate_internal.h"
+#include "waiting.h"
 
 /* The tick of the stream that runs meanwhile (NULL at start): answered
  * from the sync connection's waits and the copy's rows. One sync runs at a
@@ -215,9 +217,10 @@ static bool sync_one(Run *run, Applier *apply, Applier *a, Copier *c, const Sync
 		return true;
 	}
 	if ((why = table_problem(t)) != NULL) {
-		log_error("%s", why);
+		/* as it is in the snapshot: it waits (checked before, too) */
+		ok = waiting_store(run, t, 1, &why, true);
 		free(why);
-		return false;
+		return ok;
 	}
 	if (!copy_begin_at(c, at)) {
 		*copy_failed = true;
@@ -232,7 +235,16 @@ static bool sync_one(Run *run, Applier *apply, Applier *a, Copier *c, const Sync
 			  mirror_error(run->mirror));
 		goto done;
 	}
-	if (!copy_one_table(c, t, at) || !copy_commit_at(c, at)) {
+	if (!copy_one_table(c, t, at)) {
+		*copy_failed = true;
+		goto done;
+	}
+	/* a table that waited joins with its rows, in their transaction */
+	if (!mirror_waiting_remove(run->mirror, tg->oid)) {
+		log_error("%s", mirror_error(run->mirror));
+		goto done;
+	}
+	if (!copy_commit_at(c, at)) {
 		*copy_failed = true;
 		goto done;
 	}
@@ -383,6 +395,42 @@ static bool resync_oids(Run *run, char *const *resync, int nresync, uint32_t **o
 	return true;
 }
 
+/*
+ * Which published tables the mirror lacks and can take now (*joins, one
+ * per table of pub); the others wait (waiting.c), each tried again here at
+ * every check, and the tables no longer published wait no more. mt: the
+ * mirror tables; those still published hold their names. An exit code.
+ */
+static int sort_joins(Run *run, Session *s, const SourceTable *pub, int npub,
+		      const MirrorTableInfo *mt, int nmt, bool **joins)
+{
+	MirrorTableInfo *kept = xcalloc((size_t)nmt + 1, sizeof(MirrorTableInfo));
+	char **reasons = xcalloc((size_t)npub + 1, sizeof(char *));
+	int nkept = 0, rc = EXIT_ERROR;
+
+	*joins = xcalloc((size_t)npub + 1, sizeof(bool));
+	for (int i = 0; i < npub; i++) {
+		bool known = false;
+
+		for (int j = 0; j < nmt && !known; j++)
+			known = mt[j].relation_oid == pub[i].oid;
+		(*joins)[i] = !known;
+	}
+	for (int j = 0; j < nmt; j++)
+		if (find_published(pub, npub, mt[j].relation_oid) != NULL)
+			kept[nkept++] = mt[j]; /* borrowed */
+	if (waiting_forget_unpublished(run, pub, npub) &&
+	    waiting_sort(run, s, pub, npub, *joins, kept, nkept, true, reasons) &&
+	    waiting_store(run, pub, npub, reasons, true))
+		rc = EXIT_OK;
+	for (int i = 0; i < npub; i++)
+		(*joins)[i] = (*joins)[i] && reasons[i] == NULL;
+	waiting_reasons_free(reasons, npub);
+	free(reasons);
+	free(kept);
+	return rc;
+}
+
 /* Whether the publications publish mirror table mt differently from when
  * it was last copied (t: its relation as published now). */
 static bool definition_changed(const MirrorTableInfo *mt, const SourceTable *t)
@@ -400,6 +448,7 @@ int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resyn
 	uint32_t *oids = NULL; /* those of resync */
 	const uint32_t *noted = NULL; /* the stream's, to be synced (apply.h) */
 	SyncTarget *targets = NULL;
+	bool *joins = NULL; /* per published table: it joins now */
 
 	sync_tick = tick;
 	sync_tick_ctx = tick_ctx;
@@ -426,18 +475,16 @@ int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resyn
 	 * name has a new OID, and its old mirror table must go first. */
 	if ((rc = update_known(run, apply, mt, nmt, pub, npub)) != EXIT_OK)
 		goto done;
-	/* the tables that joined, then those to copy again: all in one
-	 * snapshot */
+	/* the tables that joined (but those that wait), then those to copy
+	 * again: all in one snapshot */
+	if ((rc = sort_joins(run, s, pub, npub, mt, nmt, &joins)) != EXIT_OK)
+		goto done;
+	rc = EXIT_ERROR;
 	targets = xcalloc((size_t)npub + (size_t)nmt + 1, sizeof(SyncTarget));
-	for (int i = 0; i < npub; i++) {
-		bool known = false;
-
-		for (int j = 0; j < nmt && !known; j++)
-			known = mt[j].relation_oid == pub[i].oid;
-		if (!known)
+	for (int i = 0; i < npub; i++)
+		if (joins[i])
 			targets[ntargets++] = (SyncTarget){pub[i].oid, pub[i].nspname,
 							   pub[i].relname, NULL, false};
-	}
 	/* tables resynced, and those whose definition changed or that the
 	 * stream cannot follow (a keyless table it cannot fill a column of,
 	 * apply_schema.c): copied again in the same snapshot, as a joining
@@ -471,6 +518,7 @@ done:
 	sync_tick = NULL;
 	sync_tick_ctx = NULL;
 	free(targets);
+	free(joins);
 	mirror_table_infos_free(mt, nmt);
 	source_tables_free(pub, npub);
 	free(oids);
