@@ -135,6 +135,11 @@ bool apply_convert_value(Applier *a, RelEntry *r, int col, const char *text, siz
  * stored definition is changed in the open group, so that a run that ends
  * before the copy leaves it to the next run's check. False with a->err. */
 bool apply_sync_again(Applier *a, RelEntry *r) PGM_MUST_CHECK;
+/* r's mirror table cannot be held any more (why: its name or columns,
+ * naming.h): it is dropped and r waits (pgmirror_waiting, invariant 14),
+ * in the open group; its changes are skipped until a check syncs it as a
+ * joining table. False with a->err. */
+bool apply_wait_table(Applier *a, RelEntry *r, const char *why) PGM_MUST_CHECK;
 /* Lets the initial copy make relation oid's table (the stream never
  * does), while on. */
 void apply_mark_creatable(Applier *a, uint32_t oid, bool on);

@@ -378,13 +378,16 @@ static bool rel_sync(Applier *a, RelEntry *r)
 		names[i] = def->cols[i].name;
 	why = naming_table_problem(def->source_schema, def->source_table, names, def->ncols);
 	if (why != NULL) {
-		errbuf_set(&a->err, "%s", why);
+		/* a copy takes only tables that can be held (waiting.c) */
+		ok = !a->sync_mode && !r->may_create && apply_wait_table(a, r, why);
+		if (!ok && a->err.text[0] == '\0')
+			errbuf_set(&a->err, "%s", why);
 		free(why);
 		goto done;
 	}
 	if (!apply_open_group(a) || !apply_follow_name(a, r))
 		goto done;
-	if (r->gone) {
+	if (r->gone || r->waiting) {
 		ok = true;
 		goto done;
 	}
@@ -486,6 +489,28 @@ static void note_unknown(Applier *a, RelEntry *r)
 		  "synced", r->display, r->oid, r->needs_sync ? "must copy again" : "does not have");
 }
 
+bool apply_wait_table(Applier *a, RelEntry *r, const char *why)
+{
+	a->err.text[0] = '\0';
+	if (!apply_open_group(a) || !mirror_table_drop(a->m, r->oid) ||
+	    !mirror_waiting_set(a->m, r->oid, r->def.source_schema, r->def.source_table, why,
+				NULL)) {
+		if (a->err.text[0] == '\0')
+			errbuf_set(&a->err, "could not set table \"%s\" aside to wait: %s",
+				   r->display, mirror_error(a->m));
+		return false;
+	}
+	log_warning("source table \"%s\" waits: %s; its mirror table is removed, its changes "
+		    "are skipped, and it is copied again once it can be taken (tried at every "
+		    "start and every check)", r->display, why);
+	mirror_table_free(r->table);
+	r->table = NULL;
+	r->in_mirror = false;
+	r->waiting = true;
+	r->sync_known = true;
+	return true;
+}
+
 bool apply_sync_again(Applier *a, RelEntry *r)
 {
 	/* stored with the changes skipped: a run killed before the copy
@@ -568,8 +593,9 @@ RelEntry *apply_rel_for_change(Applier *a, uint32_t relid, const char *what, boo
 		return NULL;
 	if (r->table == NULL && !rel_sync(a, r))
 		return NULL;
-	/* its name is another's now (apply_rename.c), or it is to be synced */
-	*skip = r->gone || r->needs_sync;
+	/* its name is another's now (apply_rename.c), it is to be synced, or
+	 * it cannot be held any more and waits */
+	*skip = r->gone || r->needs_sync || r->waiting;
 	return *skip ? NULL : r;
 }
 
