@@ -101,6 +101,11 @@ bool apply_restore_user_objects(Applier *a, MirrorUserObjects *u, const char *wh
 /* apply_common.c: a catalog question failed: remembers whether for want
  * of the source. */
 void apply_catalog_failed(Applier *a);
+/* apply_common.c: r's mirror table cannot be held any more (why: its name
+ * or columns, naming.h): it is dropped and r waits (pgmirror_waiting,
+ * invariant 14), in the open group; its changes are skipped until a check
+ * syncs it as a joining table. False with a->err. */
+bool apply_wait_table(Applier *a, RelEntry *r, const char *why) PGM_MUST_CHECK;
 
 /* apply_schema.c */
 /* Frees every cached relation (their mirror tables' statements too). */
@@ -135,11 +140,6 @@ bool apply_convert_value(Applier *a, RelEntry *r, int col, const char *text, siz
  * stored definition is changed in the open group, so that a run that ends
  * before the copy leaves it to the next run's check. False with a->err. */
 bool apply_sync_again(Applier *a, RelEntry *r) PGM_MUST_CHECK;
-/* r's mirror table cannot be held any more (why: its name or columns,
- * naming.h): it is dropped and r waits (pgmirror_waiting, invariant 14),
- * in the open group; its changes are skipped until a check syncs it as a
- * joining table. False with a->err. */
-bool apply_wait_table(Applier *a, RelEntry *r, const char *why) PGM_MUST_CHECK;
 /* Lets the initial copy make relation oid's table (the stream never
  * does), while on. */
 void apply_mark_creatable(Applier *a, uint32_t oid, bool on);

@@ -489,28 +489,6 @@ static void note_unknown(Applier *a, RelEntry *r)
 		  "synced", r->display, r->oid, r->needs_sync ? "must copy again" : "does not have");
 }
 
-bool apply_wait_table(Applier *a, RelEntry *r, const char *why)
-{
-	a->err.text[0] = '\0';
-	if (!apply_open_group(a) || !mirror_table_drop(a->m, r->oid) ||
-	    !mirror_waiting_set(a->m, r->oid, r->def.source_schema, r->def.source_table, why,
-				NULL)) {
-		if (a->err.text[0] == '\0')
-			errbuf_set(&a->err, "could not set table \"%s\" aside to wait: %s",
-				   r->display, mirror_error(a->m));
-		return false;
-	}
-	log_warning("source table \"%s\" waits: %s; its mirror table is removed, its changes "
-		    "are skipped, and it is copied again once it can be taken (tried at every "
-		    "start and every check)", r->display, why);
-	mirror_table_free(r->table);
-	r->table = NULL;
-	r->in_mirror = false;
-	r->waiting = true;
-	r->sync_known = true;
-	return true;
-}
-
 bool apply_sync_again(Applier *a, RelEntry *r)
 {
 	/* stored with the changes skipped: a run killed before the copy
