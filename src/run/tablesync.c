@@ -27,7 +27,6 @@
 #include <string.h>
 
 #include "pgmirror/copy.h"
-#include "pgmirror/naming.h"
 #include "pgmirror/mirror_waiting.h"
 #include "replicate_internal.h"
 #include "waiting.h"
@@ -80,19 +79,6 @@ static const SourceTable *find_published(const SourceTable *tables, int n, uint3
 		if (tables[i].oid == oid)
 			return &tables[i];
 	return NULL;
-}
-
-/* Why t cannot be mirrored, or NULL; malloc'd. */
-static char *table_problem(const SourceTable *t)
-{
-	const char **cols = xcalloc((size_t)t->ncols + 1, sizeof(char *));
-	char *why;
-
-	for (int c = 0; c < t->ncols; c++)
-		cols[c] = t->cols[c].name;
-	why = naming_table_problem(t->nspname, t->relname, cols, t->ncols);
-	free(cols);
-	return why;
 }
 
 /* Makes the user's objects of resynced table name again (see mirror.h),
@@ -216,7 +202,7 @@ static bool sync_one(Run *run, Applier *apply, Applier *a, Copier *c, const Sync
 			  lsn_format(at, lsn));
 		return true;
 	}
-	if ((why = table_problem(t)) != NULL) {
+	if ((why = waiting_shape_problem(t)) != NULL) {
 		/* as it is in the snapshot: it waits (checked before, too) */
 		ok = waiting_store(run, t, 1, &why, true);
 		free(why);

@@ -21,8 +21,7 @@
 #include "replicate_internal.h"
 #include "waiting.h"
 
-/* Why t cannot be held in SQLite (its names, its columns); malloc'd or NULL. */
-static char *shape_problem(const SourceTable *t)
+char *waiting_shape_problem(const SourceTable *t)
 {
 	const char **cols = xcalloc((size_t)t->ncols + 1, sizeof(char *));
 	char *why;
@@ -66,7 +65,7 @@ bool waiting_sort(Run *run, Session *s, const SourceTable *tables, int n, const 
 		reasons[i] = NULL;
 		if (consider != NULL && !consider[i])
 			continue;
-		reasons[i] = shape_problem(&tables[i]);
+		reasons[i] = waiting_shape_problem(&tables[i]);
 		if (reasons[i] == NULL)
 			reasons[i] = clash_problem(tables, i, reasons, mt, nmt);
 		if (reasons[i] == NULL && check_read) {

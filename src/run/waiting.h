@@ -8,6 +8,10 @@
 
 #include "replicate_internal.h"
 
+/* Why t cannot be held in SQLite (its name, its columns: naming.h);
+ * malloc'd, or NULL when it can. */
+char *waiting_shape_problem(const SourceTable *t);
+
 /*
  * For each of tables[0..n-1] to consider (consider NULL: all), why the
  * mirror cannot take it now, reasons[i] (malloc'd; NULL: it can): its
