@@ -110,10 +110,10 @@ static void json_waiting(const MirrorWaiting *w, int nw, bool first)
 	}
 }
 
-/* The waiting tables in --status's text: three lines each, the name first. */
+/* The waiting tables in --status's text, after the table lines: three
+ * lines each, the name first. */
 static void text_waiting(const MirrorWaiting *w, int nw)
 {
-	printf("tables_waiting: %d\n", nw);
 	for (int i = 0; i < nw; i++) {
 		printf("waiting: %s.%s\nwaiting_since: %s\nwaiting_reason: ", w[i].source_schema,
 		       w[i].source_table, w[i].since);
@@ -196,7 +196,7 @@ static void print_text(const char *path, const MirrorState *st, const MirrorHeal
 		putchar(*p == '\n' ? ' ' : *p);
 	printf("\nlast_error_time: %s\n", OR_EMPTY(h->last_error_time));
 #undef OR_EMPTY
-	printf("tables: %d\n", n);
+	printf("tables: %d\ntables_waiting: %d\n", n, nw);
 	for (int i = 0; i < n; i++)
 		printf("table: %" PRId64 " %s\n", t[i].rows, t[i].name);
 	text_waiting(w, nw);

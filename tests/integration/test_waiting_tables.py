@@ -116,7 +116,7 @@ def run_all(ctx, role):
     ready = [t["name"] for t in doc["tables"] if t.get("state") == "ready"]
     check(sorted(ready) == ["pgm_marker", "t1"], "--json ready tables: %s" % ready)
     text = status(ctx, path)
-    check("tables_waiting: 3" in text and "waiting: public.secret\nwaiting_since: " in text
+    check("tables_waiting: 3\n" in text and "waiting: public.secret\nwaiting_since: " in text
           and "waiting_reason: permission denied" in text,
           "--status does not show the waiting tables:\n%s" % text)
     harness.log("--status --json with waiting tables:\n%s" % status(ctx, path, "--json"))
