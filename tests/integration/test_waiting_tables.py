@@ -9,7 +9,7 @@ a table the role may not read (secret), one whose mirror name is reserved
   rename); the slot exists and moves on with later runs (its
   confirmed_flush_lsn advances past the waiting table's changes);
   --status and --status --json show each table as waiting, why and since
-  when.
+  when; --verify compares the others and says "NAME: waiting" (exit 4).
 - After the fixes (GRANT, the renames), the next run copies them at a
   consistent point: each equals the source row by row, and nothing waits.
 - Joining later, in service mode: a new table the role may not read, and
@@ -120,6 +120,11 @@ def run_all(ctx, role):
           and "waiting_reason: permission denied" in text,
           "--status does not show the waiting tables:\n%s" % text)
     harness.log("--status --json with waiting tables:\n%s" % status(ctx, path, "--json"))
+    # --verify compares the others, and says which wait (it cannot read secret)
+    rc, out, err = ctx.run(args + ["--verify", path])
+    check(rc == 4 and "t1: ok\n" in out and "secret: waiting\n" in out and
+          "pgmirror_x: waiting\n" in out,
+          "--verify with waiting tables: exit %d\n%s\n%s" % (rc, out, err))
 
     # ---- the waiting tables' changes are skipped, the slot moves on ------
     before = slot_lsn(ctx, slot)
