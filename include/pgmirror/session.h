@@ -91,6 +91,9 @@ bool session_error_server(const Session *s);
  * in the catalog as it was at a change (before PostgreSQL 18), which it
  * meets again on every try, even once the publication exists again. */
 bool session_error_publication_gone(const Session *s);
+/* True when the server refused the last command for want of a privilege
+ * (SQLSTATE 42501, e.g. a COPY of a table the role may not read). */
+bool session_error_privilege(const Session *s);
 /* True when the last call gave up because the stop check said so. */
 bool session_error_stopped(const Session *s);
 /*

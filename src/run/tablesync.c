@@ -252,6 +252,28 @@ done:
 	return ok;
 }
 
+/*
+ * The copy of a joining table tg failed for want of a privilege the check
+ * before the snapshot did not see (granted then, or on some columns only):
+ * it waits (waiting.c) rather than stop the others. True when it does.
+ */
+static bool refused_join(Run *run, Session *ss, const SyncTarget *tg, const SourceTable *tables,
+			 int ntables, const char *err)
+{
+	const SourceTable *t = find_published(tables, ntables, tg->oid);
+	char *why;
+	bool ok;
+
+	if (t == NULL || tg->replace != NULL || tg->requested || !session_error_privilege(ss) ||
+	    replicate_stopping())
+		return false;
+	why = xasprintf("%s; on the source, give the role pgmirror connects as the privilege "
+			"the copy of \"%s\".\"%s\" lacks", err, t->nspname, t->relname);
+	ok = waiting_store(run, t, 1, &why, true);
+	free(why);
+	return ok;
+}
+
 int tablesync_sync(Run *run, Applier *apply, const SyncTarget *tg, int n)
 {
 	Session *ss;
@@ -262,6 +284,7 @@ int tablesync_sync(Run *run, Applier *apply, const SyncTarget *tg, int n)
 	char slot[SLOT_NAME_SIZE], lsn[LSN_TEXT_SIZE];
 	Lsn at = LSN_INVALID;
 	bool copy_failed = false, ok = true;
+	int rest = 0; /* tg[rest..n-1] are synced next (refused_join()) */
 
 	if (n == 0)
 		return EXIT_OK;
@@ -298,6 +321,9 @@ int tablesync_sync(Run *run, Applier *apply, const SyncTarget *tg, int n)
 	} else if (replicate_stopping()) {
 		log_sync_stopped(copy_error(c), tg + i - 1, n - i + 1);
 		rc = EXIT_OK;
+	} else if (refused_join(run, ss, &tg[i - 1], tables, ntables, copy_error(c))) {
+		/* it waits; the others, in a snapshot of their own */
+		rest = i;
 	} else if (sync_tick != NULL && !sync_tick(sync_tick_ctx)) {
 		/* the stream's connection could not be answered: not a signal */
 		log_error("lost the connection to the source while syncing table \"%s.%s\"; "
@@ -311,6 +337,8 @@ done:
 	apply_free(a);
 	source_tables_free(tables, ntables);
 	session_free(ss); /* its temporary slot goes with the connection */
+	if (rest > 0)
+		rc = tablesync_sync(run, apply, tg + rest, n - rest);
 	return rc;
 }
 

@@ -12,10 +12,13 @@ a table the role may not read (secret), one whose mirror name is reserved
   when; --verify compares the others and says "NAME: waiting" (exit 4).
 - After the fixes (GRANT, the renames), the next run copies them at a
   consistent point: each equals the source row by row, and nothing waits.
-- Joining later, in service mode: a new table the role may not read, and
-  a new table with a reserved name, wait while the service goes on
-  (other changes flow, the slot moves on); after the GRANT and the rename
-  and a SIGHUP, both arrive and equal the source.
+- Joining later, in service mode: a new table the role may not read, one
+  with a reserved name, one with a case clash in its columns, one whose
+  name is a mirror table's but for case, and one the privilege check
+  passes but whose COPY is refused (a row security policy calls a function
+  the role may not execute) wait while the service goes on (other changes
+  flow, the slot moves on); after the fixes and a SIGHUP, all arrive and
+  equal the source.
 - When no published table can be taken, a first run refuses before it
   makes the slot or the file.
 """
@@ -80,10 +83,14 @@ def run_all(ctx, role):
         INSERT INTO pgmirror_x VALUES (1, 'reserved');
         CREATE TABLE ccol (id int PRIMARY KEY, "Ab" text, "ab" text);
         INSERT INTO ccol VALUES (1, 'upper', 'lower');
+        CREATE SCHEMA hid;
+        CREATE TABLE hid.t (id int PRIMARY KEY);
+        INSERT INTO hid.t VALUES (1), (2);
         CREATE TABLE pgm_marker (id bigserial PRIMARY KEY);
         CREATE PUBLICATION pub FOR ALL TABLES;
     """)
-    ctx.sql("GRANT SELECT ON t1, pgmirror_x, ccol, pgm_marker TO %s" % q)
+    # hid.t may be read, but not its schema used
+    ctx.sql("GRANT SELECT ON t1, pgmirror_x, ccol, pgm_marker, hid.t TO %s" % q)
     path, slot = ctx.path(), ctx.slot()
     args = ["-d", dsn, "-S", slot, "-P", "pub"]
 
@@ -107,8 +114,10 @@ def run_all(ctx, role):
 
     # status: each waiting table, why, since when
     waiting, doc = waiting_json(ctx, path)
-    check(sorted(waiting) == ["public.ccol", "public.pgmirror_x", "public.secret"],
+    check(sorted(waiting) == ["hid.t", "public.ccol", "public.pgmirror_x", "public.secret"],
           "--status --json waiting tables: %s" % sorted(waiting))
+    check("GRANT USAGE ON SCHEMA hid TO %s" % role in waiting["hid.t"]["reason"],
+          "--json hid.t: %r" % waiting["hid.t"])
     check("GRANT SELECT ON public.secret" in waiting["public.secret"]["reason"]
           and waiting["public.secret"]["since"], "--json secret: %r" % waiting["public.secret"])
     check(waiting["public.secret"]["name"] == "secret" and
@@ -116,7 +125,7 @@ def run_all(ctx, role):
     ready = [t["name"] for t in doc["tables"] if t.get("state") == "ready"]
     check(sorted(ready) == ["pgm_marker", "t1"], "--json ready tables: %s" % ready)
     text = status(ctx, path)
-    check("tables_waiting: 3\n" in text and "waiting: public.secret\nwaiting_since: " in text
+    check("tables_waiting: 4\n" in text and "waiting: public.secret\nwaiting_since: " in text
           and "waiting_reason: permission denied" in text,
           "--status does not show the waiting tables:\n%s" % text)
     harness.log("--status --json with waiting tables:\n%s" % status(ctx, path, "--json"))
@@ -146,17 +155,18 @@ def run_all(ctx, role):
           "last_error does not name the waiting table: %r" % ctx.mirror_state(path))
 
     # ---- the fixes: each arrives, equal to the source --------------------
-    ctx.sql("GRANT SELECT ON secret TO %s; ALTER TABLE pgmirror_x RENAME TO x_renamed; "
-            'ALTER TABLE ccol RENAME COLUMN "ab" TO ab2' % q)
+    ctx.sql("GRANT SELECT ON secret TO %s; GRANT USAGE ON SCHEMA hid TO %s; "
+            "ALTER TABLE pgmirror_x RENAME TO x_renamed; "
+            'ALTER TABLE ccol RENAME COLUMN "ab" TO ab2' % (q, q))
     ctx.sql("INSERT INTO secret VALUES (31, 'after the grant'); UPDATE x_renamed SET v = 'r'")
     rc, out, err = ctx.run(args + ["--once", path])
     check(rc == 0, "the run after the fixes: exit %d\n%s" % (rc, err))
     ctx.check_slot_not_ahead(path, slot)
-    check(sorted(ctx.mirror_tables(path)) == ["ccol", "pgm_marker", "secret", "t1",
+    check(sorted(ctx.mirror_tables(path)) == ["ccol", "hid_t", "pgm_marker", "secret", "t1",
                                               "x_renamed"],
           "mirror tables after the fixes: %s" % ctx.mirror_tables(path))
     ctx.assert_mirror_equals_source(path, "public.t1", "public.secret", "public.x_renamed",
-                                    "public.ccol")
+                                    "public.ccol", "hid.t")
     waiting, _ = waiting_json(ctx, path)
     check(waiting == {}, "tables still wait after the fixes: %s" % waiting)
     check("tables_waiting: 0" in status(ctx, path), "--status still shows waiting tables")
@@ -178,11 +188,23 @@ def run_all(ctx, role):
             # the name of mirror table t1, but for case
             'CREATE TABLE "T1" (id int PRIMARY KEY); INSERT INTO "T1" VALUES (7); '
             'GRANT SELECT ON pgmirror_late, late3, "T1" TO %s' % q)
+    # readable by the privilege check, refused by its COPY: a row security
+    # policy calls a function the role may not execute
+    ctx.sql("CREATE FUNCTION guard() RETURNS bool LANGUAGE sql AS 'SELECT true'; "
+            "REVOKE EXECUTE ON FUNCTION guard() FROM PUBLIC; "
+            "CREATE TABLE guarded (id int PRIMARY KEY); INSERT INTO guarded VALUES (1); "
+            "ALTER TABLE guarded ENABLE ROW LEVEL SECURITY; "
+            "CREATE POLICY p ON guarded FOR SELECT USING (guard()); "
+            "GRANT SELECT ON guarded TO %s" % q)
     ctx.sql("UPDATE late SET v = 'upd' WHERE id < 5; INSERT INTO t1 VALUES (52, 'flows')")
     ctx.catch_up(path, proc=proc)
     wait_until("the late tables waiting",
                lambda: sorted(waiting_json(ctx, path)[0]) == [
-                   "public.T1", "public.late", "public.late3", "public.pgmirror_late"], proc)
+                   "public.T1", "public.guarded", "public.late", "public.late3",
+                   "public.pgmirror_late"], proc)
+    check("permission denied for function guard" in
+          waiting_json(ctx, path)[0]["public.guarded"]["reason"],
+          "guarded's reason: %r" % waiting_json(ctx, path)[0]["public.guarded"])
     ctx.catch_up(path, proc=proc)
     ctx.assert_mirror_equals_source(path, "public.t1")
     moved = ctx.source_lsn()
@@ -192,17 +214,19 @@ def run_all(ctx, role):
     check("GRANT SELECT ON public.late TO %s" % role in proc.stderr(),
           "the service's warning does not give the GRANT:\n%s" % proc.stderr())
     ctx.sql("GRANT SELECT ON late TO %s; ALTER TABLE pgmirror_late RENAME TO late2; "
-            'ALTER TABLE late3 RENAME COLUMN x TO y; ALTER TABLE "T1" RENAME TO t1b' % q)
+            'ALTER TABLE late3 RENAME COLUMN x TO y; ALTER TABLE "T1" RENAME TO t1b; '
+            "GRANT EXECUTE ON FUNCTION guard() TO %s" % (q, q))
     ctx.sql("INSERT INTO late VALUES (31, 'after'); INSERT INTO late2 VALUES (3); "
             "UPDATE late3 SET y = 4")
     proc.popen.send_signal(signal.SIGHUP)
     wait_until("the late tables joining",
-               lambda: {"late", "late2", "late3", "t1b"} <= set(ctx.mirror_tables(path)) and
+               lambda: {"late", "late2", "late3", "t1b", "guarded"} <=
+               set(ctx.mirror_tables(path)) and
                waiting_json(ctx, path)[0] == {}, proc)
     ctx.sql("UPDATE late SET v = 'joined' WHERE id = 31; INSERT INTO t1b VALUES (8)")
     ctx.catch_up(path, proc=proc)
     ctx.assert_mirror_equals_source(path, "public.t1", "public.late", "public.late2",
-                                    "public.late3", "public.t1b")
+                                    "public.late3", "public.t1b", "public.guarded")
     check(ctx.stop(proc) == 0, "the service did not stop cleanly:\n%s" % proc.stderr())
 
     # ---- nothing can be taken: refused before the slot --------------------
