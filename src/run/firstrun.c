@@ -182,6 +182,39 @@ static bool copy_each_table(Run *run, Copier *copier, Applier *apply, const Sour
 }
 
 /*
+ * A first run's copy of one table was refused for want of a privilege the
+ * check before could not see (a row security policy calling a function
+ * the role may not run, say). The tables copied so far stay, those the
+ * check found wait, and the first run goes on as one that did not finish
+ * (resume_first_run()): the others are synced at a snapshot of their own,
+ * where the refused table waits (tablesync.c). An exit code.
+ */
+static int copy_refused(Run *run, Copier *copier, const SourceTable *tables, int ntables,
+			char *const *reasons)
+{
+	MirrorTableInfo *mt = NULL;
+	int nmt = 0;
+
+	log_info("%s; the other tables are copied at a snapshot of their own", copy_error(copier));
+	mirror_rollback(run->mirror); /* the refused table's, which holds nothing */
+	/* ends the failed snapshot's transaction */
+	if (!session_commit(run->session)) {
+		replicate_log_session_error(run->session);
+		return EXIT_ERROR;
+	}
+	if (!waiting_store(run, tables, ntables, reasons, true))
+		return EXIT_ERROR;
+	mirror_state_clear(&run->state); /* the claim's, with the slot's start */
+	if (!mirror_read_state(run->mirror, &run->state) ||
+	    !mirror_table_infos(run->mirror, &mt, &nmt)) {
+		log_error("%s", mirror_error(run->mirror));
+		return EXIT_ERROR;
+	}
+	mirror_table_infos_free(mt, nmt);
+	return resume_first_run(run, nmt);
+}
+
+/*
  * Makes the mirror's slot and fills the mirror from its snapshot: on a
  * first run, on a first run that did not finish (restart), and when the
  * mirror's slot is gone (rebuild).
@@ -350,6 +383,8 @@ int firstrun_run(Run *run, bool rebuild)
 				 each ? "keeps the tables copied and copies the others"
 				      : "starts the copy over");
 			rc = EXIT_OK;
+		} else if (copy_failed && each && session_error_privilege(run->session)) {
+			rc = copy_refused(run, copier, tables, ntables, reasons);
 		} else if (copy_failed)
 			log_error("%s", copy_error(copier));
 		goto done;
