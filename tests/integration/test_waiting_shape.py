@@ -8,7 +8,8 @@ down. Each time: the run goes on (the other tables' changes are applied,
 the slot moves on), --once ends with exit 1 naming the table and its fix,
 --status --json shows it waiting; after the fix (a column added back, the
 column or the table renamed) it is copied again and equals the source.
-A table with no columns from the start waits on the first run likewise.
+A table with no columns from the start waits on the first run likewise,
+and a rebuild after the slot was lost keeps the same tables waiting.
 """
 
 import json
@@ -84,6 +85,15 @@ def test(ctx):
     ctx.sql("ALTER TABLE rn RENAME TO pgmirror_rn; INSERT INTO pgmirror_rn VALUES (2, 's'); "
             "UPDATE ok SET v = 'changed'")
     once_waits(ctx, path, slot, ["z", "z0", "cc", "pgmirror_rn"], "a rename to a reserved name")
+
+    # the slot lost: the rebuild from a fresh copy (one SQLite transaction)
+    # sorts the tables again, and the same ones wait
+    ctx.sql("SELECT pg_drop_replication_slot(%s)", slot)
+    ctx.sql("UPDATE ok SET v = 'rebuilt' WHERE id = 1")
+    err = once_waits(ctx, path, slot, ["z", "z0", "cc", "pgmirror_rn"], "a rebuild")
+    check("rebuilt from a fresh copy" in err, "no rebuild:\n%s" % err)
+    check(sorted(ctx.mirror_tables(path)) == ["ok"], "mirror tables after the rebuild: %s"
+          % ctx.mirror_tables(path))
 
     # the fixes: each is copied again and equals the source
     ctx.sql("ALTER TABLE z ADD COLUMN n int DEFAULT 5; ALTER TABLE z0 ADD COLUMN b text; "
