@@ -14,22 +14,14 @@ a table the role may not read (secret), one whose mirror name is reserved
   when; --verify compares the others and says "NAME: waiting" (exit 4).
 - After the fixes (GRANT, the renames), the next run copies them at a
   consistent point: each equals the source row by row, and nothing waits.
-- Joining later, in service mode: a new table the role may not read, one
-  with a reserved name, one with a case clash in its columns, one whose
-  name is a mirror table's but for case, and one the privilege check
-  passes but whose COPY is refused (a row security policy calls a function
-  the role may not execute) wait while the service goes on (other changes
-  flow, the slot moves on); after the fixes and a SIGHUP, all arrive and
-  equal the source.
+- Joining later, in service mode: test_waiting_join.
 - When no published table can be taken, a first run refuses before it
   makes the slot or the file.
 """
 
 import json
 import os
-import signal
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
@@ -49,16 +41,6 @@ def waiting_json(ctx, path):
 
 def slot_lsn(ctx, slot):
     return parse_lsn(ctx.slot_info(slot)["confirmed_flush_lsn"])
-
-
-def wait_until(what, cond, proc, timeout=60):
-    deadline = time.time() + timeout * harness.SLOW
-    while not cond():
-        check(proc.poll() is None, "the service exited %s while waiting for %s:\n%s"
-              % (proc.poll(), what, proc.stderr()))
-        check(time.time() < deadline, "%s did not happen within %ss:\n%s"
-              % (what, timeout, proc.stderr()))
-        time.sleep(0.1)
 
 
 def test(ctx):
@@ -188,59 +170,6 @@ def run_all(ctx, role):
     rc, out, err = ctx.run(args + ["--once", path])
     check(rc == 0, "a run after the join: exit %d\n%s" % (rc, err))
     ctx.assert_mirror_equals_source(path, "public.secret", "public.x_renamed")
-
-    # ---- joining later, in service mode -----------------------------------
-    proc = ctx.start(args + ["-s", "1", path], tag="service")
-    ctx.catch_up(path, proc=proc)
-    ctx.sql("CREATE TABLE late (id int PRIMARY KEY, v text); "
-            "INSERT INTO late SELECT g, 'l' || g FROM generate_series(1, 30) g; "
-            "CREATE TABLE pgmirror_late (id int PRIMARY KEY); "
-            "INSERT INTO pgmirror_late VALUES (1), (2); "
-            'CREATE TABLE late3 (id int PRIMARY KEY, "X" int, x int); '
-            "INSERT INTO late3 VALUES (1, 2, 3); "
-            # the name of mirror table t1, but for case
-            'CREATE TABLE "T1" (id int PRIMARY KEY); INSERT INTO "T1" VALUES (7); '
-            'GRANT SELECT ON pgmirror_late, late3, "T1" TO %s' % q)
-    # readable by the privilege check, refused by its COPY: a row security
-    # policy calls a function the role may not execute
-    ctx.sql("CREATE FUNCTION guard() RETURNS bool LANGUAGE sql AS 'SELECT true'; "
-            "REVOKE EXECUTE ON FUNCTION guard() FROM PUBLIC; "
-            "CREATE TABLE guarded (id int PRIMARY KEY); INSERT INTO guarded VALUES (1); "
-            "ALTER TABLE guarded ENABLE ROW LEVEL SECURITY; "
-            "CREATE POLICY p ON guarded FOR SELECT USING (guard()); "
-            "GRANT SELECT ON guarded TO %s" % q)
-    ctx.sql("UPDATE late SET v = 'upd' WHERE id < 5; INSERT INTO t1 VALUES (52, 'flows')")
-    ctx.catch_up(path, proc=proc)
-    wait_until("the late tables waiting",
-               lambda: sorted(waiting_json(ctx, path)[0]) == [
-                   "public.T1", "public.guarded", "public.late", "public.late3",
-                   "public.pgmirror_late"], proc)
-    check("permission denied for function guard" in
-          waiting_json(ctx, path)[0]["public.guarded"]["reason"],
-          "guarded's reason: %r" % waiting_json(ctx, path)[0]["public.guarded"])
-    ctx.catch_up(path, proc=proc)
-    ctx.assert_mirror_equals_source(path, "public.t1")
-    moved = ctx.source_lsn()
-    wait_until("the slot moving on while tables wait", lambda: slot_lsn(ctx, slot) >= moved, proc)
-    ctx.check_slot_not_ahead(path, slot)
-    check(proc.poll() is None, "the service ended:\n%s" % proc.stderr())
-    check("GRANT SELECT ON public.late TO %s" % role in proc.stderr(),
-          "the service's warning does not give the GRANT:\n%s" % proc.stderr())
-    ctx.sql("GRANT SELECT ON late TO %s; ALTER TABLE pgmirror_late RENAME TO late2; "
-            'ALTER TABLE late3 RENAME COLUMN x TO y; ALTER TABLE "T1" RENAME TO t1b; '
-            "GRANT EXECUTE ON FUNCTION guard() TO %s" % (q, q))
-    ctx.sql("INSERT INTO late VALUES (31, 'after'); INSERT INTO late2 VALUES (3); "
-            "UPDATE late3 SET y = 4")
-    proc.popen.send_signal(signal.SIGHUP)
-    wait_until("the late tables joining",
-               lambda: {"late", "late2", "late3", "t1b", "guarded"} <=
-               set(ctx.mirror_tables(path)) and
-               waiting_json(ctx, path)[0] == {}, proc)
-    ctx.sql("UPDATE late SET v = 'joined' WHERE id = 31; INSERT INTO t1b VALUES (8)")
-    ctx.catch_up(path, proc=proc)
-    ctx.assert_mirror_equals_source(path, "public.t1", "public.late", "public.late2",
-                                    "public.late3", "public.t1b", "public.guarded")
-    check(ctx.stop(proc) == 0, "the service did not stop cleanly:\n%s" % proc.stderr())
 
     # ---- nothing can be taken: refused before the slot --------------------
     ctx.sql("CREATE TABLE hidden (id int PRIMARY KEY); CREATE PUBLICATION p_none FOR TABLE hidden")
