@@ -8,7 +8,8 @@ a table the role may not read (secret), one whose mirror name is reserved
   COPY of one of them is refused for want of a privilege the check cannot
   see: a row security policy calls a function the role may not run), the run ends
   with exit 1 naming each waiting table and its fix (the GRANT, the
-  rename); the slot exists and moves on with later runs (its
+  rename), and so does an --endpos run; the slot exists and moves on with
+  later runs (its
   confirmed_flush_lsn advances past the waiting table's changes);
   --status and --status --json show each table as waiting, why and since
   when; --verify compares the others and says "NAME: waiting" (exit 4).
@@ -147,6 +148,14 @@ def run_all(ctx, role):
     ctx.assert_mirror_equals_source(path, "public.t1")
     check("secret" in (ctx.mirror_state(path)["last_error"] or ""),
           "last_error does not name the waiting table: %r" % ctx.mirror_state(path))
+    # --endpos ends the same way, once all else up to it is applied
+    ctx.sql("UPDATE t1 SET v = 'endpos' WHERE id = 1; INSERT INTO secret VALUES (40, 'e')")
+    endpos = harness.format_lsn(ctx.source_lsn())
+    rc, out, err = ctx.run(args + ["-E", endpos, path])
+    check(rc == 1 and "GRANT SELECT ON public.secret" in err,
+          "--endpos run: exit %d, expected 1 naming the GRANT:\n%s" % (rc, err))
+    ctx.check_slot_not_ahead(path, slot)
+    ctx.assert_mirror_equals_source(path, "public.t1")
 
     # ---- the fixes: each arrives, equal to the source --------------------
     ctx.sql("GRANT SELECT ON secret TO %s; GRANT USAGE ON SCHEMA hid TO %s; "
