@@ -9,7 +9,9 @@ policy calls a function the role may not execute). Each waits, with a
 warning that gives the fix, while the service goes on: other changes
 flow, the slot moves on, --status --json shows them waiting. After the
 fixes (the GRANTs, the renames) and a SIGHUP, all arrive and equal the
-source row by row, and nothing waits.
+source row by row, and nothing waits. A mirrored table then renamed to a
+reserved name while the service runs waits the same way (its mirror table
+removed), and comes back when renamed again.
 """
 
 import json
@@ -122,6 +124,22 @@ def run_all(ctx, role):
     ctx.catch_up(path, proc=proc)
     ctx.assert_mirror_equals_source(path, "public.t1", "public.late", "public.late2",
                                     "public.late3", "public.t1b", "public.guarded")
+
+    # a mirrored table renamed, while the service runs, to a reserved name:
+    # its mirror table goes and it waits; renamed again, it comes back
+    ctx.sql("ALTER TABLE late2 RENAME TO pgmirror_late2; INSERT INTO pgmirror_late2 VALUES (9); "
+            "INSERT INTO t1 VALUES (53, 'still flows')")
+    wait_until("late2 waiting under its reserved name",
+               lambda: list(waiting_json(ctx, path)[0]) == ["public.pgmirror_late2"] and
+               "late2" not in ctx.mirror_tables(path), proc)
+    ctx.catch_up(path, proc=proc)
+    ctx.assert_mirror_equals_source(path, "public.t1")
+    ctx.sql("ALTER TABLE pgmirror_late2 RENAME TO late4; INSERT INTO late4 VALUES (10)")
+    proc.popen.send_signal(signal.SIGHUP)
+    wait_until("late4 joining", lambda: "late4" in ctx.mirror_tables(path) and
+               waiting_json(ctx, path)[0] == {}, proc)
+    ctx.catch_up(path, proc=proc)
+    ctx.assert_mirror_equals_source(path, "public.t1", "public.late4")
     check(ctx.stop(proc) == 0, "the service did not stop cleanly:\n%s" % proc.stderr())
 
 
