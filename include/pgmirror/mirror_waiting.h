@@ -30,6 +30,11 @@ bool mirror_waiting_list(Mirror *m, MirrorWaiting **out, int *n) PGM_MUST_CHECK;
 /* Whether relation oid waits. */
 bool mirror_waiting_has(Mirror *m, uint32_t oid, bool *waiting) PGM_MUST_CHECK;
 
+/* Whether relation oid waits already, under these names, for reason
+ * (then mirror_waiting_set() would write nothing new). */
+bool mirror_waiting_same(Mirror *m, uint32_t oid, const char *schema, const char *table,
+			 const char *reason, bool *same) PGM_MUST_CHECK;
+
 /*
  * Marks relation oid (schema.table) as waiting for reason; one that waited
  * already keeps its "since". *news: it did not wait, or waited for another

@@ -97,6 +97,21 @@ bool mirror_waiting_has(Mirror *m, uint32_t oid, bool *waiting)
 	return ok;
 }
 
+bool mirror_waiting_same(Mirror *m, uint32_t oid, const char *schema, const char *table,
+			 const char *reason, bool *same)
+{
+	MirrorWaiting *w;
+	bool found;
+
+	*same = false;
+	if (!read_one(m, oid, &found, &w))
+		return false;
+	*same = found && strcmp(w->source_schema, schema) == 0 &&
+		strcmp(w->source_table, table) == 0 && strcmp(w->reason, reason) == 0;
+	mirror_waiting_free(w, found ? 1 : 0);
+	return true;
+}
+
 bool mirror_waiting_set(Mirror *m, uint32_t oid, const char *schema, const char *table,
 			const char *reason, bool *news)
 {

@@ -109,27 +109,36 @@ void waiting_reasons_free(char **reasons, int n)
 bool waiting_store(Run *run, const SourceTable *tables, int n, char *const *reasons,
 		   bool own_txn)
 {
-	bool ok = !own_txn || mirror_begin(run->mirror);
+	bool ok = true, began = false;
 
 	for (int i = 0; ok && i < n; i++) {
 		const SourceTable *t = &tables[i];
-		bool news;
+		bool news, same;
 
 		if (reasons[i] == NULL)
 			continue;
-		ok = mirror_waiting_set(run->mirror, t->oid, t->nspname, t->relname, reasons[i],
-					&news);
-		if (ok)
-			log_msg(news ? LOG_WARNING : LOG_DEBUG, "source table \"%s.%s\" waits: %s; "
-				"the other tables are mirrored, its changes are skipped, and it is "
-				"tried again at every start and every check", t->nspname, t->relname,
-				reasons[i]);
+		/* a check once a minute writes to the file only what changed */
+		ok = mirror_waiting_same(run->mirror, t->oid, t->nspname, t->relname, reasons[i],
+					 &same);
+		if (ok && same) {
+			log_debug("source table \"%s.%s\" still waits: %s", t->nspname, t->relname,
+				  reasons[i]);
+			continue;
+		}
+		if (ok && own_txn && !began)
+			ok = began = mirror_begin(run->mirror);
+		ok = ok && mirror_waiting_set(run->mirror, t->oid, t->nspname, t->relname,
+					      reasons[i], &news);
+		if (ok && news)
+			log_warning("source table \"%s.%s\" waits: %s; the other tables are "
+				    "mirrored, its changes are skipped, and it is tried again at every "
+				    "start and every check", t->nspname, t->relname, reasons[i]);
 	}
-	if (ok && own_txn)
+	if (ok && began)
 		ok = mirror_commit(run->mirror);
 	if (!ok) {
 		log_error("%s", mirror_error(run->mirror));
-		if (own_txn)
+		if (began)
 			mirror_rollback(run->mirror);
 	}
 	return ok;

@@ -61,6 +61,14 @@ static void test_set_keep_remove(void **state)
 	assert_true(has);
 	assert_true(mirror_waiting_has(f->m, 43, &has));
 	assert_false(has);
+	assert_true(mirror_waiting_same(f->m, 42, "public", "secret", "no grant", &has));
+	assert_true(has);
+	assert_true(mirror_waiting_same(f->m, 42, "public", "secret2", "no grant", &has));
+	assert_false(has);
+	assert_true(mirror_waiting_same(f->m, 42, "public", "secret", "other", &has));
+	assert_false(has);
+	assert_true(mirror_waiting_same(f->m, 43, "public", "secret", "no grant", &has));
+	assert_false(has);
 	since = since_of(f->m);
 
 	usleep(2000); /* a new since would differ */
