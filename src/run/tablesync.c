@@ -412,8 +412,9 @@ static bool resync_oids(Run *run, char *const *resync, int nresync, uint32_t **o
 /*
  * Which published tables the mirror lacks and can take now (*joins, one
  * per table of pub); the others wait (waiting.c), each tried again here at
- * every check, and the tables no longer published wait no more. mt: the
- * mirror tables; those still published hold their names. An exit code.
+ * every check, and the tables no longer published, or mirrored already,
+ * wait no more. mt: the mirror tables; those still published hold their
+ * names. An exit code.
  */
 static int sort_joins(Run *run, Session *s, const SourceTable *pub, int npub,
 		      const MirrorTableInfo *mt, int nmt, bool **joins)
@@ -433,7 +434,7 @@ static int sort_joins(Run *run, Session *s, const SourceTable *pub, int npub,
 	for (int j = 0; j < nmt; j++)
 		if (find_published(pub, npub, mt[j].relation_oid) != NULL)
 			kept[nkept++] = mt[j]; /* borrowed */
-	if (waiting_forget_unpublished(run, pub, npub) &&
+	if (waiting_forget(run, pub, npub, kept, nkept) &&
 	    waiting_sort(run, s, pub, npub, *joins, kept, nkept, true, reasons) &&
 	    waiting_store(run, pub, npub, reasons, true))
 		rc = EXIT_OK;

@@ -144,23 +144,26 @@ bool waiting_store(Run *run, const SourceTable *tables, int n, char *const *reas
 	return ok;
 }
 
-bool waiting_forget_unpublished(Run *run, const SourceTable *pub, int npub)
+bool waiting_forget(Run *run, const SourceTable *pub, int npub, const MirrorTableInfo *mt,
+		    int nmt)
 {
 	MirrorWaiting *w = NULL;
 	int nw = 0;
 	bool ok = mirror_waiting_list(run->mirror, &w, &nw), any = false;
 
 	for (int i = 0; ok && i < nw; i++) {
-		bool published = false;
+		bool published = false, mirrored = false;
 
 		for (int j = 0; j < npub && !published; j++)
 			published = pub[j].oid == w[i].relation_oid;
-		if (published)
+		for (int j = 0; j < nmt && !mirrored; j++)
+			mirrored = mt[j].relation_oid == w[i].relation_oid;
+		if (published && !mirrored)
 			continue;
 		ok = (any || mirror_begin(run->mirror)) &&
 		     mirror_waiting_remove(run->mirror, w[i].relation_oid);
 		any = true;
-		if (ok)
+		if (ok && !published)
 			log_info("source table \"%s.%s\", which waited, is no longer published",
 				 w[i].source_schema, w[i].source_table);
 	}

@@ -36,8 +36,10 @@ bool waiting_store(Run *run, const SourceTable *tables, int n, char *const *reas
 		   bool own_txn) PGM_MUST_CHECK;
 
 /* Forgets the waiting tables that pub (the tables published now) no
- * longer holds; false with the error logged. */
-bool waiting_forget_unpublished(Run *run, const SourceTable *pub, int npub) PGM_MUST_CHECK;
+ * longer holds, and those the mirror has (mt: synced by an older
+ * pgmirror, which knew nothing of waiting); false with the error logged. */
+bool waiting_forget(Run *run, const SourceTable *pub, int npub, const MirrorTableInfo *mt,
+		    int nmt) PGM_MUST_CHECK;
 
 /* At the end of a run that is to end (--once, --endpos), everything else
  * applied and confirmed: EXIT_ERROR with one error for each waiting table,

@@ -108,5 +108,16 @@ def test(ctx):
     ctx.once(path, slot, "pub")
     ctx.assert_mirror_equals_source(path, "public.z", "public.cc", "public.rn2")
 
+    # a waiting row left for a table the mirror has (an older pgmirror,
+    # which knew nothing of waiting, synced it): the next run forgets it
+    oid = ctx.sql1("SELECT 'public.ok'::regclass::oid")
+    con = ctx.mirror_connect(path)
+    con.execute("INSERT INTO pgmirror_waiting VALUES (?, 'public', 'ok', 'stale', 'then')",
+                (oid,))
+    con.commit()
+    con.close()
+    ctx.once(path, slot, "pub")
+    check(waiting(ctx, path) == {}, "a stale waiting row stays: %s" % waiting(ctx, path))
+
 
 harness.main(test)
