@@ -14,7 +14,6 @@ reserved name while the service runs waits the same way (its mirror table
 removed), and comes back when renamed again.
 """
 
-import json
 import os
 import signal
 import sys
@@ -22,18 +21,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
-from harness import check, parse_lsn, qident  # noqa: E402
-
-
-def waiting_json(ctx, path):
-    rc, out, err = ctx.run(["--status", "--json", path])
-    check(rc == 0, "--status --json exited %d: %s" % (rc, err))
-    doc = json.loads(out)
-    return dict((t["source"], t) for t in doc["tables"] if t.get("state") == "waiting"), doc
-
-
-def slot_lsn(ctx, slot):
-    return parse_lsn(ctx.slot_info(slot)["confirmed_flush_lsn"])
+from harness import check, qident  # noqa: E402
+from waiting import slot_lsn, waiting_json, with_role  # noqa: E402
 
 
 def wait_until(what, cond, proc, timeout=60):
@@ -44,18 +33,6 @@ def wait_until(what, cond, proc, timeout=60):
         check(time.time() < deadline, "%s did not happen within %ss:\n%s"
               % (what, timeout, proc.stderr()))
         time.sleep(0.1)
-
-
-def test(ctx):
-    role = ctx.dbname + "_dev"
-    admin = ctx.admin.cursor()
-    admin.execute("DROP ROLE IF EXISTS %s" % qident(role))
-    admin.execute("CREATE ROLE %s LOGIN REPLICATION PASSWORD 'pw'" % qident(role))
-    try:
-        run_all(ctx, role)
-    finally:
-        ctx.sql("DROP OWNED BY %s" % qident(role))
-        admin.execute("DROP ROLE IF EXISTS %s" % qident(role))
 
 
 def run_all(ctx, role):
@@ -141,6 +118,10 @@ def run_all(ctx, role):
     ctx.catch_up(path, proc=proc)
     ctx.assert_mirror_equals_source(path, "public.t1", "public.late4")
     check(ctx.stop(proc) == 0, "the service did not stop cleanly:\n%s" % proc.stderr())
+
+
+def test(ctx):
+    with_role(ctx, run_all)
 
 
 harness.main(test)

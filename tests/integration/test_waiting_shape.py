@@ -12,21 +12,18 @@ A table with no columns from the start waits on the first run likewise,
 and a rebuild after the slot was lost keeps the same tables waiting.
 """
 
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from harness import check, parse_lsn  # noqa: E402
+from waiting import waiting_json  # noqa: E402
 
 
 def waiting(ctx, path):
-    rc, out, err = ctx.run(["--status", "--json", path])
-    check(rc == 0, "--status --json exited %d: %s" % (rc, err))
-    return dict((t["source"], t["reason"]) for t in json.loads(out)["tables"]
-                if t.get("state") == "waiting")
-
+    """{source name: reason} of the waiting tables."""
+    return dict((k, t["reason"]) for k, t in waiting_json(ctx, path)[0].items())
 
 def once_waits(ctx, path, slot, names, what):
     """A --once run: exit 1 naming each of names, the others applied, the

@@ -20,40 +20,14 @@ a table the role may not read (secret), one whose mirror name is reserved
   makes the slot or the file.
 """
 
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
-from harness import check, parse_lsn, qident  # noqa: E402
+from harness import check, qident  # noqa: E402
+from waiting import slot_lsn, status, waiting_json, with_role  # noqa: E402
 
-
-def status(ctx, path, *extra):
-    rc, out, err = ctx.run(["--status"] + list(extra) + [path])
-    check(rc == 0, "--status %s exited %d: %s" % (" ".join(extra), rc, err))
-    return out
-
-
-def waiting_json(ctx, path):
-    doc = json.loads(status(ctx, path, "--json"))
-    return dict((t["source"], t) for t in doc["tables"] if t.get("state") == "waiting"), doc
-
-
-def slot_lsn(ctx, slot):
-    return parse_lsn(ctx.slot_info(slot)["confirmed_flush_lsn"])
-
-
-def test(ctx):
-    role = ctx.dbname + "_dev"
-    admin = ctx.admin.cursor()
-    admin.execute("DROP ROLE IF EXISTS %s" % qident(role))
-    admin.execute("CREATE ROLE %s LOGIN REPLICATION PASSWORD 'pw'" % qident(role))
-    try:
-        run_all(ctx, role)
-    finally:
-        ctx.sql("DROP OWNED BY %s" % qident(role))
-        admin.execute("DROP ROLE IF EXISTS %s" % qident(role))
 
 
 def run_all(ctx, role):
@@ -188,6 +162,10 @@ def run_all(ctx, role):
           "no table can be taken: exit %d\n%s" % (rc, err))
     check(ctx.slot_info(s2) is None and not os.path.exists(p2),
           "no table can be taken: the slot or the file was made")
+
+
+def test(ctx):
+    with_role(ctx, run_all)
 
 
 harness.main(test)
