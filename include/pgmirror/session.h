@@ -297,8 +297,9 @@ bool session_column_fill(Session *s, uint32_t relid, const char *column,
 bool session_relation_name(Session *s, uint32_t relid, char **nspname, char **relname)
 	PGM_MUST_CHECK;
 
-/* Which of tables[0..n-1] the connection's role cannot read: grants[i]
- * (malloc'd) the GRANT that lets it read table i, NULL when it can. */
+/* Which of tables[0..n-1] the connection's role cannot read (its schema,
+ * or a published column: tables[i].cols): grants[i] (malloc'd) the GRANT
+ * that lets it read table i, NULL when it can. */
 bool session_unreadable_tables(Session *s, const SourceTable *tables, int n, char **grants)
 	PGM_MUST_CHECK;
 
