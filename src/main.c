@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pgmirror/notify.h"
 #include "pgmirror/mirror.h"
 #include "pgmirror/prompt.h"
 #include "pgmirror/replicate.h"
@@ -40,8 +41,10 @@ static void usage(FILE *out)
 		"      --drop-slot              drop the replication slot and exit\n"
 		"      --verify                 bring the mirror to a fresh point of the source,\n"
 		"                               compare every table with it, and exit\n"
-		"      --status [--json]        print the mirror's state and exit (no connection);\n"
-		"                               --json: as one JSON object\n"
+		"      --status [--json | --prometheus]\n"
+		"                               print the mirror's state and exit (no connection);\n"
+		"                               --json: as one JSON object; --prometheus: in\n"
+		"                               Prometheus' text format\n"
 		"      --check                  check the mirror file for damage and exit\n"
 		"                               (no connection)\n"
 		"  -s, --status-interval=SECS   feedback to the server every SECS (default 10)\n"
@@ -75,6 +78,7 @@ static void print_version(void)
 static void handle_stop(int sig)
 {
 	(void)sig;
+	notify_stopping();
 	replicate_request_stop();
 }
 
@@ -184,7 +188,8 @@ static void add_resync_tables(ReplicateOptions *opt, const char *arg)
 int main(int argc, char **argv)
 {
 	enum { OPT_ONCE = 256, OPT_NO_COPY, OPT_DROP_SLOT, OPT_STATUS, OPT_VERIFY, OPT_RESYNC,
-	       OPT_FAILOVER, OPT_NO_BINARY, OPT_HELP, OPT_JSON, OPT_CHECK };
+	       OPT_FAILOVER, OPT_NO_BINARY, OPT_HELP, OPT_JSON, OPT_CHECK,
+	       OPT_PROMETHEUS };
 	static const struct option longopts[] = {
 		{"dbname", required_argument, NULL, 'd'},
 		{"host", required_argument, NULL, 'h'},
@@ -203,6 +208,7 @@ int main(int argc, char **argv)
 		{"drop-slot", no_argument, NULL, OPT_DROP_SLOT},
 		{"status", no_argument, NULL, OPT_STATUS},
 		{"json", no_argument, NULL, OPT_JSON},
+		{"prometheus", no_argument, NULL, OPT_PROMETHEUS},
 		{"verify", no_argument, NULL, OPT_VERIFY},
 		{"check", no_argument, NULL, OPT_CHECK},
 		{"status-interval", required_argument, NULL, 's'},
@@ -213,7 +219,8 @@ int main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	ReplicateOptions opt = {.slot = "pgmirror", .status_interval = 10};
-	bool drop_slot = false, status = false, json = false, check = false;
+	bool drop_slot = false, status = false, check = false;
+	StatusFormat format = STATUS_TEXT;
 	bool no_password = false, ask = false;
 	char *password = NULL;
 	int level = LOG_INFO, c, rc;
@@ -278,7 +285,10 @@ int main(int argc, char **argv)
 			status = true;
 			break;
 		case OPT_JSON:
-			json = true;
+		case OPT_PROMETHEUS:
+			if (format != STATUS_TEXT)
+				usage_error("%s", "--json and --prometheus do not go together");
+			format = c == OPT_JSON ? STATUS_JSON : STATUS_PROMETHEUS;
 			break;
 		case OPT_VERIFY:
 			opt.verify = true;
@@ -336,8 +346,8 @@ int main(int argc, char **argv)
 			    "not go together");
 	if (opt.once && opt.endpos != LSN_INVALID)
 		usage_error("%s", "--once and --endpos do not go together");
-	if (json && !status)
-		usage_error("%s", "--json goes only with --status");
+	if (format != STATUS_TEXT && !status)
+		usage_error("%s", "--json and --prometheus go only with --status");
 	if (opt.resync && (drop_slot || status || opt.verify || check))
 		usage_error("%s", "--resync does not go with --drop-slot, --status, --check or "
 			    "--verify");
@@ -360,11 +370,12 @@ int main(int argc, char **argv)
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	notify_init();
 	if (ask && (rc = ask_password(&opt, &password)) >= 0)
 		return rc;
 
 	if (status)
-		rc = status_print(opt.mirror_path, json);
+		rc = status_print(opt.mirror_path, format);
 	else if (check)
 		rc = replicate_check(opt.mirror_path);
 	else if (drop_slot)

@@ -101,5 +101,12 @@ bool lsn_parse(const char *text, Lsn *out) PGM_MUST_CHECK;
 char *pgtime_format_utc(int64_t pg_usecs, char *buf, size_t size);
 /* Current time in microseconds since the PostgreSQL epoch. */
 int64_t pgtime_now(void);
+/* Parses such UTC text back into seconds since 1970 (Unix time); false on
+ * anything else. */
+bool pgtime_parse_utc(const char *text, double *unix_secs) PGM_MUST_CHECK;
+
+/* The length of the UTF-8 sequence at s (n > 0 bytes left), or 0 when the
+ * bytes there are not one (overlong forms and surrogates included). */
+size_t utf8_char_length(const unsigned char *s, size_t n);
 
 #endif

@@ -373,3 +373,53 @@ int64_t pgtime_now(void)
 	gettimeofday(&tv, NULL);
 	return ((int64_t)tv.tv_sec - PG_EPOCH_OFFSET_SECS) * 1000000 + tv.tv_usec;
 }
+
+/* Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar
+ * (H. Hinnant's days_from_civil): no time_t, which is 32 bits on armhf. */
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+	int64_t era, yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+bool pgtime_parse_utc(const char *text, double *unix_secs)
+{
+	int y, mo, d, h, mi, s, n = 0, digits = 0;
+	double frac = 0, scale = 0.1;
+
+	if (text == NULL ||
+	    sscanf(text, "%4d-%2d-%2d %2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &s, &n) != 6 ||
+	    n != 19)
+		return false;
+	if (text[n] == '.')
+		for (n++; text[n] >= '0' && text[n] <= '9' && digits < 9; n++, digits++, scale /= 10)
+			frac += (text[n] - '0') * scale;
+	if (text[n] != '\0' || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
+	    s > 60 || y < 0 || h < 0 || mi < 0 || s < 0)
+		return false;
+	*unix_secs = (double)(days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s) + frac;
+	return true;
+}
+
+size_t utf8_char_length(const unsigned char *s, size_t n)
+{
+	size_t len = s[0] < 0x80 ? 1 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2
+		     : s[0] >= 0xe0 && s[0] < 0xf0 ? 3 : s[0] >= 0xf0 && s[0] < 0xf5 ? 4 : 0;
+
+	if (len == 0 || len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	/* overlong forms, surrogates and beyond U+10FFFF */
+	if ((len == 3 && s[0] == 0xe0 && s[1] < 0xa0) || (len == 3 && s[0] == 0xed && s[1] >= 0xa0) ||
+	    (len == 4 && s[0] == 0xf0 && s[1] < 0x90) || (len == 4 && s[0] == 0xf4 && s[1] >= 0x90))
+		return 0;
+	return len;
+}

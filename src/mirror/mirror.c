@@ -301,6 +301,9 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 	if (has_state && !check_format(m))
 		goto error_or_damaged;
 	if (mode == MIRROR_READ) {
+		/* the first read made -wal and -shm if an account that may write
+		 * the mirror had removed them: give them the file's group */
+		mirror_share_files(m);
 		*out = m;
 		return MIRROR_OPEN_OK;
 	}

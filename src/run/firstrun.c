@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pgmirror/notify.h"
 #include "pgmirror/copy.h"
 #include "pgmirror/naming.h"
 #include "replicate_internal.h"
@@ -146,8 +147,9 @@ static int resume_first_run(Run *run, int nkept)
 	MirrorState st = run->state;
 	int rc;
 
-	log_warning("the first run of mirror \"%s\" did not finish; keeping the %d tables it "
-		    "copied and copying the others", run->opt->mirror_path, nkept);
+	log_warning("the first run of mirror \"%s\" did not finish; keeping the %d %s it "
+		    "copied and copying the others", run->opt->mirror_path, nkept,
+		    nkept == 1 ? "table" : "tables");
 	rc = tablesync_reconcile(run, run->session, NULL, NULL, 0, false, NULL, NULL);
 	if (rc != EXIT_OK || replicate_stopping()) {
 		if (rc == EXIT_OK)
@@ -168,6 +170,8 @@ static bool copy_each_table(Run *run, Copier *copier, Applier *apply, const Sour
 {
 	*copy_failed = false;
 	for (int i = 0; i < ntables; i++) {
+		notify_status("copying table %d of %d: %s.%s", i + 1, ntables, tables[i].nspname,
+			      tables[i].relname);
 		if (!copy_begin_at(copier, start) || !copy_one_table(copier, &tables[i], start) ||
 		    !copy_commit_at(copier, start)) {
 			*copy_failed = true;

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pgmirror/notify.h"
 #include "pgmirror/indexes.h"
 #include "replicate_internal.h"
 #include "waiting.h"
@@ -294,14 +295,17 @@ done:
 /* Sleeps up to secs, waking early when asked to stop. */
 static void backoff_sleep(int secs)
 {
-	for (int i = 0; i < secs * 10 && !replicate_stopping(); i++)
+	for (int i = 0; i < secs * 10 && !replicate_stopping(); i++) {
+		notify_alive(); /* waiting for the source is its job now */
 		usleep(100000);
+	}
 }
 
 /* The mirror's tick while the indexes are made: stop when asked to. */
 static bool start_tick(void *ctx)
 {
 	(void)ctx;
+	notify_alive(); /* SQLite works on them */
 	return !replicate_stopping();
 }
 

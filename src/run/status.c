@@ -5,7 +5,8 @@
  * is a line "table: ROWS NAME" (the name last, as it may hold spaces).
  * --json prints the same as one JSON object, with each table's generation
  * (RFC 8259: strings escaped, bytes that are not UTF-8 as U+FFFD, what is
- * not known as null), for a fleet's monitoring. A table that waits
+ * not known as null), for a fleet's monitoring; --prometheus in
+ * Prometheus' text format (status_prom.c). A table that waits
  * (pgmirror_waiting) is shown with its state, why and since when.
  */
 #include "config.h"
@@ -21,31 +22,7 @@
 #include "pgmirror/naming.h"
 #include "pgmirror/replicate.h" /* the exit codes */
 #include "pgmirror/status.h"
-
-/* What --status prints of one table. */
-typedef struct TableStatus {
-	char *name;
-	int64_t rows;
-	int64_t generation;
-} TableStatus;
-
-/* The length of the UTF-8 sequence at s (n bytes left), or 0: not one. */
-static size_t utf8_length(const unsigned char *s, size_t n)
-{
-	size_t len = s[0] < 0x80 ? 1 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2
-		     : s[0] >= 0xe0 && s[0] < 0xf0 ? 3 : s[0] >= 0xf0 && s[0] < 0xf5 ? 4 : 0;
-
-	if (len == 0 || len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	/* overlong forms, surrogates and beyond U+10FFFF */
-	if ((len == 3 && s[0] == 0xe0 && s[1] < 0xa0) || (len == 3 && s[0] == 0xed && s[1] >= 0xa0) ||
-	    (len == 4 && s[0] == 0xf0 && s[1] < 0x90) || (len == 4 && s[0] == 0xf4 && s[1] >= 0x90))
-		return 0;
-	return len;
-}
+#include "status_internal.h"
 
 /* text as a JSON string, or null. */
 static void json_string(const char *text)
@@ -60,7 +37,7 @@ static void json_string(const char *text)
 	n = strlen(text);
 	putchar('"');
 	for (size_t i = 0; i < n; i += len) {
-		len = utf8_length(s + i, n - i);
+		len = utf8_char_length(s + i, n - i);
 		if (len == 0) {
 			fputs("\\ufffd", stdout);
 			len = 1;
@@ -159,8 +136,10 @@ static void print_json(const char *path, const MirrorState *st, const MirrorHeal
 	for (int i = 0; i < n; i++) {
 		fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", stdout);
 		json_string(t[i].name);
-		printf(", \"rows\": %" PRId64 ", \"generation\": %" PRId64 ", \"state\": \"ready\"}",
+		printf(", \"rows\": %" PRId64 ", \"generation\": %" PRId64 ", \"state\": ",
 		       t[i].rows, t[i].generation);
+		json_string(t[i].state);
+		putchar('}');
 	}
 	json_waiting(w, nw, n == 0);
 	fputs(n + nw ? "\n  ]\n}\n" : "\n}\n", stdout);
@@ -202,7 +181,24 @@ static void print_text(const char *path, const MirrorState *st, const MirrorHeal
 	text_waiting(w, nw);
 }
 
-int status_print(const char *mirror_path, bool json)
+/* --prometheus, the waiting tables counted in pgmirror_tables{state="waiting"}
+ * (they have no rows of their own: rows -1). */
+static void prom_print(const MirrorState *st, const MirrorHealth *h, const TableStatus *t, int n,
+		       const MirrorWaiting *w, int nw)
+{
+	TableStatus *all = xcalloc((size_t)n + (size_t)nw + 1, sizeof(TableStatus));
+
+	memcpy(all, t, (size_t)n * sizeof(TableStatus));
+	for (int i = 0; i < nw; i++)
+		all[n + i] = (TableStatus){naming_table(w[i].source_schema, w[i].source_table), -1,
+					   -1, "waiting"};
+	status_prom_print(st, h, all, n + nw);
+	for (int i = 0; i < nw; i++)
+		free(all[n + i].name);
+	free(all);
+}
+
+int status_print(const char *mirror_path, StatusFormat format)
 {
 	Mirror *m = NULL;
 	MirrorState st = {0};
@@ -239,14 +235,17 @@ int status_print(const char *mirror_path, bool json)
 	t = xcalloc((size_t)n + 1, sizeof(*t));
 	for (int i = 0; i < n; i++) {
 		t[i].name = names[i];
+		t[i].state = "synced"; /* every table pgmirror_tables lists */
 		if (!mirror_count_rows(m, names[i], &t[i].rows) ||
 		    !mirror_table_generation(m, names[i], &t[i].generation)) {
 			log_error("%s", mirror_error(m));
 			goto done;
 		}
 	}
-	if (json)
+	if (format == STATUS_JSON)
 		print_json(mirror_path, &st, &h, t, n, w, nw);
+	else if (format == STATUS_PROMETHEUS)
+		prom_print(&st, &h, t, n, w, nw);
 	else
 		print_text(mirror_path, &st, &h, t, n, w, nw);
 	rc = EXIT_OK;

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pgmirror/notify.h"
 #include "pgmirror/copy.h"
 #include "pgmirror/mirror_waiting.h"
 #include "replicate_internal.h"
@@ -221,6 +222,8 @@ static bool sync_one(Run *run, Applier *apply, Applier *a, Copier *c, const Sync
 			  mirror_error(run->mirror));
 		goto done;
 	}
+	notify_status("copying table %s.%s (it joined, or is synced again)", t->nspname,
+		      t->relname);
 	if (!copy_one_table(c, t, at)) {
 		*copy_failed = true;
 		goto done;

@@ -23,6 +23,7 @@ a table the role may not read (secret), one whose mirror name is reserved
 """
 
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -93,8 +94,13 @@ def run_all(ctx, role):
           and waiting["public.secret"]["since"], "--json secret: %r" % waiting["public.secret"])
     check(waiting["public.secret"]["name"] == "secret" and
           waiting["public.secret"]["rows"] is None, "--json secret: %r" % waiting["public.secret"])
-    ready = [t["name"] for t in doc["tables"] if t.get("state") == "ready"]
-    check(sorted(ready) == ["pgm_marker", "t1"], "--json ready tables: %s" % ready)
+    synced = [t["name"] for t in doc["tables"] if t.get("state") == "synced"]
+    check(sorted(synced) == ["pgm_marker", "t1"], "--json synced tables: %s" % synced)
+    prom = status(ctx, path, "--prometheus")
+    check(re.search(r'^pgmirror_tables\{[^}]*state="waiting"[^}]*\} 5$', prom, re.M) and
+          re.search(r'^pgmirror_tables\{[^}]*state="synced"[^}]*\} 2$', prom, re.M) and
+          'table="secret"' not in prom,
+          "--status --prometheus does not count the waiting tables:\n%s" % prom)
     text = status(ctx, path)
     check("tables_waiting: 5\n" in text and "waiting: public.secret\nwaiting_since: " in text
           and "waiting_reason: permission denied" in text,

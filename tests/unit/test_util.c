@@ -78,6 +78,33 @@ static void test_pgtime(void **state)
 			    "2040-01-01 12:00:00");
 }
 
+/* pgtime_parse_utc() reads what pgtime_format_utc() writes, as Unix time */
+static void test_pgtime_parse(void **state)
+{
+	static const int64_t at[] = {0, 1, -1, INT64_C(500000), INT64_C(762525296000000),
+				     INT64_C(1262347200000000), INT64_C(-946684800000000)};
+	char buf[40];
+	double secs;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		assert_true(pgtime_parse_utc(pgtime_format_utc(at[i], buf, sizeof(buf)), &secs));
+		double diff = secs - ((double)at[i] / 1e6 + 946684800.0);
+
+		assert_true(diff < 1e-6 && diff > -1e-6);
+	}
+	assert_true(pgtime_parse_utc("1970-01-01 00:00:00", &secs) && secs == 0);
+	assert_true(pgtime_parse_utc("2024-02-29 12:34:56.25", &secs) && secs == 1709210096.25);
+	assert_false(pgtime_parse_utc(NULL, &secs));
+	assert_false(pgtime_parse_utc("", &secs));
+	assert_false(pgtime_parse_utc("2024-02-29", &secs));
+	assert_false(pgtime_parse_utc("2024-02-29 12:34:56 ", &secs));
+	assert_false(pgtime_parse_utc("2024-13-01 00:00:00", &secs));
+	assert_false(pgtime_parse_utc("2024-02-29 24:00:00", &secs));
+	assert_false(pgtime_parse_utc("2024-02-29 12:34:56.x", &secs));
+	assert_false(pgtime_parse_utc("infinity", &secs));
+}
+
 static void test_strv_split_join(void **state)
 {
 	static const struct {
@@ -182,6 +209,7 @@ int main(void)
 		cmocka_unit_test(test_lsn_parse_accepts),
 		cmocka_unit_test(test_lsn_parse_rejects),
 		cmocka_unit_test(test_pgtime),
+		cmocka_unit_test(test_pgtime_parse),
 		cmocka_unit_test(test_strv_split_join),
 		cmocka_unit_test(test_hex_digit_value),
 		cmocka_unit_test(test_mono_deadline),
