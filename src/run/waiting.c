@@ -66,11 +66,9 @@ bool waiting_sort(Run *run, Session *s, const SourceTable *tables, int n, const 
 		if (consider != NULL && !consider[i])
 			continue;
 		reasons[i] = waiting_shape_problem(&tables[i]);
-		if (reasons[i] == NULL)
-			reasons[i] = clash_problem(tables, i, reasons, mt, nmt);
 		if (reasons[i] == NULL && check_read) {
 			at[nask] = i;
-			ask[nask++] = tables[i]; /* borrowed: only its OID is read */
+			ask[nask++] = tables[i]; /* borrowed: its OID and columns are read */
 		}
 	}
 	if (nask > 0) {
@@ -90,6 +88,10 @@ bool waiting_sort(Run *run, Session *s, const SourceTable *tables, int n, const 
 			reasons[at[k]] = xasprintf("permission denied to read source table "
 						   "\"%s\".\"%s\"; on the source, run: %s",
 						   ask[k].nspname, ask[k].relname, grants[k]);
+	/* names last: a table that waits for another reason holds none */
+	for (int i = 0; ok && i < n; i++)
+		if ((consider == NULL || consider[i]) && reasons[i] == NULL)
+			reasons[i] = clash_problem(tables, i, reasons, mt, nmt);
 	strv_free(grants, nask);
 	free(ask);
 	free(at);

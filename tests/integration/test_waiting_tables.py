@@ -18,6 +18,8 @@ a table the role may not read (secret), one whose mirror name is reserved
 - Joining later, in service mode: test_waiting_join.
 - A role granted only a table's published columns (a column list) may
   copy it: it does not wait; one granted only some of them waits.
+- A table that waits for its privilege does not hold its mirror name:
+  another table with that name is mirrored.
 - When no published table can be taken, a first run refuses before it
   makes the slot or the file.
 """
@@ -181,6 +183,19 @@ def run_all(ctx, role):
     check(ctx.mirror_query(p3, 'SELECT id, pub, "q""b\\:c" FROM colpub ORDER BY id') ==
           [(1, "shown", 5), (2, "too", 6)],
           "colpub: %s" % ctx.mirror_query(p3, "SELECT * FROM colpub"))
+
+    # ---- a table that waits for its privilege holds no name --------------
+    # public.o_b (unreadable) and o.b (readable) would both be "o_b": o.b
+    # is mirrored under it, o_b waits for its GRANT, not for the name
+    ctx.sql("CREATE TABLE o_b (id int PRIMARY KEY); CREATE SCHEMA o; "
+            "CREATE TABLE o.b (id int PRIMARY KEY); INSERT INTO o.b VALUES (3); "
+            "CREATE PUBLICATION p_order FOR TABLE o_b, o.b; "
+            "GRANT USAGE ON SCHEMA o TO %s; GRANT SELECT ON o.b TO %s" % (q, q))
+    p4, s4 = ctx.path("order.db"), ctx.slot("order")
+    rc, out, err = ctx.run(["-d", dsn, "-S", s4, "-P", "p_order", "--once", p4])
+    check(rc == 1 and "GRANT SELECT ON public.o_b TO %s" % role in err and
+          os.path.exists(p4) and ctx.mirror_query(p4, "SELECT id FROM o_b") == [(3,)],
+          "o_b / o.b: exit %d (o.b not mirrored as o_b?)\n%s" % (rc, err))
 
     # ---- nothing can be taken: refused before the slot --------------------
     ctx.sql("CREATE TABLE hidden (id int PRIMARY KEY); CREATE PUBLICATION p_none FOR TABLE hidden")
