@@ -124,6 +124,7 @@ static int ask_password(ReplicateOptions *opt, char **password)
 		return errno == EINTR ? EXIT_OK : EXIT_ERROR;
 	}
 	opt->conn.password = *password;
+	log_hide(*password);
 	return -1;
 }
 
@@ -222,14 +223,19 @@ int main(int argc, char **argv)
 	bool drop_slot = false, status = false, check = false;
 	StatusFormat format = STATUS_TEXT;
 	bool no_password = false, ask = false;
-	char *password = NULL;
+	char *password = NULL, *dbname = NULL;
+	bool dbname_pw = false;
 	int level = LOG_INFO, c, rc;
 	struct sigaction sa;
 
 	while ((c = getopt_long(argc, argv, "d:h:p:U:wWS:P:E:s:vqV?", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			opt.conn.dbname = optarg;
+			/* a copy: argv's is blanked below, as /proc shows it */
+			free(dbname);
+			opt.conn.dbname = dbname = xstrdup(optarg);
+			dbname_pw = session_hide_passwords(&opt.conn) || dbname_pw;
+			log_blank(optarg);
 			break;
 		case 'h':
 			opt.conn.host = conn_value("-h/--host", optarg);
@@ -356,7 +362,18 @@ int main(int argc, char **argv)
 	if ((status || check) && ask)
 		usage_error("%s", "-W/--password does not go with --status or --check, which do not "
 			    "connect");
+	/* they read the file alone: an option that would go unheeded is refused */
+	if ((status || check) && (opt.conn.dbname || opt.conn.host || opt.conn.port ||
+				  opt.conn.user || no_password || opt.slot_given || opt.npubs > 0))
+		usage_error("%s does not connect and reads the slot and the publications from the "
+			    "mirror file: leave out -d, -h, -p, -U, -w, -S and -P",
+			    status ? "--status" : "--check");
 	log_set_level(level);
+	session_hide_passwords(&opt.conn); /* PGPASSWORD, when no -d */
+	if (dbname_pw)
+		log_warning("%s", "a password in -d can be read by other users of this machine "
+			    "while pgmirror starts; put it in a password file (~/.pgpass, or the "
+			    "file PGPASSFILE names; under systemd, LoadCredential=) instead");
 	if (opt.npubs > 1)
 		qsort(opt.pubs, (size_t)opt.npubs, sizeof(char *), cmp_str);
 
@@ -391,6 +408,10 @@ int main(int argc, char **argv)
 	if (password != NULL) {
 		explicit_bzero(password, strlen(password));
 		free(password);
+	}
+	if (dbname != NULL) {
+		explicit_bzero(dbname, strlen(dbname));
+		free(dbname);
 	}
 	return rc;
 }

@@ -94,6 +94,9 @@ bool session_error_publication_gone(const Session *s);
 /* True when the server refused the last command for want of a privilege
  * (SQLSTATE 42501, e.g. a COPY of a table the role may not read). */
 bool session_error_privilege(const Session *s);
+/* The last error: text the source cannot convert to UTF-8 (22021,
+ * character_not_in_repertoire). */
+bool session_error_bad_text(const Session *s);
 /* True when the last call gave up because the stop check said so. */
 bool session_error_stopped(const Session *s);
 /*
@@ -267,6 +270,14 @@ void session_finish_async(Session *s, int max_ms);
 
 /* The libpq in use (PQlibVersion()), as text: "15.4". */
 const char *session_libpq_version(void);
+
+/*
+ * Hands every password cp, -d and PGPASSWORD carry to log_hide(), so that
+ * no message, error or stored text shows one (conn_secret.c); true when -d
+ * itself holds one (a password on the command line). Call it before
+ * anything can log.
+ */
+bool session_hide_passwords(const ConnParams *cp);
 
 /* The applier's look-ups below need a plain connection: they pass their
  * values as parameters, which a walsender does not take. */

@@ -87,6 +87,18 @@ void log_msg(int level, const char *fmt, ...) PGM_PRINTF(2, 3);
 #define log_warning(...) log_msg(LOG_WARNING, __VA_ARGS__)
 #define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
 #define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
+/*
+ * Secrets (passwords) the log never shows: log_hide() registers one (a
+ * copy; NULL and "" are ignored); from then on every message logged, every
+ * ErrBuf text and every text log_clean() returns shows it masked.
+ * log_blank() overwrites each one in text with '*'s, keeping its length
+ * (the command line's copy of -d, as /proc shows it).
+ */
+void log_hide(const char *secret);
+void log_blank(char *text);
+/* text as it may be shown or stored (malloc'd): on one line (line breaks
+ * as "; ", other control characters as blanks), secrets masked. */
+char *log_clean(const char *text);
 /* The text of the last error logged (at any level setting), or NULL. */
 const char *log_last_error(void);
 

@@ -69,3 +69,14 @@ bool apply_wait_table(Applier *a, RelEntry *r, const char *why)
 	r->sync_known = true;
 	return true;
 }
+
+char *apply_start_over_hint(Applier *a)
+{
+	char *cmd = a->command != NULL ? a->command(a->command_ctx, "--drop-slot")
+				       : xstrdup("pgmirror --drop-slot");
+	char *hint = xasprintf("; to start over: %s, then remove the mirror file and run "
+			       "again", cmd);
+
+	free(cmd);
+	return hint;
+}

@@ -114,21 +114,77 @@ static bool stderr_is_journal(void)
 }
 
 /*
- * text on one line (malloc'd): a server's message may run over several
- * ("ERROR:  ...\nDETAIL:  ...\nHINT:  ..."), and a line without pgmirror's
- * prefix (and priority) would read as another message, or none. Each line
- * break and the blanks after it become "; "; breaks at the end go.
+ * Secrets the log never shows (log_hide()): each is replaced by
+ * SECRET_MASK wherever it appears in a message, an error text or a text
+ * stored in the mirror. Longest first, so that a secret holding another is
+ * masked whole.
  */
-static char *one_line(const char *text)
+#define SECRET_MASK "********"
+static char **secrets;
+static int nsecrets;
+
+void log_hide(const char *secret)
 {
-	char *out = xmalloc(2 * strlen(text) + 1), *w = out;
+	int at = 0;
+
+	if (secret == NULL || *secret == '\0' || strv_contains(secrets, nsecrets, secret))
+		return;
+	while (at < nsecrets && strlen(secrets[at]) >= strlen(secret))
+		at++;
+	secrets = xreallocarray(secrets, (size_t)nsecrets + 1, sizeof(char *));
+	memmove(secrets + at + 1, secrets + at, (size_t)(nsecrets - at) * sizeof(char *));
+	secrets[at] = xstrdup(secret);
+	nsecrets++;
+}
+
+/* The registered secret that starts at p, or NULL. */
+static const char *secret_at(const char *p)
+{
+	for (int i = 0; i < nsecrets; i++)
+		if (strncmp(p, secrets[i], strlen(secrets[i])) == 0)
+			return secrets[i];
+	return NULL;
+}
+
+void log_blank(char *text)
+{
+	for (char *p = text; *p != '\0';) {
+		const char *s = secret_at(p);
+		size_t n = s != NULL ? strlen(s) : 1;
+
+		if (s != NULL)
+			memset(p, '*', n);
+		p += n;
+	}
+}
+
+/*
+ * text on one line (malloc'd), secrets masked: a server's message may run
+ * over several ("ERROR:  ...\nDETAIL:  ...\nHINT:  ..."), and a line
+ * without pgmirror's prefix (and priority) would read as another message,
+ * or none. Each line break and the blanks after it become "; "; breaks at
+ * the end go; any other control character (libpq's tabs) becomes a blank.
+ */
+static char *clean(const char *text, bool one_line)
+{
+	size_t grow = sizeof(SECRET_MASK) > 2 ? sizeof(SECRET_MASK) : 2;
+	char *out = xreallocarray(NULL, strlen(text) + 1, grow), *w = out;
 
 	for (const char *r = text; *r != '\0';) {
-		if (*r != '\n') {
-			*w++ = *r++;
+		const char *s = secret_at(r);
+
+		if (s != NULL) {
+			memcpy(w, SECRET_MASK, strlen(SECRET_MASK));
+			w += strlen(SECRET_MASK);
+			r += strlen(s);
 			continue;
 		}
-		while (*r == '\n' || *r == ' ' || *r == '\t')
+		if (!one_line || (*r != '\n' && *r != '\r')) {
+			*w++ = one_line && ((unsigned char)*r < ' ' || *r == 0x7f) ? ' ' : *r;
+			r++;
+			continue;
+		}
+		while (*r == '\n' || *r == '\r' || *r == ' ' || *r == '\t')
 			r++;
 		if (*r != '\0' && w != out) {
 			*w++ = ';';
@@ -137,6 +193,11 @@ static char *one_line(const char *text)
 	}
 	*w = '\0';
 	return out;
+}
+
+char *log_clean(const char *text)
+{
+	return clean(text, true);
 }
 
 void log_msg(int level, const char *fmt, ...)
@@ -152,7 +213,7 @@ void log_msg(int level, const char *fmt, ...)
 	if (vasprintf(&raw, fmt, ap) < 0)
 		out_of_memory(0);
 	va_end(ap);
-	text = one_line(raw);
+	text = log_clean(raw);
 	free(raw);
 	if (level == LOG_ERROR)
 		snprintf(last_error, sizeof(last_error), "%s", text);
@@ -172,10 +233,17 @@ void errbuf_vset(ErrBuf *e, const char *fmt, va_list ap)
 {
 	size_t n;
 
+	char *masked;
+
 	vsnprintf(e->text, sizeof(e->text), fmt, ap);
 	n = strlen(e->text);
 	while (n > 0 && e->text[n - 1] == '\n')
 		e->text[--n] = '\0';
+	if (nsecrets > 0) {
+		masked = clean(e->text, false);
+		snprintf(e->text, sizeof(e->text), "%s", masked);
+		free(masked);
+	}
 }
 
 void errbuf_set(ErrBuf *e, const char *fmt, ...)

@@ -280,16 +280,19 @@ int firstrun_run(Run *run, bool rebuild)
 		goto done;
 	}
 	if (si.exists && !slot_is_ours(run, &si, rebuild)) {
+		char *cmd = replicate_command(run->opt, "--drop-slot", slot);
+
 		if (fresh)
 			log_error("replication slot \"%s\" already exists, but mirror \"%s\" did "
 				  "not create it; choose another slot with -S, or drop it first "
-				  "with pgmirror --drop-slot -S %s (whatever used it loses its "
-				  "place)", slot, run->opt->mirror_path, slot);
+				  "with %s (whatever used it loses its place)", slot,
+				  run->opt->mirror_path, cmd);
 		else
 			log_error("replication slot \"%s\" exists, but it is not the one mirror "
 				  "\"%s\" made (its first run or rebuild did not finish); if no "
-				  "other mirror uses it, drop it with pgmirror --drop-slot -S %s "
-				  "and run again", slot, run->opt->mirror_path, slot);
+				  "other mirror uses it, drop it with %s and run again", slot,
+				  run->opt->mirror_path, cmd);
+		free(cmd);
 		goto done;
 	}
 	/* Fail early, before the slot exists, when no table can be taken. */

@@ -2,7 +2,8 @@
  * status.c: --status, the mirror's state read from the file alone.
  *
  * The output is one "key: value" per line, stable for scripts; each table
- * is a line "table: ROWS NAME" (the name last, as it may hold spaces).
+ * is a line "table: ROWS NAME" (the name last, as it may hold spaces);
+ * control characters and backslashes in values are escaped (text_value).
  * --json prints the same as one JSON object, with each table's generation
  * (RFC 8259: strings escaped, bytes that are not UTF-8 as U+FFFD, what is
  * not known as null), for a fleet's monitoring; --prometheus in
@@ -87,19 +88,6 @@ static void json_waiting(const MirrorWaiting *w, int nw, bool first)
 	}
 }
 
-/* The waiting tables in --status's text, after the table lines: three
- * lines each, the name first. */
-static void text_waiting(const MirrorWaiting *w, int nw)
-{
-	for (int i = 0; i < nw; i++) {
-		printf("waiting: %s.%s\nwaiting_since: %s\nwaiting_reason: ", w[i].source_schema,
-		       w[i].source_table, w[i].since);
-		for (const char *p = w[i].reason; *p != '\0'; p++)
-			putchar(*p == '\n' ? ' ' : *p);
-		putchar('\n');
-	}
-}
-
 static void print_json(const char *path, const MirrorState *st, const MirrorHealth *h,
 		       const TableStatus *t, int n, const MirrorWaiting *w, int nw)
 {
@@ -145,39 +133,76 @@ static void print_json(const char *path, const MirrorState *st, const MirrorHeal
 	fputs(n + nw ? "\n  ]\n}\n" : "\n}\n", stdout);
 }
 
+/*
+ * text as one line of --status, whatever a name or a stored text holds (a
+ * newline in a quoted source name would forge a line): a control
+ * character as \n, \r, \t or \xNN, and so a backslash as \\.
+ */
+static void text_value(const char *text)
+{
+	for (const unsigned char *p = (const unsigned char *)text; p != NULL && *p != '\0'; p++) {
+		if (*p == '\\' || *p == '\n' || *p == '\r' || *p == '\t')
+			printf("\\%c", *p == '\n' ? 'n' : *p == '\r' ? 'r' : *p == '\t' ? 't' : '\\');
+		else if (*p < 0x20 || *p == 0x7f)
+			printf("\\x%02x", *p);
+		else
+			putchar(*p);
+	}
+}
+
+/* "key: value" (value escaped; NULL as empty) */
+static void text_field(const char *key, const char *value)
+{
+	printf("%s: ", key);
+	text_value(value);
+	putchar('\n');
+}
+
+/* The waiting tables in --status's text, after the table lines: three
+ * lines each, the name first (escaped as every value is). */
+static void text_waiting(const MirrorWaiting *w, int nw)
+{
+	for (int i = 0; i < nw; i++) {
+		char *name = xasprintf("%s.%s", w[i].source_schema, w[i].source_table);
+
+		text_field("waiting", name);
+		text_field("waiting_since", w[i].since);
+		text_field("waiting_reason", w[i].reason);
+		free(name);
+	}
+}
+
 static void print_text(const char *path, const MirrorState *st, const MirrorHealth *h,
 		       const TableStatus *t, int n, const MirrorWaiting *w, int nw)
 {
 	char lsn[LSN_TEXT_SIZE];
 
-#define OR_EMPTY(s) ((s) ? (s) : "")
-	printf("mirror: %s\n", path);
-	printf("slot: %s\n", st->slot);
-	printf("publications: %s\n", st->publications);
-	printf("system_identifier: %s\n", st->system_identifier);
-	printf("database: %s\n", st->database);
-	printf("confirmed_lsn: %s\n", lsn_format(st->confirmed_lsn, lsn));
-	printf("last_commit_time: %s\n", OR_EMPTY(st->last_commit_time));
-	printf("initial_copy: %s\n", st->initial_copy_done ? "done" : "incomplete");
-	printf("last_sync_time: %s\n", OR_EMPTY(h->last_sync_time));
+	text_field("mirror", path);
+	text_field("slot", st->slot);
+	text_field("publications", st->publications);
+	text_field("system_identifier", st->system_identifier);
+	text_field("database", st->database);
+	text_field("confirmed_lsn", lsn_format(st->confirmed_lsn, lsn));
+	text_field("last_commit_time", st->last_commit_time);
+	text_field("initial_copy", st->initial_copy_done ? "done" : "incomplete");
+	text_field("last_sync_time", h->last_sync_time);
 	if (h->has_lag)
 		printf("last_sync_lag_bytes: %" PRId64 "\nlast_sync_lag_seconds: %.3f\n",
 		       h->lag_bytes, h->lag_seconds);
 	else
 		printf("last_sync_lag_bytes: \nlast_sync_lag_seconds: \n");
-	printf("last_check_time: %s\n", OR_EMPTY(h->last_check_time));
-	printf("last_check_result: %s\n", OR_EMPTY(h->last_check_result));
-	printf("last_rebuild_time: %s\n", OR_EMPTY(h->last_rebuild_time));
-	printf("last_rebuild_reason: %s\n", OR_EMPTY(h->last_rebuild_reason));
-	/* one line, whatever the error said */
-	printf("last_error: ");
-	for (const char *p = OR_EMPTY(h->last_error); *p != '\0'; p++)
-		putchar(*p == '\n' ? ' ' : *p);
-	printf("\nlast_error_time: %s\n", OR_EMPTY(h->last_error_time));
-#undef OR_EMPTY
+	text_field("last_check_time", h->last_check_time);
+	text_field("last_check_result", h->last_check_result);
+	text_field("last_rebuild_time", h->last_rebuild_time);
+	text_field("last_rebuild_reason", h->last_rebuild_reason);
+	text_field("last_error", h->last_error);
+	text_field("last_error_time", h->last_error_time);
 	printf("tables: %d\ntables_waiting: %d\n", n, nw);
-	for (int i = 0; i < n; i++)
-		printf("table: %" PRId64 " %s\n", t[i].rows, t[i].name);
+	for (int i = 0; i < n; i++) {
+		printf("table: %" PRId64 " ", t[i].rows);
+		text_value(t[i].name);
+		putchar('\n');
+	}
 	text_waiting(w, nw);
 }
 

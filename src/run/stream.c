@@ -483,13 +483,16 @@ StreamEnd stream_run(Run *run, Applier *apply)
 				goto done;
 			}
 			if (session_error_publication_gone(run->session)) {
+				char *cmd = replicate_command(run->opt, "--drop-slot", NULL);
+
 				log_error("%s", session_error(run->session));
 				log_error("the slot holds changes made while a publication of this "
 					  "mirror did not exist: PostgreSQL (before 18) reads each "
 					  "change with the publications of its time, so it fails on "
 					  "them on every try, even once the publication is made "
-					  "again; start this mirror over: pgmirror --drop-slot, "
-					  "remove the mirror file, run again");
+					  "again; start this mirror over: %s, then remove the mirror "
+					  "file and run again", cmd);
+				free(cmd);
 				s.end = STREAM_FAILED;
 				goto done;
 			}
@@ -497,6 +500,12 @@ StreamEnd stream_run(Run *run, Applier *apply)
 			/* a service tries again: not an error (yet) */
 			log_msg(s.end == STREAM_LOST && replicate_continuous(run) ? LOG_WARNING
 				: LOG_ERROR, "%s", session_error(run->session));
+			if (session_error_bad_text(run->session)) {
+				char *cmd = replicate_command(run->opt, "--drop-slot", NULL);
+
+				log_error("once the value is corrected, drop the slot: %s", cmd);
+				free(cmd);
+			}
 			goto done;
 		}
 		if (!(r == 0 ? step_idle(&s, now) : step_message(&s, buf, len)))

@@ -115,7 +115,7 @@ static char *pending_text(const SyncTarget *tg, int n)
  * differently, but not the ones --resync asked for: it says which to ask
  * for again.
  */
-static void log_sync_stopped(const char *err, const SyncTarget *tg, int n)
+static void log_sync_stopped(const Run *run, const char *err, const SyncTarget *tg, int n)
 {
 	char **asked = xcalloc((size_t)n + 1, sizeof(char *));
 	char *list;
@@ -127,9 +127,15 @@ static void log_sync_stopped(const char *err, const SyncTarget *tg, int n)
 	if (k == 0)
 		log_info("%s; the tables not synced yet are synced on the next run", err);
 	else {
+		char *option, *cmd;
+
 		list = strv_join(asked, k, ",");
+		option = xasprintf("--resync=%s", list);
+		cmd = replicate_command(run->opt, option, NULL);
 		log_info("%s; --resync is not remembered: to sync the tables it named that are "
-			 "not synced yet, run pgmirror with --resync=%s again", err, list);
+			 "not synced yet, run %s again", err, cmd);
+		free(cmd);
+		free(option);
 		free(list);
 	}
 	free(asked);
@@ -155,7 +161,7 @@ static int sync_failed(Run *run, Session *ss, const char *err, const SyncTarget 
 	for (int i = 0; i < n; i++)
 		requested = requested || tg[i].requested;
 	if (session_error_stopped(ss) || replicate_stopping()) {
-		log_sync_stopped(err, tg, n);
+		log_sync_stopped(run, err, tg, n);
 		return EXIT_OK;
 	}
 	if (!requested && replicate_continuous(run) && session_error_transient(ss)) {
@@ -322,7 +328,7 @@ int tablesync_sync(Run *run, Applier *apply, const SyncTarget *tg, int n)
 	} else if (!copy_failed) {
 		rc = EXIT_ERROR; /* logged */
 	} else if (replicate_stopping()) {
-		log_sync_stopped(copy_error(c), tg + i - 1, n - i + 1);
+		log_sync_stopped(run, copy_error(c), tg + i - 1, n - i + 1);
 		rc = EXIT_OK;
 	} else if (refused_join(run, ss, &tg[i - 1], tables, ntables, copy_error(c))) {
 		/* it waits; the others, in a snapshot of their own */

@@ -202,6 +202,31 @@ static void test_errbuf(void **state)
 	assert_int_equal(strlen(e.text), sizeof(e.text) - 1);
 }
 
+/* A hidden secret is masked in every text shown or stored, on one line;
+ * log_blank() keeps the text's length (argv's copy). */
+static void test_log_hide(void **state)
+{
+	char arg[] = "postgresql://app:pw-long@h/db password=pw";
+	char *clean;
+	ErrBuf e;
+
+	(void)state;
+	clean = log_clean("a\tb\n\tc\r\n");
+	assert_string_equal(clean, "a b; c");
+	free(clean);
+	log_hide("pw");
+	log_hide("pw-long"); /* the longer first, whichever comes first */
+	log_hide("");
+	log_hide(NULL);
+	clean = log_clean("x pw-long y pw\nz");
+	assert_string_equal(clean, "x ******** y ********; z");
+	free(clean);
+	errbuf_set(&e, "could not parse \"%s\"\n", "u:pw-long@");
+	assert_string_equal(e.text, "could not parse \"u:********@\"");
+	log_blank(arg);
+	assert_string_equal(arg, "postgresql://app:*******@h/db password=**");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -215,6 +240,7 @@ int main(void)
 		cmocka_unit_test(test_mono_deadline),
 		cmocka_unit_test(test_backoff_next),
 		cmocka_unit_test(test_errbuf),
+		cmocka_unit_test(test_log_hide),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
