@@ -101,13 +101,16 @@ bool mirror_waiting_same(Mirror *m, uint32_t oid, const char *schema, const char
 			 const char *reason, bool *same)
 {
 	MirrorWaiting *w;
+	char *clean;
 	bool found;
 
 	*same = false;
 	if (!read_one(m, oid, &found, &w))
 		return false;
+	clean = log_clean(reason); /* as stored */
 	*same = found && strcmp(w->source_schema, schema) == 0 &&
-		strcmp(w->source_table, table) == 0 && strcmp(w->reason, reason) == 0;
+		strcmp(w->source_table, table) == 0 && strcmp(w->reason, clean) == 0;
+	free(clean);
 	mirror_waiting_free(w, found ? 1 : 0);
 	return true;
 }
@@ -116,21 +119,26 @@ bool mirror_waiting_set(Mirror *m, uint32_t oid, const char *schema, const char 
 			const char *reason, bool *news)
 {
 	MirrorWaiting *w;
-	bool found, same;
-	char now[40];
+	/* one line, no secret: what --status shows (a server's message may
+	 * hold line breaks) */
+	char *clean, now[40];
+	bool found, same, ok;
 
 	if (!read_one(m, oid, &found, &w))
 		return false;
-	same = found && strcmp(w->reason, reason) == 0;
+	clean = log_clean(reason);
+	same = found && strcmp(w->reason, clean) == 0;
 	mirror_waiting_free(w, found ? 1 : 0);
 	if (news != NULL)
 		*news = !same;
 	pgtime_format_utc(pgtime_now(), now, sizeof(now));
-	return mirror_exec_owned(m, sqlite3_mprintf(
+	ok = mirror_exec_owned(m, sqlite3_mprintf(
 		"INSERT INTO pgmirror_waiting (relation_oid, source_schema, source_table, reason, "
 		"since) VALUES (%u, %Q, %Q, %Q, %Q) ON CONFLICT (relation_oid) DO UPDATE SET "
 		"source_schema = excluded.source_schema, source_table = excluded.source_table, "
-		"reason = excluded.reason", oid, schema, table, reason, now));
+		"reason = excluded.reason", oid, schema, table, clean, now));
+	free(clean);
+	return ok;
 }
 
 bool mirror_waiting_remove(Mirror *m, uint32_t oid)

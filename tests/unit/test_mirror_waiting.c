@@ -91,11 +91,22 @@ static void test_set_keep_remove(void **state)
 	free(again);
 	free(since);
 
+	/* stored on one line: a server's message may hold line breaks */
+	assert_true(mirror_begin(f->m));
+	assert_true(mirror_waiting_set(f->m, 42, "public", "pgmirror_s", "ERROR:  no\nDETAIL:  x",
+				       &news));
+	assert_true(mirror_commit(f->m));
+	assert_true(news);
+	assert_one(f->m, 42, "pgmirror_s", "ERROR:  no; DETAIL:  x");
+	assert_true(mirror_waiting_same(f->m, 42, "public", "pgmirror_s", "ERROR:  no\nDETAIL:  x",
+					&has));
+	assert_true(has);
+
 	/* rolled back: still waits */
 	assert_true(mirror_begin(f->m));
 	assert_true(mirror_waiting_remove(f->m, 42));
 	mirror_rollback(f->m);
-	assert_one(f->m, 42, "pgmirror_s", "reserved");
+	assert_one(f->m, 42, "pgmirror_s", "ERROR:  no; DETAIL:  x");
 
 	assert_true(mirror_begin(f->m));
 	assert_true(mirror_waiting_remove(f->m, 42));
