@@ -390,13 +390,9 @@ static bool check_key(Applier *a, const RelEntry *r, const char *what)
 }
 
 /*
- * An Update of a table copied in parts whose row's old and new keys may
- * lie in ranges of different positions (apply_ranges.c): the delete half
- * applies by the old key's range, the insert half by the new key's. 2:
+ * An Update of a table copied in parts (apply_ranges.c): its delete half
+ * applies by the old key's range, its insert half by the new key's. 2:
  * both apply, as one update; 1: done (a half applied, or none); 0: failed.
- * An insert half that lacks an unchanged large value (its old row is not
- * the mirror's) makes the table be copied again, as a row moved into a row
- * filter does.
  */
 static int update_halves(Applier *a, RelEntry *r, bool key_changed, const Value *match)
 {
@@ -406,15 +402,12 @@ static int update_halves(Applier *a, RelEntry *r, bool key_changed, const Value 
 
 	if (old_ok && new_ok)
 		return 2;
-	if (old_ok) {
-		if (!mirror_table_delete(r->table, match, r->used, &n))
-			return mirror_failed(a, r, "Update") ? 1 : 0;
-		if (n == 0)
-			no_row(a, r, "Update");
-		a->stats.rows++;
-		return 1;
-	}
-	if (!new_ok)
+	if (old_ok && !mirror_table_delete(r->table, match, r->used, &n))
+		return mirror_failed(a, r, "Update") ? 1 : 0;
+	if (old_ok && n == 0)
+		no_row(a, r, "Update");
+	a->stats.rows += old_ok;
+	if (old_ok || !new_ok)
 		return 1;
 	return insert_new_row(a, r, "Update", "into a part of its copy older than its old key's")
 	       ? 1 : 0;

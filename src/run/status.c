@@ -10,7 +10,8 @@
  * --json prints the same as one JSON object, with each table's generation
  * (RFC 8259: strings escaped, bytes that are not UTF-8 as U+FFFD, what is
  * not known as null), for a fleet's monitoring; --prometheus in
- * Prometheus' text format (status_prom.c).
+ * Prometheus' text format (status_prom.c). A table that waits
+ * (pgmirror_waiting) is shown with its state, why and since when.
  */
 #include "config.h"
 
@@ -22,6 +23,8 @@
 
 #include "pgmirror/copy_ranges.h"
 #include "pgmirror/mirror.h"
+#include "pgmirror/mirror_waiting.h"
+#include "pgmirror/naming.h"
 #include "pgmirror/replicate.h" /* the exit codes */
 #include "pgmirror/status.h"
 #include "status_internal.h"
@@ -66,8 +69,31 @@ static void json_field(const char *key, const char *value)
 	json_string(value);
 }
 
+/* The waiting tables (pgmirror_waiting), after the mirror's in "tables":
+ * state "waiting", no rows, the reason and since when. */
+static void json_waiting(const MirrorWaiting *w, int nw, bool first)
+{
+	for (int i = 0; i < nw; i++) {
+		char *name = naming_table(w[i].source_schema, w[i].source_table);
+		char *source = xasprintf("%s.%s", w[i].source_schema, w[i].source_table);
+
+		fputs(first && i == 0 ? "\n    {\"name\": " : ",\n    {\"name\": ", stdout);
+		json_string(name);
+		fputs(", \"source\": ", stdout);
+		json_string(source);
+		fputs(", \"rows\": null, \"generation\": null, \"state\": \"waiting\", "
+		      "\"reason\": ", stdout);
+		json_string(w[i].reason);
+		fputs(", \"since\": ", stdout);
+		json_string(w[i].since);
+		putchar('}');
+		free(name);
+		free(source);
+	}
+}
+
 static void print_json(const char *path, const MirrorState *st, const MirrorHealth *h,
-		       const TableStatus *t, int n)
+		       const TableStatus *t, int n, const MirrorWaiting *w, int nw)
 {
 	char lsn[LSN_TEXT_SIZE];
 
@@ -98,12 +124,13 @@ static void print_json(const char *path, const MirrorState *st, const MirrorHeal
 	json_field("last_error", h->last_error);
 	json_field("last_error_time", h->last_error_time);
 	json_key("tables", false);
-	fputs(n ? "[" : "[]", stdout);
+	fputs(n + nw ? "[" : "[]", stdout);
 	for (int i = 0; i < n; i++) {
 		fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", stdout);
 		json_string(t[i].name);
-		printf(", \"rows\": %" PRId64 ", \"generation\": %" PRId64, t[i].rows,
-		       t[i].generation);
+		printf(", \"rows\": %" PRId64 ", \"generation\": %" PRId64 ", \"state\": ",
+		       t[i].rows, t[i].generation);
+		json_string(t[i].state);
 		if (!t[i].copying)
 			fputs(", \"copy\": null}", stdout);
 		else if (t[i].copy_estimate < 0)
@@ -113,7 +140,8 @@ static void print_json(const char *path, const MirrorState *st, const MirrorHeal
 			printf(", \"copy\": {\"rows\": %" PRId64 ", \"estimated_rows\": %" PRId64
 			       "}}", t[i].copy_rows, t[i].copy_estimate);
 	}
-	fputs(n ? "\n  ]\n}\n" : "\n}\n", stdout);
+	json_waiting(w, nw, n == 0);
+	fputs(n + nw ? "\n  ]\n}\n" : "\n}\n", stdout);
 }
 
 /*
@@ -141,8 +169,22 @@ static void text_field(const char *key, const char *value)
 	putchar('\n');
 }
 
+/* The waiting tables in --status's text, after the table lines: three
+ * lines each, the name first (escaped as every value is). */
+static void text_waiting(const MirrorWaiting *w, int nw)
+{
+	for (int i = 0; i < nw; i++) {
+		char *name = xasprintf("%s.%s", w[i].source_schema, w[i].source_table);
+
+		text_field("waiting", name);
+		text_field("waiting_since", w[i].since);
+		text_field("waiting_reason", w[i].reason);
+		free(name);
+	}
+}
+
 static void print_text(const char *path, const MirrorState *st, const MirrorHealth *h,
-		       const TableStatus *t, int n)
+		       const TableStatus *t, int n, const MirrorWaiting *w, int nw)
 {
 	char lsn[LSN_TEXT_SIZE];
 
@@ -166,7 +208,7 @@ static void print_text(const char *path, const MirrorState *st, const MirrorHeal
 	text_field("last_rebuild_reason", h->last_rebuild_reason);
 	text_field("last_error", h->last_error);
 	text_field("last_error_time", h->last_error_time);
-	printf("tables: %d\n", n);
+	printf("tables: %d\ntables_waiting: %d\n", n, nw);
 	for (int i = 0; i < n; i++) {
 		char est[32] = "-";
 
@@ -181,6 +223,25 @@ static void print_text(const char *path, const MirrorState *st, const MirrorHeal
 			putchar('\n');
 		}
 	}
+	text_waiting(w, nw);
+}
+
+/* --prometheus, the waiting tables counted in pgmirror_tables{state="waiting"}
+ * (they have no rows of their own: rows -1). */
+static void prom_print(const MirrorState *st, const MirrorHealth *h, const TableStatus *t, int n,
+		       const MirrorWaiting *w, int nw)
+{
+	TableStatus *all = xcalloc((size_t)n + (size_t)nw + 1, sizeof(TableStatus));
+
+	memcpy(all, t, (size_t)n * sizeof(TableStatus));
+	for (int i = 0; i < nw; i++)
+		all[n + i] = (TableStatus){.name = naming_table(w[i].source_schema,
+								 w[i].source_table),
+					   .rows = -1, .generation = -1, .state = "waiting"};
+	status_prom_print(st, h, all, n + nw);
+	for (int i = 0; i < nw; i++)
+		free(all[n + i].name);
+	free(all);
 }
 
 /* How far t's copy in parts got, when it has not reached its end: its
@@ -207,8 +268,9 @@ int status_print(const char *mirror_path, StatusFormat format)
 	MirrorState st = {0};
 	MirrorHealth h = {0};
 	TableStatus *t = NULL;
+	MirrorWaiting *w = NULL;
 	char *err = NULL, **names = NULL;
-	int n = 0, rc = EXIT_ERROR;
+	int n = 0, nw = 0, rc = EXIT_ERROR;
 	struct stat sb;
 	MirrorOpenResult r;
 
@@ -224,7 +286,7 @@ int status_print(const char *mirror_path, StatusFormat format)
 		return r == MIRROR_OPEN_LOCKED ? EXIT_IN_USE : EXIT_ERROR;
 	}
 	if (!mirror_read_state(m, &st) || !mirror_read_health(m, &h) ||
-	    !mirror_list_tables(m, &names, &n)) {
+	    !mirror_list_tables(m, &names, &n) || !mirror_waiting_list(m, &w, &nw)) {
 		log_error("%s", mirror_error(m));
 		goto done;
 	}
@@ -246,15 +308,16 @@ int status_print(const char *mirror_path, StatusFormat format)
 		}
 	}
 	if (format == STATUS_JSON)
-		print_json(mirror_path, &st, &h, t, n);
+		print_json(mirror_path, &st, &h, t, n, w, nw);
 	else if (format == STATUS_PROMETHEUS)
-		status_prom_print(&st, &h, t, n);
+		prom_print(&st, &h, t, n, w, nw);
 	else
-		print_text(mirror_path, &st, &h, t, n);
+		print_text(mirror_path, &st, &h, t, n, w, nw);
 	rc = EXIT_OK;
 done:
 	free(t);
 	strv_free(names, n);
+	mirror_waiting_free(w, nw);
 	mirror_health_clear(&h);
 	mirror_state_clear(&st);
 	mirror_close(m);
