@@ -14,6 +14,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from harness import check  # noqa: E402
+from copyparts import check_parts_left  # noqa: E402
 
 ROWS = 300000
 
@@ -30,23 +31,6 @@ def wait_copy(ctx, proc):
               % (proc.poll(), proc.stderr()))
         check(time.time() < deadline, "the copy did not start:\n%s" % proc.stderr())
         time.sleep(0.01)
-
-
-def check_parts_left(ctx, path, what):
-    """Nothing looks complete (initial_copy_done = 0), and each table left is
-    either whole (equal to the source) or the committed parts of a copy
-    that goes on: as many rows as its copy says it stored."""
-    st = ctx.mirror_state(path)
-    check(st["initial_copy_done"] == 0, "%s left initial_copy_done = %r"
-          % (what, st["initial_copy_done"]))
-    for name, state, stored in ctx.mirror_query(
-            path, "SELECT table_name, copy_state, copy_rows FROM pgmirror_tables"):
-        if state is not None and not state.endswith(" *\n"):
-            n = ctx.mirror_query(path, "SELECT count(*) FROM \"%s\"" % name)[0][0]
-            check(n == stored, "%s left %d rows of %s, whose copy stored %d"
-                  % (what, n, name, stored))
-        else:
-            ctx.assert_mirror_equals_source(path, name)
 
 
 def test(ctx):

@@ -27,18 +27,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 import linkproxy  # noqa: E402
 from harness import check  # noqa: E402
+from copyparts import link_args  # noqa: E402
 
 ROWS = 120000        # ids 2, 4, ..., 2 * ROWS
 PART_ROWS = 2000     # a part every PART_ROWS rows (test knob)
 CUTS = 3
 ENV = {"PGMIRROR_TEST_PART_ROWS": str(PART_ROWS)}
 RATE = 1000000       # bytes/s from the server: a full copy takes seconds
-
-
-def link_args(ctx, link, path, slot, pub, *extra):
-    dsn = harness.make_dsn(dbname=ctx.dbname, host=link.host, port=link.port,
-                           user=os.environ.get("PGUSER"), password=os.environ.get("PGPASSWORD"))
-    return ["-d", dsn, "-S", slot, "-P", pub] + list(extra) + [path]
 
 
 def setup(ctx, table):
