@@ -39,6 +39,12 @@ void apply_set_binary(Applier *a, int server_version)
 	a->server_version = server_version;
 }
 
+void apply_set_command(Applier *a, ApplyCommandFn command, void *ctx)
+{
+	a->command = command;
+	a->command_ctx = ctx;
+}
+
 void apply_free(Applier *a)
 {
 	if (a == NULL)
@@ -252,13 +258,78 @@ static bool mirror_failed(Applier *a, const RelEntry *r, const char *what)
 	return false;
 }
 
-static void no_row(Applier *a, const RelEntry *r, const char *what)
+/*
+ * An Update or Delete that found no row: the mirror lacks rows the source
+ * has. The usual cause is --no-initial-copy (rows older than the first run
+ * were never copied), else a change made by hand. Said once per table, with
+ * what mends it, not once per row: a device made without a copy would
+ * otherwise say it for every old row that changes.
+ */
+static void no_row(Applier *a, RelEntry *r, const char *what)
 {
-	char lsn[LSN_TEXT_SIZE];
+	char lsn[LSN_TEXT_SIZE], *option, *cmd;
 
-	log_warning("%s on \"%s\" (transaction committed at %s) found no matching row "
-		    "in the mirror: the mirror differs from the source", what, r->display,
-		    lsn_format(a->txn_final_lsn, lsn));
+	if (r->said_no_row)
+		return;
+	r->said_no_row = true;
+	option = xasprintf("--resync=%s", r->def.name);
+	cmd = a->command != NULL ? a->command(a->command_ctx, option) : xstrdup(option);
+	log_warning("%s on \"%s\" (transaction committed at %s) found no matching row in "
+		    "the mirror: rows of the source are missing from mirror table \"%s\" (it "
+		    "was made with --no-initial-copy, which copies no row that existed before, "
+		    "or it was changed by hand); to copy the table, run %s (said once per "
+		    "table)", what, r->display, lsn_format(a->txn_final_lsn, lsn), r->def.name, cmd);
+	free(cmd);
+	free(option);
+}
+
+/*
+ * An Update that found no row but carries the whole new row (no column
+ * left out as unchanged) makes it: the row is then as on the source, which
+ * is what a user of --no-initial-copy expects of a row that changes.
+ * Without the whole row there is nothing to make it from (no_row()).
+ */
+static bool update_no_row(Applier *a, RelEntry *r)
+{
+	for (int i = 0; i < r->ncols; i++) {
+		if (r->keep[i]) {
+			no_row(a, r, "Update");
+			return true;
+		}
+	}
+	if (!r->said_row_made)
+		log_info("an Update on \"%s\" found no row in the mirror and carried the whole "
+			 "new row, which is inserted (a row older than the first run, made with "
+			 "--no-initial-copy; said once per table)", r->display);
+	r->said_row_made = true;
+	return mirror_table_insert(r->table, r->newvals) || mirror_failed(a, r, "Update");
+}
+
+/*
+ * Inserts r's new tuple, the row a change of what (an "Insert", an
+ * "Update") moved where (e.g. "into its row filter"). A column sent as
+ * unchanged (a large value stored apart) has no value in any change: the
+ * table is then copied again, at a snapshot that holds this change, and
+ * its changes until then are skipped.
+ */
+static bool insert_new_row(Applier *a, RelEntry *r, const char *what, const char *where)
+{
+	for (int i = 0; i < r->ncols; i++) {
+		if (r->keep[i]) {
+			char lsn[LSN_TEXT_SIZE];
+
+			log_info("an update in the transaction committed at %s moved a row of "
+				 "\"%s\" %s without the value of its unchanged column \"%s\" (a "
+				 "large value stored apart); mirror table \"%s\" is synced again",
+				 lsn_format(a->txn_final_lsn, lsn), r->display, where,
+				 r->cols[i].name, r->def.name);
+			return apply_sync_again(a, r);
+		}
+	}
+	if (!mirror_table_insert(r->table, r->newvals))
+		return mirror_failed(a, r, what);
+	a->stats.rows++;
+	return true;
 }
 
 static bool apply_insert(Applier *a, const PgoInsert *ins)
@@ -276,26 +347,9 @@ static bool apply_insert(Applier *a, const PgoInsert *ins)
 	 * An UPDATE that moved a row into a row filter comes as an Insert
 	 * (PostgreSQL 15+); when it changed the key but not a TOASTed column,
 	 * the server has only the old key to go by, and sends that column as
-	 * unchanged. No change holds its value: the table is copied again, at
-	 * a snapshot that holds this change, and its changes until then are
-	 * skipped.
+	 * unchanged.
 	 */
-	for (int i = 0; i < r->ncols; i++) {
-		if (r->keep[i]) {
-			char lsn[LSN_TEXT_SIZE];
-
-			log_info("an update in the transaction committed at %s moved a row of "
-				 "\"%s\" into its row filter without the value of its unchanged "
-				 "column \"%s\" (a large value stored apart); mirror table \"%s\" "
-				 "is synced again", lsn_format(a->txn_final_lsn, lsn), r->display,
-				 r->cols[i].name, r->def.name);
-			return apply_sync_again(a, r);
-		}
-	}
-	if (!mirror_table_insert(r->table, r->newvals))
-		return mirror_failed(a, r, "Insert");
-	a->stats.rows++;
-	return true;
+	return insert_new_row(a, r, "Insert", "into its row filter");
 }
 
 bool apply_insert_rows(Applier *a, uint32_t relid, const Value *vals, int nrows)
@@ -336,13 +390,9 @@ static bool check_key(Applier *a, const RelEntry *r, const char *what)
 }
 
 /*
- * An Update of a table copied in parts whose row's old and new keys may
- * lie in ranges of different positions (apply_ranges.c): the delete half
- * applies by the old key's range, the insert half by the new key's. 2:
+ * An Update of a table copied in parts (apply_ranges.c): its delete half
+ * applies by the old key's range, its insert half by the new key's. 2:
  * both apply, as one update; 1: done (a half applied, or none); 0: failed.
- * An insert half that lacks an unchanged large value (its old row is not
- * the mirror's) makes the table be copied again, as a row moved into a row
- * filter does.
  */
 static int update_halves(Applier *a, RelEntry *r, bool key_changed, const Value *match)
 {
@@ -352,32 +402,15 @@ static int update_halves(Applier *a, RelEntry *r, bool key_changed, const Value 
 
 	if (old_ok && new_ok)
 		return 2;
-	if (old_ok) {
-		if (!mirror_table_delete(r->table, match, r->used, &n))
-			return mirror_failed(a, r, "Update") ? 1 : 0;
-		if (n == 0)
-			no_row(a, r, "Update");
-		a->stats.rows++;
-		return 1;
-	}
-	if (!new_ok)
-		return 1;
-	for (int i = 0; i < r->ncols; i++) {
-		if (r->keep[i]) {
-			char lsn[LSN_TEXT_SIZE];
-
-			log_info("an update in the transaction committed at %s moved a row of \"%s\" "
-				 "into a part of its copy that is older than the row's old key's, "
-				 "without the value of its unchanged column \"%s\"; mirror table "
-				 "\"%s\" is synced again", lsn_format(a->txn_final_lsn, lsn),
-				 r->display, r->cols[i].name, r->def.name);
-			return apply_sync_again(a, r) ? 1 : 0;
-		}
-	}
-	if (!mirror_table_insert(r->table, r->newvals))
+	if (old_ok && !mirror_table_delete(r->table, match, r->used, &n))
 		return mirror_failed(a, r, "Update") ? 1 : 0;
-	a->stats.rows++;
-	return 1;
+	if (old_ok && n == 0)
+		no_row(a, r, "Update");
+	a->stats.rows += old_ok;
+	if (old_ok || !new_ok)
+		return 1;
+	return insert_new_row(a, r, "Update", "into a part of its copy older than its old key's")
+	       ? 1 : 0;
 }
 
 static bool apply_update(Applier *a, const PgoUpdate *up)
@@ -411,8 +444,8 @@ static bool apply_update(Applier *a, const PgoUpdate *up)
 	}
 	if (!mirror_table_update(r->table, match, r->used, r->newvals, r->keep, &n))
 		return mirror_failed(a, r, "Update");
-	if (n == 0)
-		no_row(a, r, "Update");
+	if (n == 0 && !update_no_row(a, r))
+		return false;
 	a->stats.rows++;
 	return true;
 }

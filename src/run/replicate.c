@@ -18,8 +18,10 @@
 #include <unistd.h>
 
 #include "pgmirror/copy_parts.h"
+#include "pgmirror/notify.h"
 #include "pgmirror/indexes.h"
 #include "replicate_internal.h"
+#include "waiting.h"
 
 static bool file_exists(const char *path)
 {
@@ -66,9 +68,12 @@ static int check_resync_names(Run *run)
 		for (int j = 0; j < nmt && !found; j++)
 			found = strcmp(mt[j].name, run->opt->resync_tables[i]) == 0;
 		if (!found) {
+			char *cmd = replicate_command(run->opt, "--status", NULL);
+
 			log_error("--resync: mirror \"%s\" has no table \"%s\"; name tables as the "
-				  "mirror has them (pgmirror --status lists them)",
-				  run->opt->mirror_path, run->opt->resync_tables[i]);
+				  "mirror has them (%s lists them)", run->opt->mirror_path,
+				  run->opt->resync_tables[i], cmd);
+			free(cmd);
 			rc = EXIT_USAGE;
 		}
 	}
@@ -231,16 +236,19 @@ static int check_slot(Run *run, bool *rebuild)
 	}
 	/* checked first: an invalidated slot ahead of the mirror is not its own */
 	if (si.exists && si.confirmed_flush > run->state.confirmed_lsn) {
+		char *cmd = replicate_command(run->opt, "--drop-slot", run->state.slot);
+
 		log_error("replication slot \"%s\" has moved past mirror \"%s\" (slot at %s, "
 			  "mirror at %s): changes in between are gone from the source. The mirror "
 			  "was restored from an older copy, another mirror uses the same slot, or "
 			  "the mirror lost its last transactions (a damaged -wal file, whose "
 			  "frames from the damage on SQLite drops without a word, or a disk that "
-			  "does not keep what it was told to sync). To start over: pgmirror "
-			  "--drop-slot -S %s, remove the mirror file, and run again",
+			  "does not keep what it was told to sync). To start over: %s, then "
+			  "remove the mirror file and run again",
 			  run->state.slot, run->opt->mirror_path,
 			  lsn_format(si.confirmed_flush, a), lsn_format(run->state.confirmed_lsn, b),
-			  run->state.slot);
+			  cmd);
+		free(cmd);
 		goto done;
 	}
 	if (si.exists && !si.usable) {
@@ -293,6 +301,7 @@ done:
 static bool start_tick(void *ctx)
 {
 	(void)ctx;
+	notify_alive(); /* SQLite works on them */
 	return !replicate_stopping();
 }
 
@@ -406,17 +415,6 @@ static int prepare(Run *run)
 	return rc;
 }
 
-/* Reads the mirror's state again (a try moved it); false, logged, when it
- * cannot be read. */
-static bool reread_state(Run *run)
-{
-	mirror_state_clear(&run->state);
-	if (mirror_read_state(run->mirror, &run->state))
-		return true;
-	log_error("%s", mirror_error(run->mirror));
-	return false;
-}
-
 /*
  * One streaming round from the mirror's confirmed position; afterwards the
  * state is read again (the round moved it). *rc is EXIT_ERROR when that
@@ -427,12 +425,18 @@ static StreamEnd stream_round(Run *run, int *rc)
 	Applier *apply = apply_new(run->mirror, run->state.confirmed_lsn, run->catalog);
 	StreamEnd end;
 
+	apply_set_command(apply, replicate_hint_command, run);
 	end = stream_run(run, apply);
 
 	mirror_rollback(run->mirror);
 	apply_free(apply);
 	session_disconnect(run->session);
-	*rc = reread_state(run) ? EXIT_OK : EXIT_ERROR;
+	mirror_state_clear(&run->state);
+	*rc = EXIT_OK;
+	if (!mirror_read_state(run->mirror, &run->state)) {
+		log_error("%s", mirror_error(run->mirror));
+		*rc = EXIT_ERROR;
+	}
 	return end;
 }
 
@@ -503,23 +507,9 @@ int replicate_run(const ReplicateOptions *opt)
 		 * up yet, or (reconnecting) its old walsender not gone yet */
 		if (rc != EXIT_OK && (reconnecting || continuous) && !replicate_stopping() &&
 		    (run.conn_failed || (reconnecting && rc == EXIT_IN_USE))) {
-			char *what = run.worked ? xstrdup("connection to the source lost")
-				     : xasprintf("the source is not available yet%s%s",
-						 run.unreachable ? ": " : "",
-						 run.unreachable ? session_error(run.session) : "");
-			bool go_on;
-
 			session_disconnect(run.session);
-			go_on = replicate_retry_pause(&run, &backoff, what,
-						      run.worked ? "reconnecting" : "trying again");
-			free(what);
-			if (!go_on) {
+			if (!replicate_retry_pause(&run, &backoff, false)) {
 				rc = EXIT_OK;
-				break;
-			}
-			/* a first run's claim of its slot, the tables it copied */
-			if (run.mirror != NULL && !reread_state(&run)) {
-				rc = EXIT_ERROR;
 				break;
 			}
 			continue;
@@ -569,6 +559,10 @@ int replicate_run(const ReplicateOptions *opt)
 		}
 		if (end == STREAM_DONE) {
 			rc = opt->verify ? verify_compare(verifier, &run) : EXIT_OK;
+			/* a run that is to end says which tables wait, all else
+			 * confirmed (a service's --status shows them) */
+			if (rc == EXIT_OK && !opt->verify && !continuous && !replicate_stopping())
+				rc = waiting_report(&run);
 			break;
 		}
 		if (end == STREAM_SLOT_GONE && !rebuilt_unreadable) {
@@ -608,7 +602,7 @@ int replicate_run(const ReplicateOptions *opt)
 		if (mono_usecs() - started > (int64_t)BACKOFF_MAX_SECS * 1000000)
 			run.worked = true;
 		reconnecting = true;
-		if (!replicate_retry_pause(&run, &backoff, "connection to the source lost", "reconnecting")) {
+		if (!replicate_retry_pause(&run, &backoff, true)) {
 			rc = EXIT_OK;
 			break;
 		}

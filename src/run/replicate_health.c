@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "pgmirror/notify.h"
+#include "pgmirror/notify.h"
 #include "replicate_internal.h"
 
 /*
@@ -34,31 +36,43 @@ void replicate_note_error(Run *run, int rc)
 /* Sleeps up to secs, waking early when asked to stop. */
 static void backoff_sleep(int secs)
 {
-	for (int i = 0; i < secs * 10 && !replicate_stopping(); i++)
+	for (int i = 0; i < secs * 10 && !replicate_stopping(); i++) {
+		notify_alive(); /* waiting for the source is its job now */
 		usleep(100000);
+	}
 }
 
 /*
  * A service that tries again warns, and keeps the warning as the mirror's
  * last_error meanwhile: a fleet's monitoring sees why the mirror is not in
- * sync (the next time it is, the error is cleared). It waits *backoff
+ * sync (the next time it is, the error is cleared): that it lost its
+ * connection (lost, or a try whose connection worked), or that the source
+ * is not available (with why, when connecting failed). It waits *backoff
  * seconds: none after a try whose connection worked (run->worked: on a
  * link that drops every few seconds each connection works a while, and
  * waiting would only lose what the link could carry), else the next step,
  * up to BACKOFF_MAX_SECS (a server that refuses, or cannot be reached, is
  * not pressed).
  */
-bool replicate_retry_pause(Run *run, int *backoff, const char *what, const char *verb)
+bool replicate_retry_pause(Run *run, int *backoff, bool lost)
 {
-	char *text;
+	char *what, *text;
 
 	if (run->worked)
 		*backoff = 0;
-	if (*backoff > 0)
-		text = xasprintf("%s; %s in %d s", what, verb, *backoff);
+	if (lost || run->worked)
+		what = xstrdup("connection to the source lost; reconnecting");
 	else
-		text = xasprintf("%s; %s now", what, verb);
+		what = xasprintf("the source is not available yet%s%s; trying again",
+				 run->unreachable ? ": " : "",
+				 run->unreachable ? session_error(run->session) : "");
+	if (*backoff > 0)
+		text = xasprintf("%s in %d s", what, *backoff);
+	else
+		text = xasprintf("%s now", what);
+	free(what);
 	log_warning("%s", text);
+	notify_status("waiting for the source: %s", text);
 	if (run->mirror != NULL && run->state.present && !run->heal &&
 	    !mirror_note_error(run->mirror, text))
 		log_debug("could not store the warning in the mirror: %s", mirror_error(run->mirror));

@@ -46,7 +46,6 @@ typedef struct Run {
 	bool heal;              /* the mirror file is damaged: prepare() sets it
 				 * aside and rebuilds it (heal.c) */
 	char *heal_why;         /* what SQLite reported, or the check found */
-	bool heal_by_check;     /* the integrity check found it */
 	bool healing;           /* the rebuild of a damaged mirror runs */
 	Mirror *heal_copy;      /* a damaged mirror's copy with its header made
 				 * anew (heal_read_settings()), or NULL */
@@ -94,15 +93,22 @@ void replicate_log_session_error(Session *s);
 /*
  * The run's health in the mirror (replicate_health.c): a run ending with
  * rc EXIT_ERROR keeps its error as last_error (when it has the mirror
- * open). A service that tries again warns "WHAT; VERB now" (after a try
- * whose connection worked, run->worked: the backoff starts over) or
- * "WHAT; VERB in N s" (N = *backoff, the next step of the backoff, up to
- * BACKOFF_MAX_SECS), keeps the text there meanwhile, waits, and moves
- * *backoff on; false when asked to stop.
+ * open). A service that tries again (lost: its stream's connection was
+ * lost; else a try failed to reach the source, or lost it) warns "...
+ * now" (after a try whose connection worked, run->worked: the backoff
+ * starts over) or "... in N s" (N = *backoff, the next step of the
+ * backoff, up to BACKOFF_MAX_SECS), keeps the text there meanwhile,
+ * waits, and moves *backoff on; false when asked to stop.
  */
 #define BACKOFF_MAX_SECS 60
+/* hint.c: "pgmirror" with this run's connection options, what (an
+ * option), -S slot (when not NULL) and the mirror file, quoted for the
+ * shell, to run as written (malloc'd). */
+char *replicate_command(const ReplicateOptions *opt, const char *what, const char *slot);
+/* The same for the applier's hints (an ApplyCommandFn; run: the Run). */
+char *replicate_hint_command(void *run, const char *option);
 void replicate_note_error(Run *run, int rc);
-bool replicate_retry_pause(Run *run, int *backoff, const char *what, const char *verb);
+bool replicate_retry_pause(Run *run, int *backoff, bool lost);
 
 /* Opens the mirror into run; returns an exit code. */
 int replicate_open_mirror(Run *run, MirrorMode mode);

@@ -142,20 +142,15 @@ bool session_table_sizes(Session *s, const SourceTable *t, int n, int64_t *est_r
 		"SELECT c.oid, greatest(c.reltuples, 0)::int8, c.reltuples >= 0, "
 		"pg_catalog.pg_relation_size(c.oid) "
 		"FROM pg_catalog.pg_class c WHERE c.oid = ANY ($1::pg_catalog.oid[])";
-	char **oids = xcalloc((size_t)n + 1, sizeof(char *));
-	char *list, *array;
-	const char *params[1];
+	char *array = session_oid_array(t, n);
+	const char *params[1] = {array};
 	PGresult *res;
 	bool ok;
 
 	for (int i = 0; i < n; i++) {
-		oids[i] = xasprintf("%u", t[i].oid);
 		est_rows[i] = -1;
 		est_bytes[i] = 0;
 	}
-	list = strv_join(oids, n, ",");
-	array = xasprintf("{%s}", list);
-	params[0] = array;
 	ok = session_run(s, session_server_version(s) >= 120000 ? sql_parts : sql_plain, 1, params,
 			 PGRES_TUPLES_OK, &res, "read the sizes of the published tables");
 	for (int r = 0; ok && r < PQntuples(res); r++) {
@@ -171,8 +166,6 @@ bool session_table_sizes(Session *s, const SourceTable *t, int n, int64_t *est_r
 	}
 	if (ok)
 		PQclear(res);
-	strv_free(oids, n);
-	free(list);
 	free(array);
 	return ok;
 }

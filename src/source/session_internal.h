@@ -40,6 +40,8 @@ struct Session {
  * UTF-8, and the commands of session_settings_sql() come first on it.
  */
 bool session_connect_begin(Session *s, const ConnParams *cp, const char *replication);
+/* The password libpq took for conn (a service file's too), to log_hide(). */
+void session_hide_conn_password(PGconn *conn);
 bool session_connect_failed(Session *s);
 bool session_check_encoding(Session *s);
 const char *session_settings_sql(const Session *s);
@@ -91,6 +93,9 @@ bool session_run_noted(Session *s, const char *sql, int nparams, const char *con
  * caller looks at its stop check at once.
  */
 bool session_wait_socket(Session *s, int timeout_ms);
+
+/* The OIDs of tables[0..n-1] as an array literal's text, "{1,2}" (malloc'd). */
+char *session_oid_array(const SourceTable *tables, int n);
 
 /* text as an SQL identifier or literal (PQfreemem it); NULL, error set, on failure. */
 char *session_quote(Session *s, const char *text, bool ident);

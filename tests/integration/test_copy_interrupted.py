@@ -1,11 +1,12 @@
 """A first run killed (kill -9) in the middle of its initial copy leaves
-nothing that looks complete (initial_copy_done = 0, no mirrored table);
-so does one stopped by SIGTERM, which exits 0 at once and says the next run
-copies the tables still missing; the next run says it keeps the tables
-copied (none here) and copies the others, and the mirror equals the
-source."""
+nothing that looks complete (initial_copy_done = 0; the small table, copied
+first, whole, and of the big one the parts its copy committed); so does one
+stopped by SIGTERM, which exits 0 at once and says the next run copies the
+tables still missing; the next run says it keeps the tables copied and
+copies the others, and the mirror equals the source."""
 
 import os
+import re
 import signal
 import sys
 import time
@@ -13,6 +14,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from harness import check  # noqa: E402
+from copyparts import check_parts_left  # noqa: E402
 
 ROWS = 300000
 
@@ -48,11 +50,7 @@ def test(ctx):
     check("copied %d rows of \"public.big\"" % ROWS not in proc.stderr(),
           "the copy finished before the kill; make it bigger:\n%s" % proc.stderr())
 
-    st = ctx.mirror_state(path)
-    check(st["initial_copy_done"] == 0, "an interrupted copy left initial_copy_done = %r"
-          % st["initial_copy_done"])
-    check(ctx.mirror_tables(path) == [], "an interrupted copy left tables %r"
-          % ctx.mirror_tables(path))
+    check_parts_left(ctx, path, "an interrupted copy")
     rc, out, err = ctx.run(["--status", path])
     check(rc == 0 and "initial_copy: incomplete" in out, "--status: %d %s %s"
           % (rc, out, err))
@@ -68,14 +66,12 @@ def test(ctx):
         check(rc == 0, "SIGTERM during the copy: exit %s\n%s" % (rc, err))
         check("the next run copies the tables still missing" in err,
               "SIGTERM during the copy did not say what happens next:\n%s" % err)
-        check(ctx.mirror_state(path)["initial_copy_done"] == 0,
-              "a copy stopped by SIGTERM left initial_copy_done = 1")
-        check(ctx.mirror_tables(path) == [], "a copy stopped by SIGTERM left tables")
+        check_parts_left(ctx, path, "a copy stopped by SIGTERM")
 
     ctx.sql("UPDATE big SET v = 'changed' WHERE id % 1000 = 0; DELETE FROM small")
     ctx.wait_slot_inactive(slot)
     rc, out, err = ctx.once(path, slot, "pub", timeout=180)
-    check("did not finish; keeping the 0 tables it copied" in err,
+    check(re.search(r"did not finish; keeping the \d+ tables? it copied", err),
           "the second run did not say it goes on:\n%s" % err)
     check(ctx.mirror_state(path)["initial_copy_done"] == 1, "initial_copy_done not 1")
     ctx.assert_mirror_equals_source(path, "big", "small")

@@ -14,16 +14,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 import linkproxy  # noqa: E402
 from harness import check  # noqa: E402
+from copyparts import link_args  # noqa: E402
 
 PART_ROWS = 1000
 ENV = {"PGMIRROR_TEST_PART_ROWS": str(PART_ROWS)}
 RATE = 1000000
-
-
-def link_args(ctx, link, path, slot, pub, *extra):
-    dsn = harness.make_dsn(dbname=ctx.dbname, host=link.host, port=link.port,
-                           user=os.environ.get("PGUSER"), password=os.environ.get("PGPASSWORD"))
-    return ["-d", dsn, "-S", slot, "-P", pub] + list(extra) + [path]
 
 
 def stored(ctx, path, table):
@@ -71,7 +66,7 @@ def order(ctx, link):
     rc = proc.popen.wait(60 * harness.SLOW)
     err = proc.stderr()
     check(rc == 1, "the run cut in its copy exited %d, expected 1:\n%s" % (rc, err))
-    copied = re.findall(r'copied \d+ rows of "public\.(\w+)"', err)
+    copied = re.findall(r'copied \d+ rows? of "public\.(\w+)"', err)
     check(copied == ["o_small", "o_mid"], "before the big table, the run copied %s:\n%s"
           % (copied, err))
     have = sorted(r[0] for r in ctx.mirror_query(path, "SELECT table_name FROM pgmirror_tables"))
@@ -83,7 +78,7 @@ def order(ctx, link):
     rc, out, err = ctx.run(link_args(ctx, link, path, slot, "pubo", "--once", "-v"), env=ENV,
                            timeout=120)
     check(rc == 0, "the second run exited %d:\n%s" % (rc, err))
-    copied = re.findall(r'copied \d+ rows of "public\.(\w+)"', err)
+    copied = re.findall(r'copied \d+ rows? of "public\.(\w+)"', err)
     check(copied == ["o_big", "o_keyless"], "the second run copied %s:\n%s" % (copied, err))
     ctx.assert_mirror_equals_source(path, "o_big", "o_mid", "o_small", "o_keyless")
 

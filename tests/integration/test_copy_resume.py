@@ -4,7 +4,8 @@ snapshot's position, and each try goes on after the last key under a new
 snapshot. pgmirror reaches the source through a slow link (linkproxy.py)
 that the test cuts in the middle of a part, several times, in cron mode
 (--once, which exits 1 and is run again) and in service mode (which tries
-again by itself); between the tries the source changes: updates, deletes, inserts,
+again by itself), and at random moments (cron mode, until a try gets
+through); between the tries the source changes: updates, deletes, inserts,
 key changes inside the copied part, across it and beyond it, an update that
 leaves a large (TOASTed) value unchanged, rows moving in and out of the row
 filter. At the end the mirror equals the source (exactly once), the table
@@ -16,26 +17,23 @@ import collections
 import hashlib
 import json
 import os
+import random
 import re
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 import linkproxy  # noqa: E402
 from harness import check  # noqa: E402
+from copyparts import link_args  # noqa: E402
 
 ROWS = 120000        # ids 2, 4, ..., 2 * ROWS
 PART_ROWS = 2000     # a part every PART_ROWS rows (test knob)
 CUTS = 3
 ENV = {"PGMIRROR_TEST_PART_ROWS": str(PART_ROWS)}
 RATE = 1000000       # bytes/s from the server: a full copy takes seconds
-
-
-def link_args(ctx, link, path, slot, pub, *extra):
-    dsn = harness.make_dsn(dbname=ctx.dbname, host=link.host, port=link.port,
-                           user=os.environ.get("PGUSER"), password=os.environ.get("PGPASSWORD"))
-    return ["-d", dsn, "-S", slot, "-P", pub] + list(extra) + [path]
 
 
 def setup(ctx, table):
@@ -79,53 +77,57 @@ def wait_progress(ctx, path, table, more_than, proc):
         time.sleep(0.002)
 
 
-def pick(ctx, table, cond, n=0):
-    return ctx.sql1("SELECT id FROM %s WHERE %s AND length(doc) < 100 ORDER BY id "
-                    "LIMIT 1 OFFSET %d" % (table, cond, n))
+def pick(ctx, table, cond, n=0, big=False):
+    """The id of the n-th row (by id) that matches cond, or None."""
+    rows = ctx.sql("SELECT id FROM %s WHERE %s AND length(doc) %s ORDER BY id "
+                   "LIMIT 1 OFFSET %d" % (table, cond, "> 1000" if big else "< 100", n))
+    return rows[0][0] if rows else None
+
+
+def do(ctx, sql, *ids):
+    """sql % ids, unless a row was not found (None)."""
+    if None not in ids:
+        ctx.sql(sql % ids)
 
 
 def changes(ctx, table, k, r):
     """Changes around key k (the copy's last), round r (rows differ by round)."""
     inside = "id < %d AND id > %d" % (k, k // 2)
     beyond = "id > %d" % (k + 1000)
+    t = table
     # first range, inside, beyond: updates and deletes
-    ctx.sql("UPDATE %s SET payload = payload || '-u%d' WHERE id = %d"
-            % (table, r, pick(ctx, table, "id < 1000 AND grp <> 3", r)))
+    do(ctx, "UPDATE " + t + " SET payload = payload || '-u' WHERE id = %d",
+       pick(ctx, t, "id < 1000 AND grp <> 3", r))
     for where in (inside, beyond):
-        ctx.sql("UPDATE %s SET payload = payload || '-u%d' WHERE id = %d"
-                % (table, r, pick(ctx, table, where + " AND grp <> 3", 3)))
-        ctx.sql("DELETE FROM %s WHERE id = %d" % (table, pick(ctx, table, where + " AND grp <> 3", 7)))
+        do(ctx, "UPDATE " + t + " SET payload = payload || '-u' WHERE id = %d",
+           pick(ctx, t, where + " AND grp <> 3", 3))
+        do(ctx, "DELETE FROM " + t + " WHERE id = %d", pick(ctx, t, where + " AND grp <> 3", 7))
     # inserts with odd ids, inside, right after the last key, and beyond
     for new in (k - 2 * r - 1, k + 1, k + 2 * r + 1001):
-        ctx.sql("INSERT INTO %s VALUES (%d, 1, 'new%d', 'n') ON CONFLICT DO NOTHING"
-                % (table, new, r))
+        do(ctx, "INSERT INTO " + t + " VALUES (%d, 1, 'new', 'n') ON CONFLICT DO NOTHING", new)
     # key changes: inside to inside, inside to beyond, beyond to inside, and
     # one onto the last key's neighbour
-    moves = [(pick(ctx, table, inside + " AND grp <> 3", 11), k - 4 * r - 3),
-             (pick(ctx, table, inside + " AND grp <> 3", 13), k + 4 * r + 2003),
-             (pick(ctx, table, beyond + " AND grp <> 3", 17), k - 4 * r - 5),
-             (pick(ctx, table, beyond + " AND grp <> 3", 19), k + 3)]
+    moves = [(pick(ctx, t, inside + " AND grp <> 3", 11), k - 4 * r - 3),
+             (pick(ctx, t, inside + " AND grp <> 3", 13), k + 4 * r + 2003),
+             (pick(ctx, t, beyond + " AND grp <> 3", 17), k - 4 * r - 5),
+             (pick(ctx, t, beyond + " AND grp <> 3", 19), k + 3)]
     for old, new in moves:
-        ctx.sql("UPDATE %s SET id = %d WHERE id = %d AND NOT EXISTS "
-                "(SELECT 1 FROM %s WHERE id = %d)" % (table, new, old, table, new))
+        do(ctx, "UPDATE " + t + " SET id = %d WHERE id = %d AND NOT EXISTS "
+           "(SELECT 1 FROM " + t + " WHERE id = %d)", new, old, new)
     # an update that leaves the large value as it is (sent as unchanged)
     for where in ("id < %d" % k, beyond):
-        big = ctx.sql1("SELECT id FROM %s WHERE %s AND grp <> 3 AND length(doc) > 1000 "
-                       "ORDER BY id LIMIT 1 OFFSET %d" % (table, where, r))
-        if big is not None:
-            ctx.sql("UPDATE %s SET payload = payload || '-t%d' WHERE id = %d"
-                    % (table, r, big))
+        do(ctx, "UPDATE " + t + " SET payload = payload || '-t' WHERE id = %d",
+           pick(ctx, t, where + " AND grp <> 3", r, big=True))
     # out of the row filter, and into it
     for where in (inside, beyond):
-        ctx.sql("UPDATE %s SET grp = 3 WHERE id = %d"
-                % (table, pick(ctx, table, where + " AND grp <> 3", 23)))
-        ctx.sql("UPDATE %s SET grp = 4 WHERE id = %d"
-                % (table, pick(ctx, table, where + " AND grp = 3", 2)))
+        do(ctx, "UPDATE " + t + " SET grp = 3 WHERE id = %d",
+           pick(ctx, t, where + " AND grp <> 3", 23))
+        do(ctx, "UPDATE " + t + " SET grp = 4 WHERE id = %d",
+           pick(ctx, t, where + " AND grp = 3", 2))
     # and a transaction that does several of these at once
-    ctx.sql("BEGIN; UPDATE %s SET payload = 'multi%d' WHERE id IN (%d, %d); "
-            "DELETE FROM %s WHERE id = %d; COMMIT"
-            % (table, r, pick(ctx, table, inside, 29), pick(ctx, table, beyond, 29),
-               table, pick(ctx, table, "id < %d" % k, 31)))
+    do(ctx, "BEGIN; UPDATE " + t + " SET payload = 'multi' WHERE id IN (%d, %d); "
+       "DELETE FROM " + t + " WHERE id = %d; COMMIT",
+       pick(ctx, t, inside, 29), pick(ctx, t, beyond, 29), pick(ctx, t, "id < %d" % k, 31))
 
 
 def assert_equal(ctx, path, table):
@@ -155,6 +157,9 @@ def check_status(ctx, path, table, rows):
     rc, out, err = ctx.run(["--status", path])
     check(re.search(r"^copying: %d %d %s$" % (rows, copy["estimated_rows"], table), out, re.M),
           "--status does not show the copy's progress (%d rows):\n%s" % (rows, out))
+    rc, out, err = ctx.run(["--status", "--prometheus", path])
+    check(re.search(r'^pgmirror_tables\{[^}]*state="copying"[^}]*\} 1$', out, re.M),
+          "--status --prometheus does not count the table copying:\n%s" % out)
 
 
 def cron(ctx, link):
@@ -234,9 +239,62 @@ def service(ctx, link):
     check(ctx.stop(proc) == 0, "the service did not stop cleanly:\n%s" % proc.stderr())
 
 
+def random_cuts(ctx, link):
+    """Cuts at random moments (after the slot is claimed: a cut in the
+    instant between its creation and the claim leaves a slot the mirror
+    cannot prove its own, which the next run refuses), --once again and
+    again, with changes between the tries."""
+    table = "bigr"
+    setup(ctx, table)
+    ctx.sql("CREATE PUBLICATION pubr FOR TABLE %s WHERE (grp <> 3)" % table)
+    path, slot = ctx.path("random.db"), ctx.slot("r")
+    rng = random.Random(int(os.environ.get("SEED", "0")) or None)
+    stop = threading.Event()
+    claimed = threading.Event()
+
+    def cutter():
+        while not stop.is_set():
+            if not claimed.is_set():
+                try:
+                    if ctx.mirror_query(path, "SELECT count(*) FROM pgmirror_state")[0][0]:
+                        claimed.set()
+                except Exception:  # noqa: BLE001 - not made yet
+                    pass
+                stop.wait(0.005)
+                continue
+            stop.wait(rng.uniform(0.3, 2.0))
+            link.cut()
+
+    th = threading.Thread(target=cutter, daemon=True)
+    th.start()
+    tries, rc, err = 0, 1, ""
+    try:
+        while rc != 0:
+            tries += 1
+            check(tries <= 60, "the first sync did not finish in 60 tries:\n%s" % err)
+            rc, out, err = ctx.run(link_args(ctx, link, path, slot, "pubr", "--once", "-v"),
+                                   env=ENV, timeout=120)
+            check(rc in (0, 1), "try %d exited %d:\n%s" % (tries, rc, err))
+            rows, key = copy_progress(ctx, path, table)
+            if rc == 1 and key is not None:
+                changes(ctx, table, key, tries)
+            ctx.wait_slot_inactive(slot)
+    finally:
+        stop.set()
+        th.join()
+    assert_equal(ctx, path, table)
+    total = ctx.mirror_query(path, "SELECT copy_rows FROM pgmirror_tables")[0][0]
+    harness.log("random cuts: %d tries, %d rows stored in all, %d cuts" % (tries, total, len(link.cut_times)))
+    check(total < ROWS * 1.1, "the tries stored %d rows in all for a table of %d: a try "
+          "started over" % (total, ROWS))
+    ctx.once(path, slot, "pubr")
+    assert_equal(ctx, path, table)
+
+
 def test(ctx):
     with linkproxy.LinkProxy(rate=RATE, down_only=True) as link:
-        harness.run_parts(ctx, {"cron": cron, "service": service}, link)
+        harness.run_parts(ctx, {"cron": cron, "service": service, "random": random_cuts},
+                          link)
 
 
 harness.main(test)
