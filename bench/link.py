@@ -139,6 +139,26 @@ def rows_in(path, table):
         return 0
 
 
+def fresh_mirror(opt, tmp, name, pub):
+    """A mirror made by a first run without the proxy: (path, slot)."""
+    path = os.path.join(tmp, name + ".db")
+    slot = "pgm_link_" + name
+    remove_mirror(path)
+    drop_slot(opt.pgmirror, slot)
+    subprocess.run([opt.pgmirror, "-d", dsn(), "-S", slot, "-P", pub, "--once", path],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return path, slot
+
+
+def stop_service(svc, timeout):
+    svc.send_signal(signal.SIGTERM)
+    try:
+        svc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        svc.kill()
+        svc.wait()
+
+
 def parse_profile(text):
     m = re.match(r"^([0-9.]+[kMG]?)/([0-9.]+)$", text)
     if not m:
@@ -219,13 +239,8 @@ def report_sync(opt, results):
 def stream(opt, tmp, profile):
     """A service through the profile's proxy under a steady load: a dict."""
     name, rate, every = profile
-    path = os.path.join(tmp, "stream.db")
-    slot = "pgm_link_stream"
-    remove_mirror(path)
-    drop_slot(opt.pgmirror, slot)
     sql("TRUNCATE stream_t")
-    subprocess.run([opt.pgmirror, "-d", dsn(), "-S", slot, "-P", "stream_pub", "--once", path],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    path, slot = fresh_mirror(opt, tmp, "stream", "stream_pub")
     link = linkproxy.LinkProxy(rate=rate, cut_every=every, down_for=opt.down_for).start()
     err = open(os.path.join(tmp, "stream.err"), "w+")
     svc = subprocess.Popen([opt.pgmirror, "-d", dsn(link), "-S", slot, "-P", "stream_pub",
@@ -267,11 +282,7 @@ def stream(opt, tmp, profile):
         time.sleep(0.1)
     stop.set()
     watcher.join()
-    svc.send_signal(signal.SIGTERM)
-    try:
-        svc.wait(30)
-    except subprocess.TimeoutExpired:
-        svc.kill()
+    stop_service(svc, 30)
     link.stop()
     err.seek(0)
     text = err.read()
@@ -340,24 +351,14 @@ def bigtxn_through(opt, tmp, path, slot, link, limit):
             break
         time.sleep(0.2)
     secs = time.time() - t0
-    svc.send_signal(signal.SIGTERM)
-    try:
-        svc.wait(60)
-    except subprocess.TimeoutExpired:
-        svc.kill()
-        svc.wait()
+    stop_service(svc, 60)
     err.close()
     return applied, secs
 
 
 def bigtxn(opt, tmp, profile):
     name, rate, every = profile
-    path = os.path.join(tmp, "bigtxn.db")
-    slot = "pgm_link_bigtxn"
-    remove_mirror(path)
-    drop_slot(opt.pgmirror, slot)
-    subprocess.run([opt.pgmirror, "-d", dsn(), "-S", slot, "-P", "link_pub", "--once", path],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    path, slot = fresh_mirror(opt, tmp, "bigtxn", "link_pub")
     res = {}
     with linkproxy.LinkProxy() as link:
         res["base"] = bigtxn_through(opt, tmp, path, slot, link, max(opt.bigtxn_secs, 600))
