@@ -16,7 +16,10 @@
  * bounded whatever the table's size and nothing is allocated per row once
  * the buffers are warm. Either side's error or a stop ends both: the writer
  * raises the cancel flag, which the reader sees (also while it waits on the
- * server: the session's stop check), and joins it before it returns.
+ * server: the session's stop check), and joins it before it returns. A
+ * table copied in parts (copy_parts.c) is read in key order, and the
+ * writer calls that module's hook after each batch, which may commit a
+ * part and begin the next.
  *
  * What the copy's transaction writes besides the rows (the tables'
  * definitions in pgmirror_tables and pgmirror_columns, their sync LSNs) is
