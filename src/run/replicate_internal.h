@@ -104,6 +104,18 @@ int replicate_open_mirror(Run *run, MirrorMode mode);
 int firstrun_run(Run *run, bool rebuild);
 
 /*
+ * The mirror's claim on its slot, made before the slot (claim.c): whether
+ * the state is an intent only (a run that made or dropped the slot and
+ * was cut before it stored the slot's position); whether that slot is the
+ * intent's; recording the intent (committed; false logged); dropping a
+ * slot this run made and could not claim (true if dropped).
+ */
+bool claim_is_intent(const MirrorState *st);
+bool claim_owns(const MirrorState *st, const SlotInfo *si);
+bool claim_intent(Run *run, const char *slot, const char *pubs_text);
+bool claim_give_back(Run *run, const char *slot);
+
+/*
  * At start, gives every mirror table of a published table (tables: the
  * publications' tables as they are now) the name its source table has
  * now, in one SQLite transaction; returns an exit code. See renames.c.
