@@ -24,6 +24,9 @@
  * process, when it exits, writes how many events of each kind it met
  * ("KIND N" lines; a run with no cut counts the moments a cut can take).
  *
+ * PGMIRROR_CUT_EIO=1 makes the cut's event fail with EIO instead (before
+ * it happens), and the process go on: a full or failing disk.
+ *
  * PGMIRROR_CUT_NOSYNC=1 turns fsync() and fdatasync() of the directory
  * and its files into no-ops that sync nothing, as a disk that lies about
  * its syncs: a cut must then find loss.
@@ -51,7 +54,7 @@ static long nth, seen, cut_ms;
 /* events of each kind met, for PGMIRROR_CUT_COUNT */
 static const char *const kinds[] = {"sync", "dirsync", "rename", "unlink", "create"};
 static long counts[5];
-static int after, nosync, ready;
+static int after, nosync, eio, ready;
 static struct timespec started;
 
 static int (*real_open)(const char *, int, ...);
@@ -84,6 +87,7 @@ static void load(void)
 	after = getenv("PGMIRROR_CUT_AFTER") != NULL && strcmp(getenv("PGMIRROR_CUT_AFTER"), "1") == 0;
 	nosync = getenv("PGMIRROR_CUT_NOSYNC") != NULL &&
 		 strcmp(getenv("PGMIRROR_CUT_NOSYNC"), "1") == 0;
+	eio = getenv("PGMIRROR_CUT_EIO") != NULL && strcmp(getenv("PGMIRROR_CUT_EIO"), "1") == 0;
 	clock_gettime(CLOCK_MONOTONIC, &started);
 	ready = 1;
 }
@@ -143,8 +147,9 @@ static int ends_with(const char *s, const char *tail)
 }
 
 /* Counts an event of kind what on path; kills the process when it is the
- * cut's (before: whether the event has not happened yet). */
-static void event(const char *what, const char *path, int before)
+ * cut's (before: whether the event has not happened yet), or returns 1
+ * when the event must fail instead (PGMIRROR_CUT_EIO). */
+static int event(const char *what, const char *path, int before)
 {
 	int hit = 0;
 
@@ -153,7 +158,7 @@ static void event(const char *what, const char *path, int before)
 			__atomic_add_fetch(&counts[i], 1, __ATOMIC_SEQ_CST);
 	if (!ready || (op != NULL && strcmp(op, "any") != 0 && strcmp(op, what) != 0) ||
 	    (match != NULL && !ends_with(path, match)))
-		return;
+		return 0;
 	pthread_mutex_lock(&mu);
 	if (before) {
 		seen++;
@@ -171,6 +176,11 @@ static void event(const char *what, const char *path, int before)
 		hit = hit && !after;
 	} else
 		hit = seen == nth && after;
+	if (hit && eio) {
+		fprintf(stderr, "powercut: EIO for %s %ld of \"%s\"\n", what, seen, path);
+		pthread_mutex_unlock(&mu);
+		return 1;
+	}
 	if (hit) {
 		fprintf(stderr, "powercut: cut %s %s %ld of \"%s\"\n", before ? "before" : "after",
 			what, seen, path);
@@ -179,6 +189,13 @@ static void event(const char *what, const char *path, int before)
 		pause();
 	}
 	pthread_mutex_unlock(&mu);
+	return 0;
+}
+
+static int fail_eio(void)
+{
+	errno = EIO;
+	return -1;
 }
 
 /* Copies the open file fd's content to shadow/ino.DEV.INO (through a
@@ -252,7 +269,8 @@ static int do_sync(int fd, int (*real)(int))
 	isdir = S_ISDIR(st.st_mode);
 	if (isdir ? strcmp(path, dir) != 0 : !S_ISREG(st.st_mode) || !in_dir(path, NULL))
 		return real(fd);
-	event(isdir ? "dirsync" : "sync", path, 1);
+	if (event(isdir ? "dirsync" : "sync", path, 1))
+		return fail_eio();
 	if (nosync) {
 		event(isdir ? "dirsync" : "sync", path, 0);
 		return 0;
@@ -307,7 +325,8 @@ static int open_common(int dirfd, const char *path, int flags, mode_t mode)
 	if ((flags & O_CREAT) && dirfd == AT_FDCWD && in_dir(path, NULL) &&
 	    lstat(path, &st) != 0) {
 		creating = 1;
-		event("create", path, 1);
+		if (event("create", path, 1))
+			return fail_eio();
 	}
 	fd = dirfd == AT_FDCWD ? real_open(path, flags, mode) : real_openat(dirfd, path, flags, mode);
 	if (creating && fd >= 0) {
@@ -368,8 +387,8 @@ int rename(const char *from, const char *to)
 	if (real_rename == NULL)
 		load();
 	hit = in_dir(from, NULL) || in_dir(to, NULL);
-	if (hit)
-		event("rename", from, 1);
+	if (hit && event("rename", from, 1))
+		return fail_eio();
 	r = real_rename(from, to);
 	if (hit)
 		event("rename", from, 0);
@@ -392,8 +411,8 @@ int unlink(const char *path)
 	if (real_unlink == NULL)
 		load();
 	hit = in_dir(path, NULL);
-	if (hit)
-		event("unlink", path, 1);
+	if (hit && event("unlink", path, 1))
+		return fail_eio();
 	r = real_unlink(path);
 	if (hit)
 		event("unlink", path, 0);

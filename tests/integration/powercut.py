@@ -39,15 +39,17 @@ class PowerCut:
         return os.path.join(self.dir, name)
 
     def env(self, op="any", nth=None, after=False, match=None, nosync=False,
-            count=None):
+            count=None, eio=False):
         """The environment of a run under the shim: cut at the nth event
-        of kind op (None: no cut), before it or after it."""
+        of kind op (None: no cut), before it or after it; eio: that event
+        fails with EIO instead, and the run goes on."""
         return {"LD_PRELOAD": self.shim, "PGMIRROR_CUT_DIR": self.dir,
                 "PGMIRROR_CUT_SHADOW": self.shadow, "PGMIRROR_CUT_OP": op,
                 "PGMIRROR_CUT_NTH": str(nth) if nth else None,
                 "PGMIRROR_CUT_AFTER": "1" if after else None,
                 "PGMIRROR_CUT_MATCH": match,
                 "PGMIRROR_CUT_NOSYNC": "1" if nosync else None,
+                "PGMIRROR_CUT_EIO": "1" if eio else None,
                 "PGMIRROR_CUT_COUNT": count}
 
     def settle(self):

@@ -249,6 +249,34 @@ class Soak:
         self.pc.settle()
         self.cut("daily_check", i, self.args())
 
+    def claim_fails(self, i):
+        """A first run whose commits fail (EIO at the ith -wal sync: the
+        schema, the intent, the claim, a table), with and without a copy:
+        it fails, and leaves no slot without the file that owns it; the
+        next run goes on by itself."""
+        for extra in ([], ["--no-initial-copy"]):
+            self.fresh()
+            env = self.pc.env(op="sync", match="-wal", nth=i + 1, eio=True)
+            rc, out, err = self.ctx.run(self.args(*extra), env=env, timeout=120)
+            if "powercut: EIO" not in err:
+                continue
+            self.cuts["claim_fails"] += 1
+            self.ctx.wait_slot_inactive(self.slot)
+            self.pc.settle()
+            slot = self.ctx.slot_info(self.slot)
+            check(slot is None or os.path.exists(self.path),
+                  "claim_fails: a first run%s whose commit %d failed left slot %s and no "
+                  "mirror file:\n%s" % (" ".join([""] + extra), i + 1, self.slot, err))
+            rc, out, err2 = self.ctx.run(self.args(*extra), timeout=120)
+            check(rc == 0, "claim_fails: after a first run%s whose commit %d failed:\n%s\n"
+                  "the next run exited %d:\n%s" % (" ".join([""] + extra), i + 1, err, rc,
+                                                   err2))
+            if not extra:
+                self.ctx.assert_mirror_equals_source(self.path, *TABLES)
+            self.pc.settle()
+        self.fresh()
+        self.mirror()
+
     def cron_exit(self, i):
         """The last commits of a --once run: the kth -wal sync from its end."""
         self.mirror()
@@ -280,7 +308,7 @@ def test(ctx):
               "resumed_copy": soak.resumed_copy, "streaming": soak.streaming,
               "table_join": soak.table_join, "resync": soak.resync, "heal": soak.heal,
               "lost_slot": soak.lost_slot, "daily_check": soak.daily_check,
-              "cron_exit": soak.cron_exit}
+              "cron_exit": soak.cron_exit, "claim_fails": soak.claim_fails}
 
     def run_phase(name):
         def part(ctx):
