@@ -97,7 +97,7 @@ class Soak:
         after = self.rnd.random() < 0.5 if after is None else after
         if nth is None:
             nth = self.rnd.randint(1, self.known.get((phase, kind),
-                                                     {"any": 12, "sync": 6}.get(kind, 2)))
+                                                     {"any": 400, "sync": 200}.get(kind, 20)))
         count = os.path.join(ctx.tmpdir, "pc.count")
         env = pc.env(op=kind, nth=nth, after=after, nosync=nosync, count=count)
         shown = " ".join("%s=%s" % (k, v) for k, v in sorted(env.items())
@@ -130,6 +130,9 @@ class Soak:
             problems.append("the next run exited %d:\n%s" % (rc2, err2))
         elif "damaged" in err2 and not heal:
             problems.append("the next run found the mirror damaged:\n%s" % err2)
+        elif "damaged" in err2 and "has been rebuilt" in err:
+            problems.append("a heal that had finished (its new file in place) was undone by "
+                            "the cut, and the next run healed again:\n%s" % err2)
         else:
             try:
                 ctx.check_slot_not_ahead(self.path, self.slot)
