@@ -40,6 +40,19 @@ const char *mirror_sqlite_version(void)
 	return sqlite3_libversion();
 }
 
+/*
+ * SQLite 3.7.0 to 3.51.2 can lose commits when one connection checkpoints
+ * while another resets the -wal (fixed in 3.51.3, and in 3.44.6 and
+ * 3.50.7). pgmirror alone never meets it: docs/durability.md.
+ */
+bool mirror_sqlite_wal_reset_bug(void)
+{
+	int v = sqlite3_libversion_number();
+
+	return v >= 3007000 && v < 3051003 && !(v / 1000 == 3044 && v >= 3044006) &&
+	       !(v / 1000 == 3050 && v >= 3050007);
+}
+
 static void mirror_free(Mirror *m)
 {
 	if (m == NULL)

@@ -36,6 +36,7 @@ typedef struct Run {
 	bool resync_done;       /* --resync ran (once, not at each reconnect) */
 	bool sync_deferred;     /* the last check left a joining table for later:
 				 * the source had no room to sync it (tablesync.c) */
+	bool wal_reset_told;    /* the SQLite WAL-reset bug was mentioned */
 	bool heal;              /* the mirror file is damaged: prepare() sets it
 				 * aside and rebuilds it (heal.c) */
 	char *heal_why;         /* what SQLite reported, or the check found */
