@@ -75,12 +75,12 @@ bool claim_give_back(Run *run, const char *slot)
 	    session_drop_slot(run->session, slot)) {
 		log_info("dropped replication slot \"%s\", which this run made and could not "
 			 "claim", slot);
-		session_disconnect(run->session);
 		return true;
 	}
+	/* left connected or not as it is: a service whose source is gone
+	 * tries again (replicate.c) */
 	log_warning("could not drop replication slot \"%s\", which this run made and could not "
 		    "claim (%s); mirror \"%s\" keeps its claim, and its next run drops it", slot,
 		    session_error(run->session), run->opt->mirror_path);
-	session_disconnect(run->session);
 	return false;
 }
