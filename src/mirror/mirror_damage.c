@@ -280,19 +280,14 @@ bool mirror_finish_set_aside(const char *path, const char *fresh, bool *finished
 	*errmsg = NULL;
 	if (exists_one(path, "")) {
 		/* killed between the new file's rename and its -wal's: the file
-		 * took the name checkpointed; its -wal follows it, or, where
-		 * the name has one already, goes once the file is durable */
-		if (!exists_one(fresh, "") && exists_one(fresh, "-wal")) {
-			char *name = xasprintf("%s-wal", fresh);
-
-			if (!exists_one(path, "-wal"))
-				(void)(rename_one(fresh, "-wal", path, "-wal", true) && durable_sync_dir(path));
-			else if (durable_sync_file(path) && durable_sync_dir(path) && durable_unlink(name))
-				(void)durable_sync_dir(path);
-			free(name);
-		}
-		if (!exists_one(fresh, ""))
-			(void)remove_one(fresh, "-shm");
+		 * took the name checkpointed, and its -wal is of no use once
+		 * the file is durable (never moved to the name: it may as well
+		 * be the -wal of a rebuild whose file went, and path the
+		 * damaged file) */
+		if (!exists_one(fresh, "") && (exists_one(fresh, "-wal") || exists_one(fresh, "-shm")) &&
+		    durable_sync_file(path) && durable_sync_dir(path) && remove_one(fresh, "-wal") &&
+		    remove_one(fresh, "-shm"))
+			(void)durable_sync_dir(path);
 		return true;
 	}
 	/* the damaged file (after its -wal) went aside, fresh did not come:
