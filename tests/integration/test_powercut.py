@@ -107,9 +107,7 @@ class Soak:
         rc, out, err = ctx.run(args, env=env, timeout=180)
         if end:
             end()
-        if "powercut: cut" not in err:
-            check(rc == 0, "%s: a run under the shim exited %d without a cut:\n%s"
-                  % (phase, rc, err))
+        if "powercut: cut" not in err and rc == 0:
             self.missed[phase] += 1
             with open(count) as f:   # how many there are: drawn among them next time
                 seen = {k: int(n) for k, n in (line.split() for line in f)}
@@ -118,10 +116,37 @@ class Soak:
                 self.known[(phase, k)] = n
             self.pc.settle()
             return True
+        if "powercut: cut" not in err:   # what an earlier cut left stopped it
+            problems = ["a run under the shim exited %d before its cut:\n%s" % (rc, err)]
+        else:
+            problems = self.after_cut(phase, err, heal, compare)
         if nosync:
             self.nosync_cuts += 1
         else:
             self.cuts[phase] += 1
+        pc.settle()
+        if nosync:
+            self.found += bool(problems)
+            if problems:
+                self.fresh()
+            return True
+        if problems:
+            cmd = ("PGMIRROR_SEED=%d PGMIRROR_POWERCUT_CUTS=%d PARTS=%s "
+                   "PGMIRROR_POWERCUT_SOAK=1 pg_virtualenv -t -o wal_level=logical "
+                   "-o max_replication_slots=20 -o max_wal_senders=20 make check "
+                   "TESTS=tests/integration/test_powercut.py  # cut %d: %s"
+                   % (SEED, i + 1, phase, i + 1, shown))
+            self.failures.append((phase, i, shown, problems, cmd))
+            harness.log("FAILURE in %s, cut %d (%s):\n  %s\n  to reproduce: %s"
+                        % (phase, i + 1, shown, "\n  ".join(problems), cmd))
+            check(SOAK, "power cut in %s (%s) lost or damaged the mirror:\n%s"
+                  % (phase, shown, "\n".join(problems)))
+            self.fresh()
+        return not problems
+
+    def after_cut(self, phase, err, heal, compare):
+        """What the cut left, and the next run: the problems found."""
+        ctx, pc = self.ctx, self.pc
         ctx.wait_slot_inactive(self.slot)
         pc.rewind()
         problems = pc.problems_after_cut(self.slot, heal_allowed=heal)
@@ -142,24 +167,7 @@ class Soak:
                 check(res == ["ok"], "integrity_check after the next run: %s" % res)
             except harness.Failure as e:
                 problems.append(str(e))
-        pc.settle()
-        if nosync:
-            self.found += bool(problems)
-            if problems:
-                self.fresh()
-            return True
-        if problems:
-            cmd = ("PGMIRROR_SEED=%d PGMIRROR_POWERCUT_CUTS=%d PARTS=%s "
-                   "PGMIRROR_POWERCUT_SOAK=1 pg_virtualenv -o wal_level=logical make check "
-                   "TESTS=tests/integration/test_powercut.py  # cut %d: %s"
-                   % (SEED, i + 1, phase, i + 1, shown))
-            self.failures.append((phase, i, shown, problems, cmd))
-            harness.log("FAILURE in %s, cut %d (%s):\n  %s\n  to reproduce: %s"
-                        % (phase, i + 1, shown, "\n  ".join(problems), cmd))
-            check(SOAK, "power cut in %s (%s) lost or damaged the mirror:\n%s"
-                  % (phase, shown, "\n".join(problems)))
-            self.fresh()
-        return not problems
+        return problems
 
     # -- the phases ------------------------------------------------------------
 
