@@ -213,6 +213,11 @@ class Soak:
         self.cut("streaming", i, self.args(), during=during)
 
     def table_join(self, i):
+        """A table joins (and the one before it leaves: the source drops it)."""
+        if self.joined:
+            old = "j%d" % self.joined
+            self.ctx.sql("DROP TABLE %s" % old)
+            TABLES.remove(old)
         self.mirror()
         self.joined += 1
         t = "j%d" % self.joined
