@@ -102,7 +102,8 @@ class Soak:
         env = pc.env(op=kind, nth=nth, after=after, nosync=nosync, count=count)
         shown = " ".join("%s=%s" % (k, v) for k, v in sorted(env.items())
                          if v is not None and k.startswith("PGMIRROR_CUT_")
-                         and k not in ("PGMIRROR_CUT_DIR", "PGMIRROR_CUT_SHADOW"))
+                         and k not in ("PGMIRROR_CUT_DIR", "PGMIRROR_CUT_SHADOW",
+                                       "PGMIRROR_CUT_COUNT"))
         end = during() if during else None
         rc, out, err = ctx.run(args, env=env, timeout=180)
         if end:
@@ -124,6 +125,8 @@ class Soak:
             self.nosync_cuts += 1
         else:
             self.cuts[phase] += 1
+        harness.log("%s %d: %s: %s" % (phase, i + 1, shown.replace("PGMIRROR_CUT_", ""),
+                                       "FOUND" if problems else "ok"))
         pc.settle()
         if nosync:
             self.found += bool(problems)
