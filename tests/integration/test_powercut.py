@@ -341,6 +341,20 @@ def test(ctx):
 
     parts = {name: run_phase(name) for name in phases}
 
+    def wal_reset_note(ctx):
+        """-v names SQLite's WAL-reset bug when the SQLite in use has it."""
+        soak.mirror()
+        rc, out, err = ctx.run(["-V"])
+        v = tuple(int(x) for x in out.split("SQLite ")[1].split()[0].split("."))
+        bug = ((3, 7, 0) <= v < (3, 51, 3) and not (v[:2] == (3, 44) and v >= (3, 44, 6))
+               and not (v[:2] == (3, 50) and v >= (3, 50, 7)))
+        rc, out, err = ctx.run(soak.args("-v"), timeout=120)
+        check(rc == 0 and ("WAL-reset bug" in err) == bug,
+              "SQLite %s (bug: %s), but -v said:\n%s" % (v, bug, err))
+        soak.pc.settle()
+
+    parts["wal_reset_note"] = wal_reset_note
+
     def nosync(ctx):
         """The same cuts, on a disk that lies about its syncs."""
         soak.nosync = True
