@@ -91,6 +91,9 @@ bool session_error_server(const Session *s);
  * in the catalog as it was at a change (before PostgreSQL 18), which it
  * meets again on every try, even once the publication exists again. */
 bool session_error_publication_gone(const Session *s);
+/* The last error: text the source cannot convert to UTF-8 (22021,
+ * character_not_in_repertoire). */
+bool session_error_bad_text(const Session *s);
 /* True when the last call gave up because the stop check said so. */
 bool session_error_stopped(const Session *s);
 /*
@@ -264,6 +267,14 @@ void session_finish_async(Session *s, int max_ms);
 
 /* The libpq in use (PQlibVersion()), as text: "15.4". */
 const char *session_libpq_version(void);
+
+/*
+ * Hands every password cp, -d and PGPASSWORD carry to log_hide(), so that
+ * no message, error or stored text shows one (conn_secret.c); true when -d
+ * itself holds one (a password on the command line). Call it before
+ * anything can log.
+ */
+bool session_hide_passwords(const ConnParams *cp);
 
 /* The applier's look-ups below need a plain connection: they pass their
  * values as parameters, which a walsender does not take. */

@@ -45,3 +45,14 @@ void apply_catalog_failed(Applier *a)
 {
 	a->source_lost = a->catalog->lost != NULL && a->catalog->lost(a->catalog->ctx);
 }
+
+char *apply_start_over_hint(Applier *a)
+{
+	char *cmd = a->command != NULL ? a->command(a->command_ctx, "--drop-slot")
+				       : xstrdup("pgmirror --drop-slot");
+	char *hint = xasprintf("; to start over: %s, then remove the mirror file and run "
+			       "again", cmd);
+
+	free(cmd);
+	return hint;
+}

@@ -42,6 +42,8 @@ typedef struct RelEntry {
 	bool may_create;        /* apply_make_table() is making its table */
 	bool gone;              /* gone from the source, its name another's:
 				 * its changes are not applied (apply_rename.c) */
+	bool said_no_row;       /* a change found no row: said once (apply.c) */
+	bool said_row_made;     /* an Update made its row: said once */
 } RelEntry;
 
 typedef struct TypeEntry {
@@ -85,9 +87,15 @@ struct Applier {
 					 * at that transaction's Commit */
 
 	ApplyStats stats;
+	ApplyCommandFn command;  /* a hint's command (apply_set_command()) */
+	void *command_ctx;
 	ErrBuf err;          /* the last error */
 };
 
+/* apply_common.c: "; to start over: " and the --drop-slot command of this
+ * run (apply_set_command()), for an error that only a new mirror mends
+ * (malloc'd). */
+char *apply_start_over_hint(Applier *a);
 /* apply_common.c: opens the group's SQLite transaction unless it is open. */
 bool apply_open_group(Applier *a) PGM_MUST_CHECK;
 

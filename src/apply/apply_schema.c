@@ -179,7 +179,7 @@ static bool fill_constant(Applier *a, RelEntry *r, int col, const char *name, So
 			  Value *out)
 {
 	SourceFill f = {0};
-	char err[256];
+	char err[256], *hint;
 	bool ok = true;
 
 	out->kind = VAL_NULL;
@@ -198,8 +198,9 @@ static bool fill_constant(Applier *a, RelEntry *r, int col, const char *name, So
 	} else if (f.found && !f.has_missing && f.has_default) {
 		errbuf_set(&a->err, "column \"%s\" was added to \"%s\", which has no key, with a "
 			  "default the source computed row by row (or set later), so pgmirror cannot "
-			  "tell what the existing rows hold; start this mirror over (--drop-slot, "
-			  "remove the file, run again)", name, r->display);
+			  "tell what the existing rows hold, and this mirror must start over%s", name,
+			  r->display, hint = apply_start_over_hint(a));
+		free(hint);
 		ok = false;
 	}
 	*fill = f; /* *out may point into its text: the caller clears it after use */
@@ -397,7 +398,11 @@ static bool rel_sync(Applier *a, RelEntry *r)
 	for (int i = 0; i < def->ncols; i++)
 		r->cols[i].attnum = attnums[i];
 	if (!mirror_table_plan(a->m, def, has_key(r), &plan)) {
-		errbuf_set(&a->err, "could not mirror table \"%s\": %s", r->display, mirror_error(a->m));
+		char *hint = plan.start_over ? apply_start_over_hint(a) : xstrdup("");
+
+		errbuf_set(&a->err, "could not mirror table \"%s\": %s%s", r->display,
+			  mirror_error(a->m), hint);
+		free(hint);
 		goto done;
 	}
 	if (plan.has_rows && !has_key(r)) {

@@ -233,15 +233,12 @@ bool mirror_set_aside(const char *path, const char *fresh, char **errmsg)
 {
 	char *aside = xasprintf("%s.damaged", path);
 	struct stat st;
-	bool ok;
+	bool ok, owned;
 
 	/* the new file is for the same readers: the old one's mode and group */
-	if (fresh != NULL && stat(path, &st) == 0) {
-		(void)chmod(fresh, st.st_mode & 07777);
-		if (chown(fresh, (uid_t)-1, st.st_gid) != 0)
-			log_debug("could not give \"%s\" the group of \"%s\": %s", fresh, path,
-				  strerror(errno));
-	}
+	if (fresh != NULL && stat(path, &st) == 0 && mirror_share_like(fresh, &st, &owned) != 0)
+		log_debug("could not give \"%s\" the group of \"%s\": %s", fresh, path,
+			  strerror(errno));
 	/*
 	 * The -wal goes first, and is gone from the name (the directory
 	 * synced) before the file goes: a database file without its WAL is

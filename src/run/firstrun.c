@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pgmirror/notify.h"
 #include "pgmirror/copy.h"
 #include "pgmirror/naming.h"
 #include "replicate_internal.h"
@@ -171,8 +172,9 @@ static int resume_first_run(Run *run, int nkept)
 	MirrorState st = run->state;
 	int rc;
 
-	log_warning("the first run of mirror \"%s\" did not finish; keeping the %d tables it "
-		    "copied and copying the others", run->opt->mirror_path, nkept);
+	log_warning("the first run of mirror \"%s\" did not finish; keeping the %d %s it "
+		    "copied and copying the others", run->opt->mirror_path, nkept,
+		    nkept == 1 ? "table" : "tables");
 	rc = tablesync_reconcile(run, run->session, NULL, NULL, 0, false, NULL, NULL);
 	if (rc != EXIT_OK || replicate_stopping()) {
 		if (rc == EXIT_OK)
@@ -193,6 +195,8 @@ static bool copy_each_table(Run *run, Copier *copier, Applier *apply, const Sour
 {
 	*copy_failed = false;
 	for (int i = 0; i < ntables; i++) {
+		notify_status("copying table %d of %d: %s.%s", i + 1, ntables, tables[i].nspname,
+			      tables[i].relname);
 		if (!copy_begin_at(copier, start) || !copy_one_table(copier, &tables[i], start) ||
 		    !copy_commit_at(copier, start)) {
 			*copy_failed = true;
@@ -270,16 +274,19 @@ int firstrun_run(Run *run, bool rebuild)
 		goto done;
 	}
 	if (si.exists && !slot_is_ours(run, &si, rebuild)) {
+		char *cmd = replicate_command(run->opt, "--drop-slot", slot);
+
 		if (fresh)
 			log_error("replication slot \"%s\" already exists, but mirror \"%s\" did "
 				  "not create it; choose another slot with -S, or drop it first "
-				  "with pgmirror --drop-slot -S %s (whatever used it loses its "
-				  "place)", slot, run->opt->mirror_path, slot);
+				  "with %s (whatever used it loses its place)", slot,
+				  run->opt->mirror_path, cmd);
 		else
 			log_error("replication slot \"%s\" exists, but it is not the one mirror "
 				  "\"%s\" made (its first run or rebuild did not finish); if no "
-				  "other mirror uses it, drop it with pgmirror --drop-slot -S %s "
-				  "and run again", slot, run->opt->mirror_path, slot);
+				  "other mirror uses it, drop it with %s and run again", slot,
+				  run->opt->mirror_path, cmd);
+		free(cmd);
 		goto done;
 	}
 	/* Fail early, before the slot exists, on what cannot be mirrored. */

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pgmirror/notify.h"
 #include "pgmirror/indexes.h"
 #include "replicate_internal.h"
 
@@ -67,9 +68,12 @@ static int check_resync_names(Run *run)
 		for (int j = 0; j < nmt && !found; j++)
 			found = strcmp(mt[j].name, run->opt->resync_tables[i]) == 0;
 		if (!found) {
+			char *cmd = replicate_command(run->opt, "--status", NULL);
+
 			log_error("--resync: mirror \"%s\" has no table \"%s\"; name tables as the "
-				  "mirror has them (pgmirror --status lists them)",
-				  run->opt->mirror_path, run->opt->resync_tables[i]);
+				  "mirror has them (%s lists them)", run->opt->mirror_path,
+				  run->opt->resync_tables[i], cmd);
+			free(cmd);
 			rc = EXIT_USAGE;
 		}
 	}
@@ -232,16 +236,19 @@ static int check_slot(Run *run, bool *rebuild)
 	}
 	/* checked first: an invalidated slot ahead of the mirror is not its own */
 	if (si.exists && si.confirmed_flush > run->state.confirmed_lsn) {
+		char *cmd = replicate_command(run->opt, "--drop-slot", run->state.slot);
+
 		log_error("replication slot \"%s\" has moved past mirror \"%s\" (slot at %s, "
 			  "mirror at %s): changes in between are gone from the source. The mirror "
 			  "was restored from an older copy, another mirror uses the same slot, or "
 			  "the mirror lost its last transactions (a damaged -wal file, whose "
 			  "frames from the damage on SQLite drops without a word, or a disk that "
-			  "does not keep what it was told to sync). To start over: pgmirror "
-			  "--drop-slot -S %s, remove the mirror file, and run again",
+			  "does not keep what it was told to sync). To start over: %s, then "
+			  "remove the mirror file and run again",
 			  run->state.slot, run->opt->mirror_path,
 			  lsn_format(si.confirmed_flush, a), lsn_format(run->state.confirmed_lsn, b),
-			  run->state.slot);
+			  cmd);
+		free(cmd);
 		goto done;
 	}
 	if (si.exists && !si.usable) {
@@ -293,14 +300,17 @@ done:
 /* Sleeps up to secs, waking early when asked to stop. */
 static void backoff_sleep(int secs)
 {
-	for (int i = 0; i < secs * 10 && !replicate_stopping(); i++)
+	for (int i = 0; i < secs * 10 && !replicate_stopping(); i++) {
+		notify_alive(); /* waiting for the source is its job now */
 		usleep(100000);
+	}
 }
 
 /* The mirror's tick while the indexes are made: stop when asked to. */
 static bool start_tick(void *ctx)
 {
 	(void)ctx;
+	notify_alive(); /* SQLite works on them */
 	return !replicate_stopping();
 }
 
@@ -424,6 +434,7 @@ static StreamEnd stream_round(Run *run, int *rc)
 	Applier *apply = apply_new(run->mirror, run->state.confirmed_lsn, run->catalog);
 	StreamEnd end;
 
+	apply_set_command(apply, replicate_hint_command, run);
 	end = stream_run(run, apply);
 
 	mirror_rollback(run->mirror);

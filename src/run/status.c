@@ -2,10 +2,12 @@
  * status.c: --status, the mirror's state read from the file alone.
  *
  * The output is one "key: value" per line, stable for scripts; each table
- * is a line "table: ROWS NAME" (the name last, as it may hold spaces).
+ * is a line "table: ROWS NAME" (the name last, as it may hold spaces);
+ * control characters and backslashes in values are escaped (text_value).
  * --json prints the same as one JSON object, with each table's generation
  * (RFC 8259: strings escaped, bytes that are not UTF-8 as U+FFFD, what is
- * not known as null), for a fleet's monitoring.
+ * not known as null), for a fleet's monitoring; --prometheus in
+ * Prometheus' text format (status_prom.c).
  */
 #include "config.h"
 
@@ -18,31 +20,7 @@
 #include "pgmirror/mirror.h"
 #include "pgmirror/replicate.h" /* the exit codes */
 #include "pgmirror/status.h"
-
-/* What --status prints of one table. */
-typedef struct TableStatus {
-	char *name;
-	int64_t rows;
-	int64_t generation;
-} TableStatus;
-
-/* The length of the UTF-8 sequence at s (n bytes left), or 0: not one. */
-static size_t utf8_length(const unsigned char *s, size_t n)
-{
-	size_t len = s[0] < 0x80 ? 1 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2
-		     : s[0] >= 0xe0 && s[0] < 0xf0 ? 3 : s[0] >= 0xf0 && s[0] < 0xf5 ? 4 : 0;
-
-	if (len == 0 || len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	/* overlong forms, surrogates and beyond U+10FFFF */
-	if ((len == 3 && s[0] == 0xe0 && s[1] < 0xa0) || (len == 3 && s[0] == 0xed && s[1] >= 0xa0) ||
-	    (len == 4 && s[0] == 0xf0 && s[1] < 0x90) || (len == 4 && s[0] == 0xf4 && s[1] >= 0x90))
-		return 0;
-	return len;
-}
+#include "status_internal.h"
 
 /* text as a JSON string, or null. */
 static void json_string(const char *text)
@@ -57,7 +35,7 @@ static void json_string(const char *text)
 	n = strlen(text);
 	putchar('"');
 	for (size_t i = 0; i < n; i += len) {
-		len = utf8_length(s + i, n - i);
+		len = utf8_char_length(s + i, n - i);
 		if (len == 0) {
 			fputs("\\ufffd", stdout);
 			len = 1;
@@ -126,42 +104,65 @@ static void print_json(const char *path, const MirrorState *st, const MirrorHeal
 	fputs(n ? "\n  ]\n}\n" : "\n}\n", stdout);
 }
 
+/*
+ * text as one line of --status, whatever a name or a stored text holds (a
+ * newline in a quoted source name would forge a line): a control
+ * character as \n, \r, \t or \xNN, and so a backslash as \\.
+ */
+static void text_value(const char *text)
+{
+	for (const unsigned char *p = (const unsigned char *)text; p != NULL && *p != '\0'; p++) {
+		if (*p == '\\' || *p == '\n' || *p == '\r' || *p == '\t')
+			printf("\\%c", *p == '\n' ? 'n' : *p == '\r' ? 'r' : *p == '\t' ? 't' : '\\');
+		else if (*p < 0x20 || *p == 0x7f)
+			printf("\\x%02x", *p);
+		else
+			putchar(*p);
+	}
+}
+
+/* "key: value" (value escaped; NULL as empty) */
+static void text_field(const char *key, const char *value)
+{
+	printf("%s: ", key);
+	text_value(value);
+	putchar('\n');
+}
+
 static void print_text(const char *path, const MirrorState *st, const MirrorHealth *h,
 		       const TableStatus *t, int n)
 {
 	char lsn[LSN_TEXT_SIZE];
 
-#define OR_EMPTY(s) ((s) ? (s) : "")
-	printf("mirror: %s\n", path);
-	printf("slot: %s\n", st->slot);
-	printf("publications: %s\n", st->publications);
-	printf("system_identifier: %s\n", st->system_identifier);
-	printf("database: %s\n", st->database);
-	printf("confirmed_lsn: %s\n", lsn_format(st->confirmed_lsn, lsn));
-	printf("last_commit_time: %s\n", OR_EMPTY(st->last_commit_time));
-	printf("initial_copy: %s\n", st->initial_copy_done ? "done" : "incomplete");
-	printf("last_sync_time: %s\n", OR_EMPTY(h->last_sync_time));
+	text_field("mirror", path);
+	text_field("slot", st->slot);
+	text_field("publications", st->publications);
+	text_field("system_identifier", st->system_identifier);
+	text_field("database", st->database);
+	text_field("confirmed_lsn", lsn_format(st->confirmed_lsn, lsn));
+	text_field("last_commit_time", st->last_commit_time);
+	text_field("initial_copy", st->initial_copy_done ? "done" : "incomplete");
+	text_field("last_sync_time", h->last_sync_time);
 	if (h->has_lag)
 		printf("last_sync_lag_bytes: %" PRId64 "\nlast_sync_lag_seconds: %.3f\n",
 		       h->lag_bytes, h->lag_seconds);
 	else
 		printf("last_sync_lag_bytes: \nlast_sync_lag_seconds: \n");
-	printf("last_check_time: %s\n", OR_EMPTY(h->last_check_time));
-	printf("last_check_result: %s\n", OR_EMPTY(h->last_check_result));
-	printf("last_rebuild_time: %s\n", OR_EMPTY(h->last_rebuild_time));
-	printf("last_rebuild_reason: %s\n", OR_EMPTY(h->last_rebuild_reason));
-	/* one line, whatever the error said */
-	printf("last_error: ");
-	for (const char *p = OR_EMPTY(h->last_error); *p != '\0'; p++)
-		putchar(*p == '\n' ? ' ' : *p);
-	printf("\nlast_error_time: %s\n", OR_EMPTY(h->last_error_time));
-#undef OR_EMPTY
+	text_field("last_check_time", h->last_check_time);
+	text_field("last_check_result", h->last_check_result);
+	text_field("last_rebuild_time", h->last_rebuild_time);
+	text_field("last_rebuild_reason", h->last_rebuild_reason);
+	text_field("last_error", h->last_error);
+	text_field("last_error_time", h->last_error_time);
 	printf("tables: %d\n", n);
-	for (int i = 0; i < n; i++)
-		printf("table: %" PRId64 " %s\n", t[i].rows, t[i].name);
+	for (int i = 0; i < n; i++) {
+		printf("table: %" PRId64 " ", t[i].rows);
+		text_value(t[i].name);
+		putchar('\n');
+	}
 }
 
-int status_print(const char *mirror_path, bool json)
+int status_print(const char *mirror_path, StatusFormat format)
 {
 	Mirror *m = NULL;
 	MirrorState st = {0};
@@ -197,14 +198,17 @@ int status_print(const char *mirror_path, bool json)
 	t = xcalloc((size_t)n + 1, sizeof(*t));
 	for (int i = 0; i < n; i++) {
 		t[i].name = names[i];
+		t[i].state = "synced"; /* every table pgmirror_tables lists */
 		if (!mirror_count_rows(m, names[i], &t[i].rows) ||
 		    !mirror_table_generation(m, names[i], &t[i].generation)) {
 			log_error("%s", mirror_error(m));
 			goto done;
 		}
 	}
-	if (json)
+	if (format == STATUS_JSON)
 		print_json(mirror_path, &st, &h, t, n);
+	else if (format == STATUS_PROMETHEUS)
+		status_prom_print(&st, &h, t, n);
 	else
 		print_text(mirror_path, &st, &h, t, n);
 	rc = EXIT_OK;

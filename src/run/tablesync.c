@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pgmirror/notify.h"
 #include "pgmirror/copy.h"
 #include "pgmirror/naming.h"
 #include "replicate_internal.h"
@@ -126,7 +127,7 @@ static char *pending_text(const SyncTarget *tg, int n)
  * differently, but not the ones --resync asked for: it says which to ask
  * for again.
  */
-static void log_sync_stopped(const char *err, const SyncTarget *tg, int n)
+static void log_sync_stopped(const Run *run, const char *err, const SyncTarget *tg, int n)
 {
 	char **asked = xcalloc((size_t)n + 1, sizeof(char *));
 	char *list;
@@ -138,9 +139,15 @@ static void log_sync_stopped(const char *err, const SyncTarget *tg, int n)
 	if (k == 0)
 		log_info("%s; the tables not synced yet are synced on the next run", err);
 	else {
+		char *option, *cmd;
+
 		list = strv_join(asked, k, ",");
+		option = xasprintf("--resync=%s", list);
+		cmd = replicate_command(run->opt, option, NULL);
 		log_info("%s; --resync is not remembered: to sync the tables it named that are "
-			 "not synced yet, run pgmirror with --resync=%s again", err, list);
+			 "not synced yet, run %s again", err, cmd);
+		free(cmd);
+		free(option);
 		free(list);
 	}
 	free(asked);
@@ -166,7 +173,7 @@ static int sync_failed(Run *run, Session *ss, const char *err, const SyncTarget 
 	for (int i = 0; i < n; i++)
 		requested = requested || tg[i].requested;
 	if (session_error_stopped(ss) || replicate_stopping()) {
-		log_sync_stopped(err, tg, n);
+		log_sync_stopped(run, err, tg, n);
 		return EXIT_OK;
 	}
 	if (!requested && replicate_continuous(run) && session_error_transient(ss)) {
@@ -232,6 +239,8 @@ static bool sync_one(Run *run, Applier *apply, Applier *a, Copier *c, const Sync
 			  mirror_error(run->mirror));
 		goto done;
 	}
+	notify_status("copying table %s.%s (it joined, or is synced again)", t->nspname,
+		      t->relname);
 	if (!copy_one_table(c, t, at) || !copy_commit_at(c, at)) {
 		*copy_failed = true;
 		goto done;
@@ -298,7 +307,7 @@ int tablesync_sync(Run *run, Applier *apply, const SyncTarget *tg, int n)
 	} else if (!copy_failed) {
 		rc = EXIT_ERROR; /* logged */
 	} else if (replicate_stopping()) {
-		log_sync_stopped(copy_error(c), tg + i - 1, n - i + 1);
+		log_sync_stopped(run, copy_error(c), tg + i - 1, n - i + 1);
 		rc = EXIT_OK;
 	} else if (sync_tick != NULL && !sync_tick(sync_tick_ctx)) {
 		/* the stream's connection could not be answered: not a signal */

@@ -189,8 +189,8 @@ static bool compare_table(Verifier *v, Run *run, Applier *apply, const SourceTab
 		}
 	}
 	elapsed = mono_usecs() - started;
-	log_info("compared %" PRId64 " rows of \"%s.%s\" in %.1f s (%.0f rows/s)", nrows,
-		 t->nspname, t->relname, elapsed / 1e6,
+	log_info("compared %" PRId64 " %s of \"%s.%s\" in %.1f s (%.0f rows/s)", nrows,
+		 nrows == 1 ? "row" : "rows", t->nspname, t->relname, elapsed / 1e6,
 		 elapsed > 0 ? (double)nrows * 1e6 / (double)elapsed : 0.0);
 	ok = true;
 done:
