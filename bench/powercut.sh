@@ -39,6 +39,10 @@ shift $((OPTIND - 1))
 build=$(cd "$build" && pwd)
 export PGMIRROR_POWERCUT_CUTS=$cuts PGMIRROR_POWERCUT_NOSYNC=$nosync PGMIRROR_SEED=$seed
 export PGMIRROR_POWERCUT_SOAK=1 PGMIRROR_TEST_TIMEOUT=${PGMIRROR_TEST_TIMEOUT:-7200}
+# the tests' directories in a folder of the soak's own: a long soak should
+# not meet another job's clean-up of /tmp
+export TMPDIR=$build/powercut-tmp
+mkdir -p "$TMPDIR"
 test=tests/integration/test_powercut.py
 log=$build/tests/integration/test_powercut.log
 
