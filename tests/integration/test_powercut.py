@@ -10,8 +10,9 @@ streaming under load, a table that joins, --resync, a heal, a lost slot's
 rebuild, the daily check, and the last commits of a --once run.
 
 The same cuts with fsync() and fdatasync() made no-ops (a disk that lies
-about its syncs, PGMIRROR_CUT_NOSYNC) must find loss: the test fails if
-none of them does, so it can see what it looks for.
+about its syncs, PGMIRROR_CUT_NOSYNC), drawn in each run's second half
+(once the server has been told of work), must find loss: the test fails
+if none of them does, so it can see what it looks for.
 
 PGMIRROR_POWERCUT_CUTS (cuts per phase), PGMIRROR_POWERCUT_NOSYNC (cuts
 with no-op syncs), PGMIRROR_SEED and PARTS (phases) size it; with
@@ -29,8 +30,8 @@ import harness  # noqa: E402
 from harness import check  # noqa: E402
 from powercut import PowerCut  # noqa: E402
 
-CUTS = int(os.environ.get("PGMIRROR_POWERCUT_CUTS", "25"))
-NOSYNC_CUTS = int(os.environ.get("PGMIRROR_POWERCUT_NOSYNC", "20"))
+CUTS = int(os.environ.get("PGMIRROR_POWERCUT_CUTS", "12"))
+NOSYNC_CUTS = int(os.environ.get("PGMIRROR_POWERCUT_NOSYNC", "16"))
 SEED = int(os.environ.get("PGMIRROR_SEED", "34"))
 SOAK = os.environ.get("PGMIRROR_POWERCUT_SOAK") == "1"
 TABLES = ["t1", "logs", "acc", "pgm_marker"]
@@ -96,8 +97,10 @@ class Soak:
             kind = self.rnd.choice(kinds)
         after = self.rnd.random() < 0.5 if after is None else after
         if nth is None:
-            nth = self.rnd.randint(1, self.known.get((phase, kind),
-                                                     {"any": 400, "sync": 200}.get(kind, 20)))
+            top = self.known.get((phase, kind), {"any": 400, "sync": 200}.get(kind, 20))
+            # syncs as no-ops: in a run's second half, once the server has
+            # been told of work (a cut before that loses nothing it knows)
+            nth = self.rnd.randint(max(1, top // 2) if nosync else 1, top)
         count = os.path.join(ctx.tmpdir, "pc.count")
         env = pc.env(op=kind, nth=nth, after=after, nosync=nosync, count=count)
         shown = " ".join("%s=%s" % (k, v) for k, v in sorted(env.items())
@@ -154,6 +157,8 @@ class Soak:
         pc.rewind()
         problems = pc.problems_after_cut(self.slot, heal_allowed=heal)
         rc2, out2, err2 = ctx.run(self.args(), timeout=180)
+        if os.environ.get("PGMIRROR_POWERCUT_DEBUG"):
+            harness.log("the next run exited %d:\n%s" % (rc2, err2))
         if rc2 != 0:
             problems.append("the next run exited %d:\n%s" % (rc2, err2))
         elif "damaged" in err2 and not heal:
