@@ -33,6 +33,8 @@ typedef struct RelEntry {
 	bool sync_known;        /* in_mirror and sync_lsn were read */
 	bool in_mirror;         /* a mirror table stands for this OID */
 	Lsn sync_lsn;           /* its changes apply from here (LSN_INVALID: all) */
+	bool waiting;           /* not in the mirror: it waits (pgmirror_waiting),
+				 * its changes are skipped without a note */
 	bool noted;             /* not in the mirror: noted for the table sync */
 	bool needs_sync;        /* its mirror table must be copied again (a keyless
 				 * table's newly published column, a row moved
@@ -107,6 +109,11 @@ bool apply_restore_user_objects(Applier *a, MirrorUserObjects *u, const char *wh
 /* apply_common.c: a catalog question failed: remembers whether for want
  * of the source. */
 void apply_catalog_failed(Applier *a);
+/* apply_common.c: r's mirror table cannot be held any more (why: its name
+ * or columns, naming.h): it is dropped and r waits (pgmirror_waiting,
+ * invariant 14), in the open group; its changes are skipped until a check
+ * syncs it as a joining table. False with a->err. */
+bool apply_wait_table(Applier *a, RelEntry *r, const char *why) PGM_MUST_CHECK;
 
 /* apply_schema.c */
 /* Frees every cached relation (their mirror tables' statements too). */

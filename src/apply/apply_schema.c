@@ -21,6 +21,7 @@
 
 #include "apply_internal.h"
 #include "pgmirror/indexes.h"
+#include "pgmirror/mirror_waiting.h"
 #include "pgmirror/naming.h"
 
 static void rel_clear(RelEntry *r)
@@ -378,13 +379,16 @@ static bool rel_sync(Applier *a, RelEntry *r)
 		names[i] = def->cols[i].name;
 	why = naming_table_problem(def->source_schema, def->source_table, names, def->ncols);
 	if (why != NULL) {
-		errbuf_set(&a->err, "%s", why);
+		/* a copy takes only tables that can be held (waiting.c) */
+		ok = !a->sync_mode && !r->may_create && apply_wait_table(a, r, why);
+		if (!ok && a->err.text[0] == '\0')
+			errbuf_set(&a->err, "%s", why);
 		free(why);
 		goto done;
 	}
 	if (!apply_open_group(a) || !apply_follow_name(a, r))
 		goto done;
-	if (r->gone) {
+	if (r->gone || r->waiting) {
 		ok = true;
 		goto done;
 	}
@@ -512,7 +516,10 @@ bool apply_sync_again(Applier *a, RelEntry *r)
  * replays history: a relation the mirror has no table for joins through
  * the table sync, whose snapshot holds every change before its sync LSN;
  * so do the changes to a synced table from transactions that commit
- * before that LSN (the snapshot has them). A Relation message seen then is
+ * before that LSN (the snapshot has them). A table that waits (its row in
+ * pgmirror_waiting: invariant 14) has no mirror table either, and joins
+ * the same way once it can be taken; its changes are skipped without
+ * asking for a sync, which the next check tries. A Relation message seen then is
  * kept: the first change applied brings the table in line with it.
  */
 static bool decide_skip(Applier *a, RelEntry *r, bool *skip)
@@ -529,9 +536,16 @@ static bool decide_skip(Applier *a, RelEntry *r, bool *skip)
 		}
 		r->sync_lsn = r->in_mirror ? info.sync_lsn : LSN_INVALID;
 		mirror_table_info_clear(&info);
+		r->waiting = false;
+		if (!r->in_mirror && !mirror_waiting_has(a->m, r->oid, &r->waiting)) {
+			errbuf_set(&a->err, "%s", mirror_error(a->m));
+			return false;
+		}
 		r->sync_known = true;
 	}
-	if (!r->in_mirror || r->needs_sync) {
+	if (r->waiting) {
+		*skip = true; /* tried again at the next check, not at its changes */
+	} else if (!r->in_mirror || r->needs_sync) {
 		note_unknown(a, r);
 		*skip = true;
 	} else if (r->sync_lsn != LSN_INVALID && a->txn_final_lsn < r->sync_lsn)
@@ -562,8 +576,9 @@ RelEntry *apply_rel_for_change(Applier *a, uint32_t relid, const char *what, boo
 		return NULL;
 	if (r->table == NULL && !rel_sync(a, r))
 		return NULL;
-	/* its name is another's now (apply_rename.c), or it is to be synced */
-	*skip = r->gone || r->needs_sync;
+	/* its name is another's now (apply_rename.c), it is to be synced, or
+	 * it cannot be held any more and waits */
+	*skip = r->gone || r->needs_sync || r->waiting;
 	return *skip ? NULL : r;
 }
 

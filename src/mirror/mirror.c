@@ -641,7 +641,8 @@ bool mirror_drop_all_tables(Mirror *m)
 		free(names[i]);
 	}
 	free(names);
-	return ok && mirror_exec(m, "DELETE FROM pgmirror_tables; DELETE FROM pgmirror_columns");
+	return ok && mirror_exec(m, "DELETE FROM pgmirror_tables; DELETE FROM pgmirror_columns; "
+				 "DELETE FROM pgmirror_waiting");
 }
 
 bool mirror_list_tables(Mirror *m, char ***names, int *n)

@@ -20,6 +20,7 @@
 #include "pgmirror/notify.h"
 #include "pgmirror/indexes.h"
 #include "replicate_internal.h"
+#include "waiting.h"
 
 #define BACKOFF_MAX_SECS 60
 
@@ -570,6 +571,10 @@ int replicate_run(const ReplicateOptions *opt)
 		}
 		if (end == STREAM_DONE) {
 			rc = opt->verify ? verify_compare(verifier, &run) : EXIT_OK;
+			/* a run that is to end says which tables wait, all else
+			 * confirmed (a service's --status shows them) */
+			if (rc == EXIT_OK && !opt->verify && !continuous && !replicate_stopping())
+				rc = waiting_report(&run);
 			break;
 		}
 		if (end == STREAM_SLOT_GONE && !rebuilt_unreadable) {

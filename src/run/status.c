@@ -7,7 +7,8 @@
  * --json prints the same as one JSON object, with each table's generation
  * (RFC 8259: strings escaped, bytes that are not UTF-8 as U+FFFD, what is
  * not known as null), for a fleet's monitoring; --prometheus in
- * Prometheus' text format (status_prom.c).
+ * Prometheus' text format (status_prom.c). A table that waits
+ * (pgmirror_waiting) is shown with its state, why and since when.
  */
 #include "config.h"
 
@@ -18,6 +19,8 @@
 #include <sys/stat.h>
 
 #include "pgmirror/mirror.h"
+#include "pgmirror/mirror_waiting.h"
+#include "pgmirror/naming.h"
 #include "pgmirror/replicate.h" /* the exit codes */
 #include "pgmirror/status.h"
 #include "status_internal.h"
@@ -62,8 +65,31 @@ static void json_field(const char *key, const char *value)
 	json_string(value);
 }
 
+/* The waiting tables (pgmirror_waiting), after the mirror's in "tables":
+ * state "waiting", no rows, the reason and since when. */
+static void json_waiting(const MirrorWaiting *w, int nw, bool first)
+{
+	for (int i = 0; i < nw; i++) {
+		char *name = naming_table(w[i].source_schema, w[i].source_table);
+		char *source = xasprintf("%s.%s", w[i].source_schema, w[i].source_table);
+
+		fputs(first && i == 0 ? "\n    {\"name\": " : ",\n    {\"name\": ", stdout);
+		json_string(name);
+		fputs(", \"source\": ", stdout);
+		json_string(source);
+		fputs(", \"rows\": null, \"generation\": null, \"state\": \"waiting\", "
+		      "\"reason\": ", stdout);
+		json_string(w[i].reason);
+		fputs(", \"since\": ", stdout);
+		json_string(w[i].since);
+		putchar('}');
+		free(name);
+		free(source);
+	}
+}
+
 static void print_json(const char *path, const MirrorState *st, const MirrorHealth *h,
-		       const TableStatus *t, int n)
+		       const TableStatus *t, int n, const MirrorWaiting *w, int nw)
 {
 	char lsn[LSN_TEXT_SIZE];
 
@@ -94,14 +120,17 @@ static void print_json(const char *path, const MirrorState *st, const MirrorHeal
 	json_field("last_error", h->last_error);
 	json_field("last_error_time", h->last_error_time);
 	json_key("tables", false);
-	fputs(n ? "[" : "[]", stdout);
+	fputs(n + nw ? "[" : "[]", stdout);
 	for (int i = 0; i < n; i++) {
 		fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", stdout);
 		json_string(t[i].name);
-		printf(", \"rows\": %" PRId64 ", \"generation\": %" PRId64 "}", t[i].rows,
-		       t[i].generation);
+		printf(", \"rows\": %" PRId64 ", \"generation\": %" PRId64 ", \"state\": ",
+		       t[i].rows, t[i].generation);
+		json_string(t[i].state);
+		putchar('}');
 	}
-	fputs(n ? "\n  ]\n}\n" : "\n}\n", stdout);
+	json_waiting(w, nw, n == 0);
+	fputs(n + nw ? "\n  ]\n}\n" : "\n}\n", stdout);
 }
 
 /*
@@ -129,8 +158,22 @@ static void text_field(const char *key, const char *value)
 	putchar('\n');
 }
 
+/* The waiting tables in --status's text, after the table lines: three
+ * lines each, the name first (escaped as every value is). */
+static void text_waiting(const MirrorWaiting *w, int nw)
+{
+	for (int i = 0; i < nw; i++) {
+		char *name = xasprintf("%s.%s", w[i].source_schema, w[i].source_table);
+
+		text_field("waiting", name);
+		text_field("waiting_since", w[i].since);
+		text_field("waiting_reason", w[i].reason);
+		free(name);
+	}
+}
+
 static void print_text(const char *path, const MirrorState *st, const MirrorHealth *h,
-		       const TableStatus *t, int n)
+		       const TableStatus *t, int n, const MirrorWaiting *w, int nw)
 {
 	char lsn[LSN_TEXT_SIZE];
 
@@ -154,12 +197,30 @@ static void print_text(const char *path, const MirrorState *st, const MirrorHeal
 	text_field("last_rebuild_reason", h->last_rebuild_reason);
 	text_field("last_error", h->last_error);
 	text_field("last_error_time", h->last_error_time);
-	printf("tables: %d\n", n);
+	printf("tables: %d\ntables_waiting: %d\n", n, nw);
 	for (int i = 0; i < n; i++) {
 		printf("table: %" PRId64 " ", t[i].rows);
 		text_value(t[i].name);
 		putchar('\n');
 	}
+	text_waiting(w, nw);
+}
+
+/* --prometheus, the waiting tables counted in pgmirror_tables{state="waiting"}
+ * (they have no rows of their own: rows -1). */
+static void prom_print(const MirrorState *st, const MirrorHealth *h, const TableStatus *t, int n,
+		       const MirrorWaiting *w, int nw)
+{
+	TableStatus *all = xcalloc((size_t)n + (size_t)nw + 1, sizeof(TableStatus));
+
+	memcpy(all, t, (size_t)n * sizeof(TableStatus));
+	for (int i = 0; i < nw; i++)
+		all[n + i] = (TableStatus){naming_table(w[i].source_schema, w[i].source_table), -1,
+					   -1, "waiting"};
+	status_prom_print(st, h, all, n + nw);
+	for (int i = 0; i < nw; i++)
+		free(all[n + i].name);
+	free(all);
 }
 
 int status_print(const char *mirror_path, StatusFormat format)
@@ -168,8 +229,9 @@ int status_print(const char *mirror_path, StatusFormat format)
 	MirrorState st = {0};
 	MirrorHealth h = {0};
 	TableStatus *t = NULL;
+	MirrorWaiting *w = NULL;
 	char *err = NULL, **names = NULL;
-	int n = 0, rc = EXIT_ERROR;
+	int n = 0, nw = 0, rc = EXIT_ERROR;
 	struct stat sb;
 	MirrorOpenResult r;
 
@@ -185,7 +247,7 @@ int status_print(const char *mirror_path, StatusFormat format)
 		return r == MIRROR_OPEN_LOCKED ? EXIT_IN_USE : EXIT_ERROR;
 	}
 	if (!mirror_read_state(m, &st) || !mirror_read_health(m, &h) ||
-	    !mirror_list_tables(m, &names, &n)) {
+	    !mirror_list_tables(m, &names, &n) || !mirror_waiting_list(m, &w, &nw)) {
 		log_error("%s", mirror_error(m));
 		goto done;
 	}
@@ -206,15 +268,16 @@ int status_print(const char *mirror_path, StatusFormat format)
 		}
 	}
 	if (format == STATUS_JSON)
-		print_json(mirror_path, &st, &h, t, n);
+		print_json(mirror_path, &st, &h, t, n, w, nw);
 	else if (format == STATUS_PROMETHEUS)
-		status_prom_print(&st, &h, t, n);
+		prom_print(&st, &h, t, n, w, nw);
 	else
-		print_text(mirror_path, &st, &h, t, n);
+		print_text(mirror_path, &st, &h, t, n, w, nw);
 	rc = EXIT_OK;
 done:
 	free(t);
 	strv_free(names, n);
+	mirror_waiting_free(w, nw);
 	mirror_health_clear(&h);
 	mirror_state_clear(&st);
 	mirror_close(m);

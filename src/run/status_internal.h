@@ -12,7 +12,7 @@
 /* What --status prints of one table. */
 typedef struct TableStatus {
 	char *name;
-	int64_t rows;
+	int64_t rows;          /* -1: it has no mirror table (it waits) */
 	int64_t generation;
 	const char *state; /* "synced", or what keeps the table from being it */
 } TableStatus;

@@ -153,12 +153,16 @@ void status_prom_print(const MirrorState *st, const MirrorHealth *h, const Table
 	}
 	metric_head("pgmirror_table_rows", "Rows in each mirror table");
 	for (int i = 0; i < n; i++) {
+		if (t[i].rows < 0)
+			continue; /* no mirror table: it waits */
 		sample_begin("pgmirror_table_rows", slot, "table", t[i].name);
 		printf(" %" PRId64 "\n", t[i].rows);
 	}
 	metric_head("pgmirror_table_generation",
 		    "Changes whenever pgmirror replaces a table's rows without applying changes");
 	for (int i = 0; i < n; i++) {
+		if (t[i].rows < 0)
+			continue;
 		sample_begin("pgmirror_table_generation", slot, "table", t[i].name);
 		printf(" %" PRId64 "\n", t[i].generation);
 	}

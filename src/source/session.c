@@ -51,6 +51,11 @@ bool session_error_publication_gone(const Session *s)
 	return s->server_error && strcmp(s->sqlstate, "42704") == 0;
 }
 
+bool session_error_privilege(const Session *s)
+{
+	return strcmp(s->sqlstate, "42501") == 0;
+}
+
 bool session_error_stopped(const Session *s)
 {
 	return s->stopped;

@@ -2,8 +2,11 @@
 (PGHOST naming a directory without a socket, no -d) it exits 0 and prints
 the documented lines in the documented order: mirror, slot, publications,
 system_identifier, database, confirmed_lsn, last_commit_time,
-initial_copy, the health keys (last_sync_time ... last_error_time), tables, then "table: ROWS NAME" per table, sorted by name
-(a name with a space comes last on its line, whole).  While a continuous
+initial_copy, the health keys (last_sync_time ... last_error_time), tables,
+tables_waiting, then "table: ROWS NAME" per table, sorted by name (a name
+with a space comes last on its line, whole), then for each table that waits
+"waiting: NAME", "waiting_since: TIME", "waiting_reason: TEXT"
+(test_waiting_tables).  While a continuous
 pgmirror holds the mirror, --status still exits 0 at once (it opens the
 file read-only, without the writer lock) and shows the running mirror's
 position and row counts.  A missing file is exit 1 with a message.  A
@@ -23,7 +26,7 @@ KEYS = ["mirror", "slot", "publications", "system_identifier", "database",
         "confirmed_lsn", "last_commit_time", "initial_copy", "last_sync_time",
         "last_sync_lag_bytes", "last_sync_lag_seconds", "last_check_time",
         "last_check_result", "last_rebuild_time", "last_rebuild_reason",
-        "last_error", "last_error_time", "tables"]
+        "last_error", "last_error_time", "tables", "tables_waiting"]
 
 
 def status(ctx, path, env=None):
@@ -48,6 +51,8 @@ def status(ctx, path, env=None):
             rows, _, name = value.partition(" ")
             check(rows.isdigit() and name, "bad table line %r" % line)
             tables.append((int(rows), name))
+        elif key in ("waiting", "waiting_since", "waiting_reason"):
+            check(tables or vals.get("tables") == "0", "--status %r before the table lines" % key)
         else:
             check(key not in vals, "--status repeats %r" % key)
             check(not tables, "--status key %r after the table lines" % key)
