@@ -14,6 +14,13 @@ life this way, and after each cut checks what is left (PowerCut.problems()):
 the file as the cut left it passes PRAGMA integrity_check, the slot is not
 ahead of it, and the next run, without a cut, ends with the mirror equal
 to the source.
+
+PGMIRROR_POWERCUT_LAZYFS=MOUNT,FIFO cross-checks against LazyFS
+(a FUSE file system that keeps unsynced writes in a cache of its own and
+drops them on "lazyfs::clear-cache"): the directory is made under MOUNT,
+a rewind is LazyFS's clear-cache, and a settle syncs every file. LazyFS
+passes names straight to the disk, so that mode loses unsynced data only,
+never a name; it is for a soak by hand (set around bench/powercut.sh), not CI.
 """
 
 import os
@@ -21,6 +28,7 @@ import shutil
 import sqlite3
 import stat
 import tempfile
+import time
 
 import harness
 
@@ -30,6 +38,10 @@ class PowerCut:
         self.ctx = ctx
         self.dir = os.path.join(ctx.tmpdir, name)
         self.shadow = os.path.join(ctx.tmpdir, name + ".durable")
+        self.lazyfs = os.environ.get("PGMIRROR_POWERCUT_LAZYFS")
+        if self.lazyfs:
+            mount, self.fifo = self.lazyfs.split(",")
+            self.dir = os.path.join(mount, os.path.basename(ctx.tmpdir))
         os.makedirs(self.dir)
         os.makedirs(self.shadow)
         self.shim = harness.fault_shim("powercut")
@@ -54,6 +66,11 @@ class PowerCut:
 
     def settle(self):
         """Everything in the directory is durable now."""
+        if self.lazyfs:
+            for name in os.listdir(self.dir):
+                fd = os.open(os.path.join(self.dir, name), os.O_RDONLY)
+                os.fsync(fd)
+                os.close(fd)
         for f in os.listdir(self.shadow):
             os.unlink(os.path.join(self.shadow, f))
         lines = []
@@ -71,6 +88,12 @@ class PowerCut:
     def rewind(self):
         """The directory as a power cut now leaves it: the names of its last
         sync, each file with what its last sync held (empty if none)."""
+        if self.lazyfs:
+            with open(self.fifo, "w") as f:
+                f.write("lazyfs::clear-cache\n")
+            time.sleep(0.5)  # LazyFS says when it is done on a FIFO that loses lines
+            self.settle()
+            return
         with open(os.path.join(self.shadow, "names")) as f:
             names = [line.rstrip("\n").split(" ", 1) for line in f if line.strip()]
         for name in os.listdir(self.dir):
