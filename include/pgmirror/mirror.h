@@ -75,6 +75,8 @@ void mirror_close_as_is(Mirror *m);
 const char *mirror_error(const Mirror *m);
 /* The SQLite library in use (not the headers' version), e.g. "3.40.1". */
 const char *mirror_sqlite_version(void);
+/* Whether that SQLite has the WAL-reset bug (docs/durability.md). */
+bool mirror_sqlite_wal_reset_bug(void);
 
 /* Reads pgmirror_state into *st (st->present false when there is none). */
 bool mirror_read_state(Mirror *m, MirrorState *st) PGM_MUST_CHECK;

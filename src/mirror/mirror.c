@@ -31,12 +31,26 @@
 #include <unistd.h>
 
 #include "mirror_internal.h"
+#include "pgmirror/durable.h"
 
 extern const char mirror_schema_sql[];
 
 const char *mirror_sqlite_version(void)
 {
 	return sqlite3_libversion();
+}
+
+/*
+ * SQLite 3.7.0 to 3.51.2 can lose commits when one connection checkpoints
+ * while another resets the -wal (fixed in 3.51.3, and in 3.44.6 and
+ * 3.50.7). pgmirror alone never meets it: docs/durability.md.
+ */
+bool mirror_sqlite_wal_reset_bug(void)
+{
+	int v = sqlite3_libversion_number();
+
+	return v >= 3007000 && v < 3051003 && !(v / 1000 == 3044 && v >= 3044006) &&
+	       !(v / 1000 == 3050 && v >= 3050007);
 }
 
 static void mirror_free(Mirror *m)
@@ -191,6 +205,39 @@ done:
 }
 
 /*
+ * SQLite assumes by default that writing a sector leaves the bytes around
+ * it as they were (powersafe overwrite), and starts each commit in the
+ * -wal right after the last one, in the same sector. Flash storage that
+ * tears a sector in a power cut may then take the last confirmed commit
+ * with it. Off, SQLite pads each commit to a sector's end (a frame more
+ * per commit: measured in docs/durability.md). SQLite takes the setting
+ * when it opens the file, so it comes in the name, as a URI (malloc'd):
+ * every byte but letters, digits and "/._-~" percent-encoded, and an
+ * absolute path after an empty authority ("file://", so that "//x" is no
+ * host's name).
+ */
+static char *uri_without_psow(const char *path)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = strlen(path);
+	char *uri = xmalloc(3 * n + sizeof("file://?psow=0")), *o = uri;
+
+	o += sprintf(o, path[0] == '/' ? "file://" : "file:");
+	for (const unsigned char *p = (const unsigned char *)path; *p != '\0'; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("/._-~", *p) != NULL) {
+			*o++ = (char)*p;
+		} else {
+			*o++ = '%';
+			*o++ = hex[*p >> 4];
+			*o++ = hex[*p & 15];
+		}
+	}
+	strcpy(o, "?psow=0");
+	return uri;
+}
+
+/*
  * The oldest SQLite whose SQL pgmirror's needs: ALTER TABLE RENAME COLUMN,
  * and renames that carry over into views and triggers (3.25), with
  * legacy_alter_table (3.26). configure asks for it too, but the library on
@@ -247,7 +294,7 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 	Mirror *m = xcalloc(1, sizeof(*m));
 	MirrorOpenResult res = MIRROR_OPEN_ERROR;
 	int failed = SQLITE_OK; /* the code of the statement that failed */
-	char *name;
+	char *uri;
 	int rc, open_errno = 0;
 	bool foreign = false, has_state = false, create = mode == MIRROR_CREATE, created = false;
 	int flags = (mode == MIRROR_READ ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) |
@@ -271,6 +318,12 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 	if (create) {
 		m->lock_fd = open(path, O_RDWR | O_CLOEXEC | O_CREAT | O_EXCL, 0600);
 		created = m->lock_fd >= 0;
+		/* the name survives a power cut before a slot is made for it */
+		if (created && !durable_sync_dir(path)) {
+			errbuf_set(&m->err, "could not sync the directory of mirror \"%s\": %s",
+				  path, strerror(errno));
+			goto error;
+		}
 	}
 	if (m->lock_fd < 0 && (!create || errno == EEXIST))
 		m->lock_fd = open(path, (mode == MIRROR_READ ? O_RDONLY : O_RDWR) | O_CLOEXEC);
@@ -304,9 +357,10 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 	}
 	if (mode != MIRROR_READ && !mirror_share_mend(m))
 		goto error;
-	name = mirror_file_name(path);
-	rc = name != NULL ? sqlite3_open_v2(name, &m->db, flags, NULL) : SQLITE_NOMEM;
-	sqlite3_free(name);
+	/* a URI: any name is a path (mirror_file_name()'s "file:" too) */
+	uri = uri_without_psow(path);
+	rc = sqlite3_open_v2(uri, &m->db, flags | SQLITE_OPEN_URI, NULL);
+	free(uri);
 	if (rc != SQLITE_OK) {
 		errbuf_set(&m->err, "could not open mirror \"%s\": %s", path,
 			  m->db ? sqlite3_errmsg(m->db) : "out of memory");
@@ -344,8 +398,9 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 		return MIRROR_OPEN_OK;
 	}
 	mirror_share_keep_wal(m);
-	if (!use_wal(m) ||
-	    !mirror_exec(m, "PRAGMA synchronous = FULL; "
+	/* FULL before the WAL is switched on: the switch itself commits */
+	if (!mirror_exec(m, "PRAGMA synchronous = FULL") || !use_wal(m) ||
+	    !mirror_exec(m,
 		      /* the kept -wal is emptied on close, and shrinks after a
 		       * big transaction */
 		      "PRAGMA journal_size_limit = 67108864; "

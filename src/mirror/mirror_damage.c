@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "mirror_internal.h"
+#include "pgmirror/durable.h"
 
 /* the primary code of the first report of damage; 0: none */
 static atomic_int damage_code;
@@ -172,34 +173,60 @@ bool mirror_was_mirror(const Mirror *m)
 	return found;
 }
 
-/* Removes path+suffix; false (errno set) unless it is gone. */
+/* Removes path+suffix; false (errno set) unless it is gone. The
+ * directory is synced by the caller (durable.h). */
 static bool remove_one(const char *path, const char *suffix)
 {
 	char *name = xasprintf("%s%s", path, suffix);
-	bool ok = unlink(name) == 0 || errno == ENOENT;
+	bool ok = durable_unlink(name);
 
 	free(name);
 	return ok;
 }
 
-/* Renames from+suffix to to+suffix2 if it exists. */
+/*
+ * Renames from+suffix to to+suffix2 if it exists, its data synced first.
+ * A damaged file set aside (!keep) is synced where it can be: a failing
+ * card that refuses it must not keep its mirror from being rebuilt.
+ */
 static bool rename_one(const char *from, const char *suffix, const char *to,
-		       const char *suffix2)
+		       const char *suffix2, bool keep)
 {
 	char *a = xasprintf("%s%s", from, suffix), *b = xasprintf("%s%s", to, suffix2);
-	bool ok = rename(a, b) == 0 || errno == ENOENT;
+	bool moved, ok = keep ? durable_rename(a, b, &moved)
+			      : ((void)durable_sync_file(a), rename(a, b) == 0 || errno == ENOENT);
 
 	free(a);
 	free(b);
 	return ok;
 }
 
+/*
+ * The -wal goes first, and its removal is durable before the file's: a
+ * -wal that outlived its file under the name would be read into whatever
+ * file is made under it next (SQLite replays any -wal whose frames check
+ * out, whatever database they were written for).
+ */
 void mirror_remove_files(const char *path)
 {
-	static const char *const suffixes[] = {"-wal", "-shm", "-journal", ""};
+	static const char *const suffixes[] = {"-wal", "-shm", "-journal"};
 
 	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
 		(void)remove_one(path, suffixes[i]);
+	(void)durable_sync_dir(path);
+	if (remove_one(path, ""))
+		(void)durable_sync_dir(path);
+}
+
+/* The new file (fresh) takes path's name, its -wal after it (kept,
+ * checkpointed, when it was closed: mirror_share.c): a -wal never waits
+ * under the name without its file; its -shm, which indexes it, is made
+ * anew. Both synced before they take the names, the directory after. */
+static bool take_name(const char *fresh, const char *path)
+{
+	return remove_one(path, "-shm") && remove_one(fresh, "-shm") &&
+	       rename_one(fresh, "", path, "", true) && rename_one(fresh, "-wal", path, "-wal", true) &&
+	       durable_sync_dir(path);
 }
 
 bool mirror_set_aside(const char *path, const char *fresh, char **errmsg)
@@ -208,24 +235,21 @@ bool mirror_set_aside(const char *path, const char *fresh, char **errmsg)
 	struct stat st;
 	bool ok, owned;
 
-	/*
-	 * The -wal goes first: a database file without its WAL is no worse,
-	 * but a WAL left behind would be read into whatever file is made
-	 * under the name next.
-	 */
 	/* the new file is for the same readers: the old one's mode and group */
 	if (fresh != NULL && stat(path, &st) == 0 && mirror_share_like(fresh, &st, &owned) != 0)
 		log_debug("could not give \"%s\" the group of \"%s\": %s", fresh, path,
 			  strerror(errno));
+	/*
+	 * The -wal goes first, and is gone from the name (the directory
+	 * synced) before the file goes: a database file without its WAL is
+	 * no worse, but a WAL left behind would be read into whatever file is
+	 * made under the name next.
+	 */
 	ok = remove_one(aside, "-wal") && remove_one(aside, "-shm") &&
-	     rename_one(path, "-wal", aside, "-wal") && remove_one(path, "-shm") &&
-	     remove_one(path, "-journal") && rename_one(path, "", aside, "");
-	/* the new file takes its -wal along (kept, checkpointed, when it was
-	 * closed: mirror_share.c), after it: a -wal never waits under the
-	 * name without its file; its -shm, which indexes it, is made anew */
-	if (ok && fresh != NULL)
-		ok = remove_one(fresh, "-shm") && rename(fresh, path) == 0 &&
-		     rename_one(fresh, "-wal", path, "-wal");
+	     rename_one(path, "-wal", aside, "-wal", false) && remove_one(path, "-shm") &&
+	     remove_one(path, "-journal") && durable_sync_dir(path) &&
+	     rename_one(path, "", aside, "", false);
+	ok = ok && (fresh != NULL ? take_name(fresh, path) : durable_sync_dir(path));
 	*errmsg = ok ? NULL : xasprintf("could not set mirror \"%s\" aside as \"%s\": %s", path,
 					aside, strerror(errno));
 	free(aside);
@@ -253,9 +277,14 @@ bool mirror_finish_set_aside(const char *path, const char *fresh, bool *finished
 	*errmsg = NULL;
 	if (exists_one(path, "")) {
 		/* killed between the new file's rename and its -wal's: the file
-		 * took the name checkpointed, and its -wal is of no use */
-		if (!exists_one(fresh, ""))
-			(void)(remove_one(fresh, "-wal") && remove_one(fresh, "-shm"));
+		 * took the name checkpointed, and its -wal is of no use once
+		 * the file is durable (never moved to the name: it may as well
+		 * be the -wal of a rebuild whose file went, and path the
+		 * damaged file) */
+		if (!exists_one(fresh, "") && (exists_one(fresh, "-wal") || exists_one(fresh, "-shm")) &&
+		    durable_sync_file(path) && durable_sync_dir(path) && remove_one(fresh, "-wal") &&
+		    remove_one(fresh, "-shm"))
+			(void)durable_sync_dir(path);
 		return true;
 	}
 	/* the damaged file (after its -wal) went aside, fresh did not come:
@@ -269,8 +298,7 @@ bool mirror_finish_set_aside(const char *path, const char *fresh, bool *finished
 			close(fd);
 		return true;
 	}
-	ok = remove_one(path, "-shm") && remove_one(fresh, "-shm") && rename(fresh, path) == 0 &&
-	     rename_one(fresh, "-wal", path, "-wal");
+	ok = take_name(fresh, path);
 	close(fd);
 	if (!ok)
 		*errmsg = xasprintf("could not rename \"%s\" to \"%s\": %s", fresh, path,

@@ -80,6 +80,9 @@ static bool slot_is_ours(const Run *run, const SlotInfo *si, bool rebuild)
 {
 	if (!run->state.present)
 		return false;
+	/* made (or to be made) by a run cut before its claim (claim.c) */
+	if (!rebuild && claim_owns(&run->state, si))
+		return true;
 	/* the damaged mirror's own slot (heal.c): it holds nothing else's */
 	if (rebuild && run->healing)
 		return true;
@@ -103,7 +106,8 @@ static bool can_resume(Run *run, const SlotInfo *si, int *nkept)
 	bool ok;
 
 	*nkept = 0;
-	if (!run->state.present || run->state.initial_copy_done || !si->exists ||
+	if (!run->state.present || run->state.initial_copy_done || claim_is_intent(&run->state) ||
+	    !si->exists ||
 	    !si->usable || si->active || !slot_is_ours(run, si, false))
 		return false;
 	if (!mirror_table_infos(run->mirror, &mt, &nmt)) {
@@ -116,6 +120,19 @@ static bool can_resume(Run *run, const SlotInfo *si, int *nkept)
 	mirror_table_infos_free(mt, nmt);
 	*nkept = nmt;
 	return ok;
+}
+
+/* Whether the mirror has tables (a failure to read says yes: a rebuild
+ * then copies everything). */
+static bool mirror_has_tables(Run *run)
+{
+	MirrorTableInfo *mt = NULL;
+	int nmt = 0;
+
+	if (run->mirror == NULL || !mirror_table_infos(run->mirror, &mt, &nmt))
+		return run->mirror != NULL;
+	mirror_table_infos_free(mt, nmt);
+	return nmt > 0;
 }
 
 /* Marks the first run finished, keeping its position (the slot's start). */
@@ -246,15 +263,15 @@ static int copy_refused(Run *run, Copier *copier, const SourceTable *tables, int
  * first run, on a first run that did not finish (restart), and when the
  * mirror's slot is gone (rebuild).
  *
- * The slot is claimed (the state row names it, with initial_copy_done = 0
- * and the slot's consistent point) only once CREATE_REPLICATION_SLOT has
- * returned, while the snapshot transaction stays open: a creation that
- * fails (every slot in use, or another mirror made one of that name
- * first) leaves no claim, so no later run takes that slot for its own. A
- * kill -9 between the creation and the claim's commit (a few
- * milliseconds) leaves a slot that this mirror cannot prove it made: the
- * next run refuses it with the --drop-slot advice (as a slot already
- * there, or as a slot that moved past the mirror) and never drops it.
+ * Before the slot is dropped or made, the mirror records its intent
+ * (claim.c), so that a kill or a power cut at any point leaves a slot the
+ * next run knows as its own. The slot is claimed (the state row names it,
+ * with initial_copy_done = 0 and the slot's consistent point) once
+ * CREATE_REPLICATION_SLOT has returned, while the snapshot transaction
+ * stays open. A run that made the slot and fails before the claim is
+ * stored (its commit failed: a full disk, an I/O error) drops the slot
+ * again; a first run's file then goes too, unless the slot could not be
+ * dropped: the file keeps the intent, and the next run drops it.
  *
  * What the copy reads (tables, row filters, column lists, keys) is read
  * inside the slot's snapshot, after the creation, which may have waited
@@ -272,7 +289,9 @@ int firstrun_run(Run *run, bool rebuild)
 {
 	bool fresh = !run->state.present;
 	bool restart = run->state.present && !run->state.initial_copy_done;
-	bool copy = !fresh || !run->opt->no_initial_copy;
+	/* a first run, or one cut before it claimed its slot (claim.c) */
+	bool first = fresh || (claim_is_intent(&run->state) && !mirror_has_tables(run));
+	bool copy = !first || !run->opt->no_initial_copy;
 	const char *slot = fresh ? run->opt->slot : run->state.slot;
 	const char *pubs_text = fresh ? run->pubs_text : run->state.publications;
 	SlotInfo si = {0};
@@ -285,8 +304,9 @@ int firstrun_run(Run *run, bool rebuild)
 	Lsn start = LSN_INVALID;
 	char lsn[LSN_TEXT_SIZE], snapshot_time[40];
 	int rc = EXIT_ERROR, nkept = 0;
-	bool each = fresh && copy, copy_failed = true, ok;
+	bool each = first && copy, copy_failed = true, ok;
 	bool opened = false, claimed = false; /* the file made here; the slot claimed in it */
+	bool made = false;                    /* the slot made here */
 
 	if (!session_slot_info(run->session, slot, &si) ||
 	    !replicate_wait_slot(run->session, slot, &si, SLOT_WAIT_MS)) {
@@ -337,10 +357,13 @@ int firstrun_run(Run *run, bool rebuild)
 	if (restart)
 		log_warning("the first run of mirror \"%s\" did not finish; starting over",
 			    run->opt->mirror_path);
-	if (!fresh && run->opt->no_initial_copy)
+	if (!first && run->opt->no_initial_copy)
 		log_warning("ignoring --no-initial-copy: it applies only to the first run of a "
 			    "mirror, and mirror \"%s\" is made again from a fresh copy",
 			    run->opt->mirror_path);
+	/* the intent, durable before the slot is dropped or made */
+	if (!claim_intent(run, slot, pubs_text))
+		goto done;
 	if (si.exists && !session_drop_slot(run->session, slot)) {
 		replicate_log_session_error(run->session);
 		goto done;
@@ -361,6 +384,7 @@ int firstrun_run(Run *run, bool rebuild)
 		}
 		goto done;
 	}
+	made = true;
 	log_info("created replication slot \"%s\" at %s", slot, lsn_format(start, lsn));
 	pgtime_format_utc(pgtime_now(), snapshot_time, sizeof(snapshot_time));
 
@@ -369,7 +393,7 @@ int firstrun_run(Run *run, bool rebuild)
 	st.system_identifier = run->sys.systemid;
 	st.database = run->sys.dbname;
 	st.confirmed_lsn = start; /* how a restart knows the slot (slot_is_ours()) */
-	st.last_commit_time = fresh ? NULL : run->state.last_commit_time;
+	st.last_commit_time = first ? NULL : run->state.last_commit_time;
 	st.initial_copy_done = false;
 	/* the claim; without a copy the final state below, in one commit, is it */
 	if (copy && (!mirror_begin(run->mirror) || !mirror_write_state(run->mirror, &st) ||
@@ -456,6 +480,10 @@ int firstrun_run(Run *run, bool rebuild)
 done:
 	if (run->mirror != NULL)
 		mirror_rollback(run->mirror); /* a copy that did not finish */
+	/* a slot made and not claimed is given back; where it cannot be,
+	 * the file keeps the intent that owns it (claim.c) */
+	if (made && !claimed && !claim_give_back(run, slot))
+		opened = false;
 	/* a service's next try (same process) starts from the claim stored
 	 * here and the tables copied so far, not from the state before it */
 	if (rc != EXIT_OK && claimed && run->mirror != NULL) {

@@ -43,6 +43,7 @@ typedef struct Run {
 	int64_t sync_backoff;   /* usecs until a deferred sync is tried again: 0
 				 * after a try whose copy stored a part, then
 				 * doubling from 1 s to RECONCILE_USECS */
+	bool wal_reset_told;    /* the SQLite WAL-reset bug was mentioned */
 	bool heal;              /* the mirror file is damaged: prepare() sets it
 				 * aside and rebuilds it (heal.c) */
 	char *heal_why;         /* what SQLite reported, or the check found */
@@ -119,6 +120,18 @@ int replicate_open_mirror(Run *run, MirrorMode mode);
  * lost); returns an exit code. See firstrun.c.
  */
 int firstrun_run(Run *run, bool rebuild);
+
+/*
+ * The mirror's claim on its slot, made before the slot (claim.c): whether
+ * the state is an intent only (a run that made or dropped the slot and
+ * was cut before it stored the slot's position); whether that slot is the
+ * intent's; recording the intent (committed; false logged); dropping a
+ * slot this run made and could not claim (true if dropped).
+ */
+bool claim_is_intent(const MirrorState *st);
+bool claim_owns(const MirrorState *st, const SlotInfo *si);
+bool claim_intent(Run *run, const char *slot, const char *pubs_text);
+bool claim_give_back(Run *run, const char *slot);
 
 /*
  * At start, gives every mirror table of a published table (tables: the

@@ -149,6 +149,12 @@ int replicate_open_mirror(Run *run, MirrorMode mode)
 		run->mirror = NULL;
 		return r == MIRROR_OPEN_LOCKED ? EXIT_IN_USE : EXIT_ERROR;
 	}
+	if (mode != MIRROR_READ && mirror_sqlite_wal_reset_bug() && !run->wal_reset_told) {
+		run->wal_reset_told = true;
+		log_debug("SQLite %s has the WAL-reset bug (fixed in 3.51.3): while pgmirror runs, "
+			  "readers of mirror \"%s\" must neither write to it nor run checkpoints "
+			  "(docs/durability.md)", mirror_sqlite_version(), run->opt->mirror_path);
+	}
 	if (!mirror_read_state(run->mirror, &run->state)) {
 		if (mode != MIRROR_READ && heal_after_failure(run))
 			return EXIT_OK; /* its settings come from the command line */

@@ -566,6 +566,33 @@ static void test_check_report(void **state)
 	mirror_damage_forget();
 }
 
+/* Commits in the -wal are padded to a sector's end (powersafe overwrite
+ * off, mirror.c): a one-page commit of 4096-byte pages writes its frame
+ * and a copy of it, so that no later commit writes in its last sector. */
+static void test_commit_padded(void **state)
+{
+	Fixture *f = *state;
+	char *err = NULL, *wal = NULL;
+	struct stat before, after;
+	enum { COMMITS = 10, FRAME = 4096 + 24 };
+
+	close_with_state(f);
+	assert_int_equal(mirror_open(f->path, MIRROR_WRITE, &f->m, &err), MIRROR_OPEN_OK);
+	assert_true(asprintf(&wal, "%s-wal", f->path) > 0);
+	assert_int_equal(fixture_int(f->path, "PRAGMA page_size"), 4096);
+	/* a first commit: the -wal may start over at it */
+	assert_true(mirror_begin(f->m) && mirror_set_position(f->m, 1, NULL) &&
+		    mirror_commit(f->m));
+	assert_int_equal(stat(wal, &before), 0);
+	for (int i = 0; i < COMMITS; i++)
+		assert_true(mirror_begin(f->m) && mirror_set_position(f->m, 2 + i, NULL) &&
+			    mirror_commit(f->m));
+	assert_int_equal(stat(wal, &after), 0);
+	/* unpadded: COMMITS frames; padded: two a commit, one at most less */
+	assert_true((after.st_size - before.st_size) / FRAME >= 2 * COMMITS - 1);
+	free(wal);
+}
+
 /* A file of someone else's (here: of the test's) that a symlink names. */
 static void plant_link(const char *dir, const char *link, char *victim, size_t n)
 {
@@ -639,6 +666,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_indexes, setup, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_damage, setup_many, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_check_report, setup_many, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_commit_padded, setup, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_side_files_no_follow, setup, fixture_teardown),
 	};
 
