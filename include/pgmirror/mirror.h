@@ -22,7 +22,8 @@ typedef struct MirrorTable MirrorTable;
  * pgmirror_state.format_version. Raise it when an older pgmirror could no
  * longer use a mirror correctly; mirror_open() refuses a newer one.
  */
-#define MIRROR_FORMAT_VERSION 3 /* 2: pgmirror_tables.sync_lsn; 3: health, generation, definition */
+#define MIRROR_FORMAT_VERSION 4 /* 2: pgmirror_tables.sync_lsn; 3: health, generation, definition;
+				 * 4: publication_fingerprint */
 
 /* Results of mirror_open(). */
 typedef enum MirrorOpenResult {
@@ -438,6 +439,22 @@ bool mirror_set_sync_lsn(Mirror *m, uint32_t oid, Lsn lsn) PGM_MUST_CHECK;
 /* Sets the publication definition of the table of relation oid (see
  * MirrorTableInfo); within a transaction. */
 bool mirror_set_definition(Mirror *m, uint32_t oid, const char *definition) PGM_MUST_CHECK;
+
+/*
+ * The publications' fingerprint stored in the mirror (session.h's
+ * PubFingerprint hash; *out NULL when none), and storing one, within a
+ * transaction: only once everything it led to is committed.
+ */
+bool mirror_publication_fingerprint(Mirror *m, char **out) PGM_MUST_CHECK;
+bool mirror_set_publication_fingerprint(Mirror *m, const char *hash) PGM_MUST_CHECK;
+/*
+ * The columns mirror table `table` records (pgmirror_columns), in order:
+ * name, type_oid, type_mod and attnum set, the rest zero. Free with
+ * mirror_table_columns_free().
+ */
+bool mirror_table_columns(Mirror *m, const char *table, MirrorColumnDef **cols, int *n)
+	PGM_MUST_CHECK;
+void mirror_table_columns_free(MirrorColumnDef *cols, int n);
 
 /* The mirrored tables' names, sorted; free with free() each and the array. */
 bool mirror_list_tables(Mirror *m, char ***names, int *n) PGM_MUST_CHECK;

@@ -44,6 +44,9 @@ typedef struct Run {
 	Mirror *heal_copy;      /* a damaged mirror's copy with its header made
 				 * anew (heal_read_settings()), or NULL */
 	char *heal_copy_path;
+	char *pub_types;        /* the published columns' types as the last check
+				 * on run->session's connection found them
+				 * (PubFingerprint's types), or NULL */
 	Lsn text_until;         /* a binary stream met a column it cannot read
 				 * in the transaction committed at this LSN:
 				 * streams start in text until it is durable
@@ -129,6 +132,24 @@ int renames_at_start(Run *run, const SourceTable *tables, int ntables);
  */
 int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resync,
 			int nresync, bool resync_all, TickFn tick, void *tick_ctx);
+
+/*
+ * The check of the publications (pubcheck.c), at start (s: the run's
+ * connection) and in a service's check (s NULL, as for
+ * tablesync_reconcile()): asks their fingerprint, and only when it differs
+ * from the one the mirror stored (or for a resync, a sync left for later,
+ * tables the stream noted) reads and follows the detail
+ * (tablesync_reconcile(), same arguments) and makes the mirror's indexes
+ * match, storing the fingerprint with them. Returns an exit code.
+ */
+int pubcheck_run(Run *run, Session *s, Applier *apply, char *const *resync, int nresync,
+		 bool resync_all, TickFn tick, void *tick_ctx);
+/*
+ * The source's indexes, made to match on every mirrored table, in one
+ * SQLite transaction that also stores fingerprint (NULL: none), asked
+ * through run->catalog; a signal rolls it back. Returns an exit code.
+ */
+int pubcheck_sync_indexes(Run *run, const char *fingerprint);
 
 /* A table to sync (tablesync_sync()). */
 typedef struct SyncTarget {
