@@ -442,8 +442,9 @@ bool mirror_set_definition(Mirror *m, uint32_t oid, const char *definition) PGM_
 
 /*
  * The publications' fingerprint stored in the mirror (session.h's
- * PubFingerprint hash; *out NULL when none), and storing one, within a
- * transaction: only once everything it led to is committed.
+ * PubFingerprint hash; *out NULL when none, or when a mirror table lacks
+ * its definition: the detail must be read to fill it in), and storing
+ * one, within a transaction: only once everything it led to is committed.
  */
 bool mirror_publication_fingerprint(Mirror *m, char **out) PGM_MUST_CHECK;
 bool mirror_set_publication_fingerprint(Mirror *m, const char *hash) PGM_MUST_CHECK;

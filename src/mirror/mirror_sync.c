@@ -82,7 +82,8 @@ bool mirror_set_sync_lsn(Mirror *m, uint32_t oid, Lsn lsn)
 bool mirror_publication_fingerprint(Mirror *m, char **out)
 {
 	sqlite3_stmt *q = mirror_prepare(
-		m, "SELECT publication_fingerprint FROM pgmirror_state WHERE id = 1", false);
+		m, "SELECT publication_fingerprint FROM pgmirror_state WHERE id = 1 AND NOT EXISTS "
+		   "(SELECT 1 FROM pgmirror_tables WHERE definition IS NULL)", false);
 	int rc;
 
 	*out = NULL;

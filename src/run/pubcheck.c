@@ -93,17 +93,20 @@ int pubcheck_sync_indexes(Run *run, const char *fingerprint)
 	return rc;
 }
 
-/* The fingerprint, asked on s or (NULL) on the look-ups' plain connection;
- * false with the error logged and run->conn_failed set when the connection
- * was lost. */
-static bool ask_fingerprint(Run *run, Session *s, PubFingerprint *fp)
+bool pubcheck_fingerprint(Run *run, Session *s, PubFingerprint *fp)
 {
 	char **pubs = NULL;
-	int npubs = strv_split(run->state.publications, ',', &pubs);
+	int npubs = strv_split(run->state.present ? run->state.publications : run->pubs_text, ',',
+			       &pubs);
 	bool ok = s != NULL ? session_publication_fingerprint(s, pubs, npubs, fp)
 		  : lookup_publication_fingerprint(run->lookup, pubs, npubs, check_stopping, fp);
 
 	strv_free(pubs, npubs);
+	if (ok && s != NULL && s == run->session) {
+		/* the stream of this connection chooses its format by them */
+		free(run->pub_types);
+		run->pub_types = xstrdup(fp->types);
+	}
 	if (!ok && s != NULL) {
 		replicate_log_session_error(s);
 		run->conn_failed = !session_connected(s);
@@ -126,13 +129,8 @@ int pubcheck_run(Run *run, Session *s, Applier *apply, char *const *resync, int 
 
 	check_tick = tick;
 	check_tick_ctx = tick_ctx;
-	if (!ask_fingerprint(run, s, &fp))
+	if (!pubcheck_fingerprint(run, s, &fp))
 		goto done;
-	if (s != NULL && s == run->session) {
-		/* the stream of this connection chooses its format by them */
-		free(run->pub_types);
-		run->pub_types = xstrdup(fp.types);
-	}
 	if (!mirror_publication_fingerprint(run->mirror, &stored)) {
 		log_error("%s", mirror_error(run->mirror));
 		goto done;

@@ -307,6 +307,7 @@ static int prepare(Run *run)
 	char **pubs = NULL;
 	int npubs;
 	bool rebuild = false, heal = run->heal, checked = false;
+	PubFingerprint fp = {0}; /* a first run's, stored once it is done */
 	int rc = connect_source(run);
 
 	if (rc == EXIT_OK) {
@@ -329,7 +330,8 @@ static int prepare(Run *run)
 	if (heal || rc != EXIT_OK)
 		;
 	else if (rebuild || !run->state.present || !run->state.initial_copy_done)
-		rc = firstrun_run(run, rebuild);
+		rc = pubcheck_fingerprint(run, run->session, &fp) ? firstrun_run(run, rebuild)
+								   : EXIT_ERROR;
 	else {
 		/* what the publications publish, if it changed (with the
 		 * indexes), and --resync (once) */
@@ -349,9 +351,10 @@ static int prepare(Run *run)
 		 * replication connection, idle until the stream starts: a
 		 * --once run with nothing more to ask connects once */
 		lookup_use_session(run->lookup, run->session);
-		rc = pubcheck_sync_indexes(run, NULL);
+		rc = pubcheck_sync_indexes(run, fp.hash);
 		lookup_use_session(run->lookup, NULL);
 	}
+	pub_fingerprint_clear(&fp);
 	if (rc != EXIT_OK && !session_connected(run->session))
 		run->conn_failed = true;
 	return rc;

@@ -145,6 +145,15 @@ int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resyn
 int pubcheck_run(Run *run, Session *s, Applier *apply, char *const *resync, int nresync,
 		 bool resync_all, TickFn tick, void *tick_ctx);
 /*
+ * The publications' fingerprint (session_publication_fingerprint()), asked
+ * on s or (NULL) on the look-ups' plain connection; asked on the run's
+ * connection, its types are kept for the stream (run->pub_types). False
+ * with the error logged and run->conn_failed set when the connection was
+ * lost. A first run asks it before it reads the tables, and stores it
+ * with the indexes (pubcheck_sync_indexes()) once it has copied them.
+ */
+bool pubcheck_fingerprint(Run *run, Session *s, PubFingerprint *fp);
+/*
  * The source's indexes, made to match on every mirrored table, in one
  * SQLite transaction that also stores fingerprint (NULL: none), asked
  * through run->catalog; a signal rolls it back. Returns an exit code.
