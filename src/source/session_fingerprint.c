@@ -26,8 +26,10 @@ void pub_fingerprint_clear(PubFingerprint *fp)
 static const char table_filter_columns[] =
 	"coalesce(' columns ' || g.attrs::text, '') || coalesce(' where ' || g.qual::text, '')";
 static const char schema_rows[] =
-	"(SELECT string_agg('s ' || pn.oid || ' ' || pn.pnnspid, ' ' ORDER BY pn.oid) "
-	"FROM pg_catalog.pg_publication_namespace pn WHERE pn.pnpubid IN (SELECT oid FROM pubs)),";
+	"(SELECT oid, pnpubid, pnnspid FROM pg_catalog.pg_publication_namespace "
+	"WHERE pnpubid IN (SELECT oid FROM pubs))";
+static const char no_schema_rows[] =
+	"(SELECT NULL::oid AS oid, NULL::oid AS pnpubid, NULL::oid AS pnnspid WHERE false)";
 
 bool session_publication_fingerprint(Session *s, char *const *pubs, int npubs,
 				     PubFingerprint *out)
@@ -36,15 +38,18 @@ bool session_publication_fingerprint(Session *s, char *const *pubs, int npubs,
 	char *list = session_quote_list(s, (const char *const *)pubs, npubs, false, ", ");
 	char *sql = NULL;
 	int version = session_server_version(s);
-	const char *args[4] = {list, version >= 150000 ? table_filter_columns : "''",
-			       version >= 150000 ? schema_rows : "",
-			       version >= 120000 ? "a.attgenerated::text" : "''"};
+	const char *args[6] = {list, version >= 150000 ? table_filter_columns : "''",
+			       version >= 150000 ? schema_rows : no_schema_rows,
+			       version >= 120000 ? "a.attgenerated::text" : "''",
+			       version >= 110000 ? "pg_catalog.hashtextextended("
+			       : "('x' || pg_catalog.substr(pg_catalog.md5(",
+			       version >= 110000 ? ", 0)" : "), 1, 16))::bit(64)::bigint"};
 	bool ok = false;
 
 	memset(out, 0, sizeof(*out));
 	if (list == NULL)
 		goto done;
-	sql = session_sql_bind(session_sql_fingerprint, args, 4);
+	sql = session_sql_bind(session_sql_fingerprint, args, 6);
 	if (!session_run(s, sql, 0, NULL, PGRES_TUPLES_OK, &res,
 			 "ask for the fingerprint of the publications"))
 		goto done;
