@@ -32,116 +32,18 @@ more than once and quote what you see.
 
 import argparse
 import os
-import socket
 import statistics
-import struct
 import subprocess
 import sys
-import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
 import clusters  # noqa: E402
+from countproxy import CountProxy, Counter  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 COLUMNS = "id int PRIMARY KEY, a int, b text, c timestamptz, d numeric(10,2)"
-
-
-class Counter:
-    """Counts of one client's runs, added to by the forwarder's threads."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.reset()
-
-    def reset(self):
-        with self.lock:
-            self.up = self.down = self.statements = 0
-
-
-def client_messages(buf, state):
-    """Counts Query ('Q') and Parse ('P') messages in the bytes a client
-    sent (buf, appended to state's leftover); the first message of a
-    connection is the startup packet, which has no type byte."""
-    data = state["rest"] + buf
-    n = 0
-    pos = 0
-    while True:
-        if state["startup"]:
-            if len(data) - pos < 4:
-                break
-            length = struct.unpack("!I", data[pos:pos + 4])[0]
-            if len(data) - pos < length:
-                break
-            pos += length
-            state["startup"] = False
-            continue
-        if len(data) - pos < 5:
-            break
-        kind = data[pos:pos + 1]
-        length = struct.unpack("!I", data[pos + 1:pos + 5])[0]
-        if len(data) - pos < 1 + length:
-            break
-        if kind in (b"Q", b"P"):
-            n += 1
-        pos += 1 + length
-    state["rest"] = data[pos:]
-    return n
-
-
-class Forwarder(threading.Thread):
-    """Listens on a free port of 127.0.0.1 and forwards each connection to
-    (host, port), counting into self.counter (set per client)."""
-
-    def __init__(self, host, port):
-        super().__init__(daemon=True)
-        self.target = (host, port)
-        self.sock = socket.socket()
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        self.port = self.sock.getsockname()[1]
-        self.counter = Counter()
-
-    def run(self):
-        while True:
-            try:
-                c, _ = self.sock.accept()
-            except OSError:
-                return
-            s = socket.create_connection(self.target)
-            for sk in (c, s):
-                sk.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            counter = self.counter
-            state = {"startup": True, "rest": b""}
-            threading.Thread(target=self.pipe, args=(c, s, counter, True, state),
-                             daemon=True).start()
-            threading.Thread(target=self.pipe, args=(s, c, counter, False, None),
-                             daemon=True).start()
-
-    @staticmethod
-    def pipe(src, dst, counter, up, state):
-        try:
-            while True:
-                buf = src.recv(65536)
-                if not buf:
-                    break
-                with counter.lock:
-                    if up:
-                        counter.up += len(buf)
-                        counter.statements += client_messages(buf, state)
-                    else:
-                        counter.down += len(buf)
-                dst.sendall(buf)
-        except OSError:
-            pass
-        finally:
-            for sk in (src, dst):
-                try:
-                    sk.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
 
 
 def reaped_cpu(cluster):
@@ -263,7 +165,7 @@ def main():
                           max_replication_slots=20, max_wal_senders=20, fsync=False,
                           autovacuum=False)
         cluster.start()
-        fwd = Forwarder("127.0.0.1", cluster.port)
+        fwd = CountProxy("127.0.0.1", cluster.port)
         fwd.start()
         rows = []
         for n in [int(x) for x in ARGS.tables.split(",")]:
