@@ -35,7 +35,9 @@ cd "$out"
 rm -rf "pgmirror-$version"
 deb=$out/pgmirror_${version}_$arch.deb
 dpkg-deb -I "$deb" | sed -n 's/^ \(Depends\|Architecture\):/  &/p'
-dpkg-deb -c "$deb" | awk '{print "  " $6}' | grep -E 'bin/|man1/|examples/|systemd/'
+dpkg-deb -c "$deb" | awk '{print "  " $6}' | grep -E 'bin/|man1/|examples/|systemd/|lib/pgmirror/'
 if command -v lintian >/dev/null; then
 	lintian --fail-on error,warning "$out"/pgmirror_"${version}"_"$arch".changes
 fi
+echo "build-deb: $deb"
+echo "build-deb: install it with: sudo apt install $deb"

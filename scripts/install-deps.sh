@@ -14,6 +14,9 @@ packages=(
 	systemd
 	# pgrep, for the same
 	procps
+	# promtool, for test_status_prometheus (--status --prometheus, the
+	# example alert rules)
+	prometheus
 )
 
 missing=()

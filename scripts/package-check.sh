@@ -13,10 +13,16 @@
 #    they make and follow a mirror;
 #  - a second account in group pgmirror reads the mirror (README's recipe)
 #    while the service runs and after it stopped;
+#    The conf's OPTIONS holds two options in double quotes, as shop.conf
+#    says to write them;
 #  - the cron example parsed as cron reads /etc/cron.d (variables; five time
 #    fields, a user, a command), its command run through sh -c as that user
 #    (with a spread of 1 s, to stay fast): it brings the mirror up to date,
-#    and exits 0 when it overlaps a running pgmirror (exit 3).
+#    and exits 0 when it overlaps a running pgmirror (exit 3);
+#  - the metrics: pgmirror-metrics@.service's ExecStart, run by hand as root
+#    after root's read-write sqlite3 removed -wal and -shm, writes a file
+#    promtool accepts and gives the reader the mirror back; the example
+#    alert rules pass promtool check rules; the metrics cron line.
 # Prints "ok: ..." per check; exits non-zero at the first failure.
 set -euo pipefail
 export PGOPTIONS="-c client_min_messages=warning"
@@ -79,13 +85,15 @@ exec_start() {
 getent passwd pgmirror >/dev/null || fail "no user pgmirror"
 [ "$(stat -c %U /var/lib/pgmirror)" = pgmirror ] || fail "/var/lib/pgmirror does not belong to pgmirror"
 ok "system user pgmirror, /var/lib/pgmirror"
-for u in pgmirror@.service pgmirror-once@.service pgmirror-once@.timer; do
+for u in pgmirror@.service pgmirror-once@.service pgmirror-once@.timer \
+	pgmirror-metrics@.service pgmirror-metrics@.timer; do
 	[ -f "$units/$u" ] || fail "$units/$u is not installed"
 	cp "$units/$u" "$tmp/${u/@./@$name.}"
 done
 systemd-analyze verify "$tmp/pgmirror@$name.service" "$tmp/pgmirror-once@$name.service" \
-	"$tmp/pgmirror-once@$name.timer" || fail "systemd-analyze verify"
-ok "systemd-analyze verify of the three units"
+	"$tmp/pgmirror-once@$name.timer" "$tmp/pgmirror-metrics@$name.service" \
+	"$tmp/pgmirror-metrics@$name.timer" || fail "systemd-analyze verify"
+ok "systemd-analyze verify of the five units"
 for u in pgmirror@$name.service pgmirror-once@$name.service; do
 	score=$(systemd-analyze security --offline=true "$tmp/$u" 2>&1 |
 		sed -n 's/.*Overall exposure level for .*: \([0-9.]*\) .*/\1/p')
@@ -107,7 +115,7 @@ sed -e "s/^\[shop\]/[$name]/" -e "s/^host=.*/host=$host/" -e "s/^port=.*/port=${
 install -m 0600 -o pgmirror -g pgmirror /dev/null /etc/pgmirror/$name.pgpass
 echo "*:*:$db:$role:$secret" >/etc/pgmirror/$name.pgpass
 sed -e "s|^MIRROR=.*|MIRROR=$mirror|" -e "s/^SLOT=.*/SLOT=pgm_package_slot/" \
-	-e "s/^PUBLICATIONS=.*/PUBLICATIONS=pub/" \
+	-e "s/^PUBLICATIONS=.*/PUBLICATIONS=pub/" -e 's/^OPTIONS=.*/OPTIONS="-s 5 --no-binary"/' \
 	-e "s|^PGSERVICEFILE=.*|PGSERVICEFILE=/etc/pgmirror/$name.service.conf|" \
 	-e "s/^PGSERVICE=.*/PGSERVICE=$name/" -e "s|^PGPASSFILE=.*|PGPASSFILE=/etc/pgmirror/$name.pgpass|" \
 	"$examples/shop.conf" >"$conf"
@@ -179,4 +187,31 @@ run_cron || fail "the cron command exited $?"
 wait_rows 4
 [ "$(rows_as "$reader")" = 4 ] || fail "$reader cannot read the mirror after the cron run"
 ok "the cron command brings the mirror up to date; the reader reads it"
+
+# --- the metrics: the timer's service by hand (as root, as systemd runs it),
+# into a directory of ours in place of node_exporter's ---
+line=$(sed -n 's/^ExecStart=//p' "$units/pgmirror-metrics@.service")
+line=${line//%i/$name}
+mkdir "$tmp/textfile"
+# root's read-write sqlite3, the last to close the mirror, removes -wal and
+# -shm: the reader cannot open it until a pgmirror opens it again
+sqlite3 "$mirror" "SELECT count(*) FROM t" >/dev/null
+[ -z "$(rows_as "$reader")" ] || fail "$reader read the mirror without -wal and -shm"
+env -i PATH=/usr/bin:/bin PGMIRROR_TEXTFILE_DIR="$tmp/textfile" sh -c "exec $line" ||
+	fail "pgmirror-metrics@.service's ExecStart exited $?"
+[ "$(ls "$tmp/textfile")" = "pgmirror-$name.prom" ] ||
+	fail "pgmirror-metrics@.service wrote: $(ls -a "$tmp/textfile")"
+promtool check metrics <"$tmp/textfile/pgmirror-$name.prom" ||
+	fail "promtool check metrics refused pgmirror-$name.prom"
+grep -q "^pgmirror_table_rows{slot=\"pgm_package_slot\",table=\"t\"} 4\$" \
+	"$tmp/textfile/pgmirror-$name.prom" || fail "pgmirror-$name.prom: $(cat "$tmp/textfile/pgmirror-$name.prom")"
+ok "pgmirror-metrics@.service's ExecStart writes metrics that promtool accepts"
+[ "$(rows_as "$reader")" = 4 ] || fail "$reader cannot read the mirror after the metrics timer's run"
+ok "after root's read-write sqlite3, the metrics run gives the reader -wal and -shm back"
+promtool check rules "$examples/pgmirror-alerts.yml" >/dev/null || fail "promtool check rules"
+ok "the example alert rules: promtool check rules"
+read -r m h dom mon dow user command < <(grep -v -e '^#' -e '^$' -e '=' "$examples/pgmirror-metrics.cron")
+[ "$user" = root ] && [ "$command" = "/usr/lib/pgmirror/pgmirror-textfile shop" ] ||
+	fail "the metrics cron line: $user $command"
+ok "the metrics cron example: root runs /usr/lib/pgmirror/pgmirror-textfile shop"
 echo "package-check: all passed"

@@ -57,3 +57,16 @@ CREATE TABLE IF NOT EXISTS pgmirror_tables (
     definition    TEXT                        -- what the publications publish of the table
                                               -- at its last sync (NULL: not known yet)
 );
+
+-- One row per published table that cannot be mirrored now for a reason of
+-- its own (no SELECT privilege, a name or columns SQLite cannot hold): it
+-- has no mirror table, its changes are skipped, and it is tried again at
+-- every start and every check; once it can be taken it is synced as a
+-- joining table and its row goes (DESIGN.md, invariant 14).
+CREATE TABLE IF NOT EXISTS pgmirror_waiting (
+    relation_oid  INTEGER PRIMARY KEY,        -- source pg_class OID
+    source_schema TEXT NOT NULL,
+    source_table  TEXT NOT NULL,
+    reason        TEXT NOT NULL,              -- why it waits, and what to do
+    since         TEXT NOT NULL               -- UTC: when it began to wait
+);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pgmirror/notify.h"
 #include "pgmirror/mirror.h"
 #include "pgmirror/prompt.h"
 #include "pgmirror/replicate.h"
@@ -40,8 +41,10 @@ static void usage(FILE *out)
 		"      --drop-slot              drop the replication slot and exit\n"
 		"      --verify                 bring the mirror to a fresh point of the source,\n"
 		"                               compare every table with it, and exit\n"
-		"      --status [--json]        print the mirror's state and exit (no connection);\n"
-		"                               --json: as one JSON object\n"
+		"      --status [--json | --prometheus]\n"
+		"                               print the mirror's state and exit (no connection);\n"
+		"                               --json: as one JSON object; --prometheus: in\n"
+		"                               Prometheus' text format\n"
 		"      --check                  check the mirror file for damage and exit\n"
 		"                               (no connection)\n"
 		"  -s, --status-interval=SECS   feedback to the server every SECS (default 10)\n"
@@ -75,6 +78,7 @@ static void print_version(void)
 static void handle_stop(int sig)
 {
 	(void)sig;
+	notify_stopping();
 	replicate_request_stop();
 }
 
@@ -120,6 +124,7 @@ static int ask_password(ReplicateOptions *opt, char **password)
 		return errno == EINTR ? EXIT_OK : EXIT_ERROR;
 	}
 	opt->conn.password = *password;
+	log_hide(*password);
 	return -1;
 }
 
@@ -184,7 +189,8 @@ static void add_resync_tables(ReplicateOptions *opt, const char *arg)
 int main(int argc, char **argv)
 {
 	enum { OPT_ONCE = 256, OPT_NO_COPY, OPT_DROP_SLOT, OPT_STATUS, OPT_VERIFY, OPT_RESYNC,
-	       OPT_FAILOVER, OPT_NO_BINARY, OPT_HELP, OPT_JSON, OPT_CHECK };
+	       OPT_FAILOVER, OPT_NO_BINARY, OPT_HELP, OPT_JSON, OPT_CHECK,
+	       OPT_PROMETHEUS };
 	static const struct option longopts[] = {
 		{"dbname", required_argument, NULL, 'd'},
 		{"host", required_argument, NULL, 'h'},
@@ -203,6 +209,7 @@ int main(int argc, char **argv)
 		{"drop-slot", no_argument, NULL, OPT_DROP_SLOT},
 		{"status", no_argument, NULL, OPT_STATUS},
 		{"json", no_argument, NULL, OPT_JSON},
+		{"prometheus", no_argument, NULL, OPT_PROMETHEUS},
 		{"verify", no_argument, NULL, OPT_VERIFY},
 		{"check", no_argument, NULL, OPT_CHECK},
 		{"status-interval", required_argument, NULL, 's'},
@@ -213,16 +220,22 @@ int main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	ReplicateOptions opt = {.slot = "pgmirror", .status_interval = 10};
-	bool drop_slot = false, status = false, json = false, check = false;
+	bool drop_slot = false, status = false, check = false;
+	StatusFormat format = STATUS_TEXT;
 	bool no_password = false, ask = false;
-	char *password = NULL;
+	char *password = NULL, *dbname = NULL;
+	bool dbname_pw = false;
 	int level = LOG_INFO, c, rc;
 	struct sigaction sa;
 
 	while ((c = getopt_long(argc, argv, "d:h:p:U:wWS:P:E:s:vqV?", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			opt.conn.dbname = optarg;
+			/* a copy: argv's is blanked below, as /proc shows it */
+			free(dbname);
+			opt.conn.dbname = dbname = xstrdup(optarg);
+			dbname_pw = session_hide_passwords(&opt.conn) || dbname_pw;
+			log_blank(optarg);
 			break;
 		case 'h':
 			opt.conn.host = conn_value("-h/--host", optarg);
@@ -278,7 +291,10 @@ int main(int argc, char **argv)
 			status = true;
 			break;
 		case OPT_JSON:
-			json = true;
+		case OPT_PROMETHEUS:
+			if (format != STATUS_TEXT)
+				usage_error("%s", "--json and --prometheus do not go together");
+			format = c == OPT_JSON ? STATUS_JSON : STATUS_PROMETHEUS;
 			break;
 		case OPT_VERIFY:
 			opt.verify = true;
@@ -336,8 +352,8 @@ int main(int argc, char **argv)
 			    "not go together");
 	if (opt.once && opt.endpos != LSN_INVALID)
 		usage_error("%s", "--once and --endpos do not go together");
-	if (json && !status)
-		usage_error("%s", "--json goes only with --status");
+	if (format != STATUS_TEXT && !status)
+		usage_error("%s", "--json and --prometheus go only with --status");
 	if (opt.resync && (drop_slot || status || opt.verify || check))
 		usage_error("%s", "--resync does not go with --drop-slot, --status, --check or "
 			    "--verify");
@@ -346,7 +362,18 @@ int main(int argc, char **argv)
 	if ((status || check) && ask)
 		usage_error("%s", "-W/--password does not go with --status or --check, which do not "
 			    "connect");
+	/* they read the file alone: an option that would go unheeded is refused */
+	if ((status || check) && (opt.conn.dbname || opt.conn.host || opt.conn.port ||
+				  opt.conn.user || no_password || opt.slot_given || opt.npubs > 0))
+		usage_error("%s does not connect and reads the slot and the publications from the "
+			    "mirror file: leave out -d, -h, -p, -U, -w, -S and -P",
+			    status ? "--status" : "--check");
 	log_set_level(level);
+	session_hide_passwords(&opt.conn); /* PGPASSWORD, when no -d */
+	if (dbname_pw)
+		log_warning("%s", "a password in -d can be read by other users of this machine "
+			    "while pgmirror starts; put it in a password file (~/.pgpass, or the "
+			    "file PGPASSFILE names; under systemd, LoadCredential=) instead");
 	if (opt.npubs > 1)
 		qsort(opt.pubs, (size_t)opt.npubs, sizeof(char *), cmp_str);
 
@@ -360,11 +387,12 @@ int main(int argc, char **argv)
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	notify_init();
 	if (ask && (rc = ask_password(&opt, &password)) >= 0)
 		return rc;
 
 	if (status)
-		rc = status_print(opt.mirror_path, json);
+		rc = status_print(opt.mirror_path, format);
 	else if (check)
 		rc = replicate_check(opt.mirror_path);
 	else if (drop_slot)
@@ -380,6 +408,10 @@ int main(int argc, char **argv)
 	if (password != NULL) {
 		explicit_bzero(password, strlen(password));
 		free(password);
+	}
+	if (dbname != NULL) {
+		explicit_bzero(dbname, strlen(dbname));
+		free(dbname);
 	}
 	return rc;
 }

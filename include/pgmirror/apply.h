@@ -37,6 +37,11 @@ void apply_free(Applier *a);
  * server_version (PQserverVersion()): some types' text, which the values
  * read in binary must equal, depends on it. */
 void apply_set_binary(Applier *a, int server_version);
+/* How the applier names a command in a hint: command(ctx, option) gives
+ * the whole command line that runs pgmirror with option as this run does
+ * (malloc'd). Unset: the hint names the option alone. */
+typedef char *(*ApplyCommandFn)(void *ctx, const char *option);
+void apply_set_command(Applier *a, ApplyCommandFn command, void *ctx);
 const char *apply_error(const Applier *a);
 
 /* Applies one message; false on error (the open SQLite transaction is then

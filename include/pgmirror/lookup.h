@@ -75,4 +75,9 @@ bool lookup_publication_tables(Lookup *l, char *const *pubs, int npubs, bool (*s
 bool lookup_publication_fingerprint(Lookup *l, char *const *pubs, int npubs,
 				    bool (*stopping)(void), PubFingerprint *out) PGM_MUST_CHECK;
 
+/* session_unreadable_tables() over l's plain connection (or the session
+ * it borrows): a service's check asks it without a walsender. */
+bool lookup_unreadable_tables(Lookup *l, const SourceTable *tables, int n, char **grants)
+	PGM_MUST_CHECK;
+
 #endif

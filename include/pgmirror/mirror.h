@@ -64,6 +64,10 @@ typedef enum MirrorMode {
 MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 			     char **errmsg);
 void mirror_close(Mirror *m);
+/* Who holds the writer lock of the mirror at path (mirror_holder.c): its
+ * process and the pgmirror systemd unit it runs in (*unit malloc'd, NULL
+ * when not in one); false when /proc cannot tell. */
+bool mirror_holder(const char *path, long *pid, char **unit);
 /* Closes a damaged mirror as it is: no checkpoint, its -wal stays. */
 void mirror_close_as_is(Mirror *m);
 
@@ -139,6 +143,7 @@ typedef struct MirrorPlan {
 	int ncols;          /* of the new definition */
 	ColumnConv *conv;   /* per new column */
 	char **src;         /* per new column: the old column's name, or NULL */
+	bool start_over;    /* refused: only a new mirror can take the change */
 } MirrorPlan;
 
 /*
@@ -333,10 +338,6 @@ bool mirror_note_sync(Mirror *m, const char *when, int64_t lag_bytes, double lag
 	PGM_MUST_CHECK;
 /* An integrity check found result now ("ok" or what it found). */
 bool mirror_note_check(Mirror *m, const char *result) PGM_MUST_CHECK;
-/* In a file rebuilt for the damage a check found: that finding, as of the
- * rebuild (so that it does not make the next run check again, as a finding
- * no rebuild has mended does: mirror_check_due()). */
-bool mirror_note_mended_check(Mirror *m, const char *found) PGM_MUST_CHECK;
 /* The mirror was rebuilt from a fresh copy now, for reason. */
 bool mirror_note_rebuild(Mirror *m, const char *reason) PGM_MUST_CHECK;
 /* The run fails with error. */
@@ -442,9 +443,11 @@ bool mirror_set_definition(Mirror *m, uint32_t oid, const char *definition) PGM_
 
 /*
  * The publications' fingerprint stored in the mirror (session.h's
- * PubFingerprint hash; *out NULL when none, or when a mirror table lacks
- * its definition: the detail must be read to fill it in), and storing
- * one, within a transaction: only once everything it led to is committed.
+ * PubFingerprint hash; *out NULL when none, when a mirror table lacks its
+ * definition, which the detail fills in, or when a table waits: what it
+ * waits for, a GRANT say, is not in the fingerprint, and it is tried again
+ * at every check), and storing one, within a transaction: only once
+ * everything it led to is committed.
  */
 bool mirror_publication_fingerprint(Mirror *m, char **out) PGM_MUST_CHECK;
 bool mirror_set_publication_fingerprint(Mirror *m, const char *hash) PGM_MUST_CHECK;

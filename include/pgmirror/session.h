@@ -92,6 +92,12 @@ bool session_error_server(const Session *s);
  * in the catalog as it was at a change (before PostgreSQL 18), which it
  * meets again on every try, even once the publication exists again. */
 bool session_error_publication_gone(const Session *s);
+/* True when the server refused the last command for want of a privilege
+ * (SQLSTATE 42501, e.g. a COPY of a table the role may not read). */
+bool session_error_privilege(const Session *s);
+/* The last error: text the source cannot convert to UTF-8 (22021,
+ * character_not_in_repertoire). */
+bool session_error_bad_text(const Session *s);
 /* True when the last call gave up because the stop check said so. */
 bool session_error_stopped(const Session *s);
 /*
@@ -283,6 +289,14 @@ void session_finish_async(Session *s, int max_ms);
 /* The libpq in use (PQlibVersion()), as text: "15.4". */
 const char *session_libpq_version(void);
 
+/*
+ * Hands every password cp, -d and PGPASSWORD carry to log_hide(), so that
+ * no message, error or stored text shows one (conn_secret.c); true when -d
+ * itself holds one (a password on the command line). Call it before
+ * anything can log.
+ */
+bool session_hide_passwords(const ConnParams *cp);
+
 /* The applier's look-ups below need a plain connection: they pass their
  * values as parameters, which a walsender does not take. */
 
@@ -312,11 +326,11 @@ bool session_column_fill(Session *s, uint32_t relid, const char *column,
 bool session_relation_name(Session *s, uint32_t relid, char **nspname, char **relname)
 	PGM_MUST_CHECK;
 
-/* The first of tables[0..n-1] that the connection's role cannot read:
- * *name its qualified name and *grant the GRANT that lets it read it
- * (malloc'd); NULLs when it can read them all. */
-bool session_unreadable_table(Session *s, const SourceTable *tables, int n, char **name,
-			      char **grant) PGM_MUST_CHECK;
+/* Which of tables[0..n-1] the connection's role cannot read (its schema,
+ * or a published column: tables[i].cols): grants[i] (malloc'd) the GRANT
+ * that lets it read table i, NULL when it can. */
+bool session_unreadable_tables(Session *s, const SourceTable *tables, int n, char **grants)
+	PGM_MUST_CHECK;
 
 /*
  * The current values of column of relid (whatever its name is now, so

@@ -7,11 +7,16 @@
 
 #include <stdbool.h>
 
+typedef enum StatusFormat {
+	STATUS_TEXT,       /* one "key: value" per line */
+	STATUS_JSON,       /* one JSON object */
+	STATUS_PROMETHEUS, /* Prometheus' text exposition format */
+} StatusFormat;
+
 /*
- * Prints the state of the mirror at mirror_path on stdout, one "key:
- * value" per line, or (json) one JSON object; returns an exit code
- * (replicate.h's EXIT_*).
+ * Prints the state of the mirror at mirror_path on stdout in format;
+ * returns an exit code (replicate.h's EXIT_*).
  */
-int status_print(const char *mirror_path, bool json);
+int status_print(const char *mirror_path, StatusFormat format);
 
 #endif

@@ -87,6 +87,18 @@ void log_msg(int level, const char *fmt, ...) PGM_PRINTF(2, 3);
 #define log_warning(...) log_msg(LOG_WARNING, __VA_ARGS__)
 #define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
 #define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
+/*
+ * Secrets (passwords) the log never shows: log_hide() registers one (a
+ * copy; NULL and "" are ignored); from then on every message logged, every
+ * ErrBuf text and every text log_clean() returns shows it masked.
+ * log_blank() overwrites each one in text with '*'s, keeping its length
+ * (the command line's copy of -d, as /proc shows it).
+ */
+void log_hide(const char *secret);
+void log_blank(char *text);
+/* text as it may be shown or stored (malloc'd): on one line (line breaks
+ * as "; ", other control characters as blanks), secrets masked. */
+char *log_clean(const char *text);
 /* The text of the last error logged (at any level setting), or NULL. */
 const char *log_last_error(void);
 
@@ -101,5 +113,12 @@ bool lsn_parse(const char *text, Lsn *out) PGM_MUST_CHECK;
 char *pgtime_format_utc(int64_t pg_usecs, char *buf, size_t size);
 /* Current time in microseconds since the PostgreSQL epoch. */
 int64_t pgtime_now(void);
+/* Parses such UTC text back into seconds since 1970 (Unix time); false on
+ * anything else. */
+bool pgtime_parse_utc(const char *text, double *unix_secs) PGM_MUST_CHECK;
+
+/* The length of the UTF-8 sequence at s (n > 0 bytes left), or 0 when the
+ * bytes there are not one (overlong forms and surrogates included). */
+size_t utf8_char_length(const unsigned char *s, size_t n);
 
 #endif

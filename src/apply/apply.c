@@ -39,6 +39,12 @@ void apply_set_binary(Applier *a, int server_version)
 	a->server_version = server_version;
 }
 
+void apply_set_command(Applier *a, ApplyCommandFn command, void *ctx)
+{
+	a->command = command;
+	a->command_ctx = ctx;
+}
+
 void apply_free(Applier *a)
 {
 	if (a == NULL)
@@ -252,13 +258,51 @@ static bool mirror_failed(Applier *a, const RelEntry *r, const char *what)
 	return false;
 }
 
-static void no_row(Applier *a, const RelEntry *r, const char *what)
+/*
+ * An Update or Delete that found no row: the mirror lacks rows the source
+ * has. The usual cause is --no-initial-copy (rows older than the first run
+ * were never copied), else a change made by hand. Said once per table, with
+ * what mends it, not once per row: a device made without a copy would
+ * otherwise say it for every old row that changes.
+ */
+static void no_row(Applier *a, RelEntry *r, const char *what)
 {
-	char lsn[LSN_TEXT_SIZE];
+	char lsn[LSN_TEXT_SIZE], *option, *cmd;
 
-	log_warning("%s on \"%s\" (transaction committed at %s) found no matching row "
-		    "in the mirror: the mirror differs from the source", what, r->display,
-		    lsn_format(a->txn_final_lsn, lsn));
+	if (r->said_no_row)
+		return;
+	r->said_no_row = true;
+	option = xasprintf("--resync=%s", r->def.name);
+	cmd = a->command != NULL ? a->command(a->command_ctx, option) : xstrdup(option);
+	log_warning("%s on \"%s\" (transaction committed at %s) found no matching row in "
+		    "the mirror: rows of the source are missing from mirror table \"%s\" (it "
+		    "was made with --no-initial-copy, which copies no row that existed before, "
+		    "or it was changed by hand); to copy the table, run %s (said once per "
+		    "table)", what, r->display, lsn_format(a->txn_final_lsn, lsn), r->def.name, cmd);
+	free(cmd);
+	free(option);
+}
+
+/*
+ * An Update that found no row but carries the whole new row (no column
+ * left out as unchanged) makes it: the row is then as on the source, which
+ * is what a user of --no-initial-copy expects of a row that changes.
+ * Without the whole row there is nothing to make it from (no_row()).
+ */
+static bool update_no_row(Applier *a, RelEntry *r)
+{
+	for (int i = 0; i < r->ncols; i++) {
+		if (r->keep[i]) {
+			no_row(a, r, "Update");
+			return true;
+		}
+	}
+	if (!r->said_row_made)
+		log_info("an Update on \"%s\" found no row in the mirror and carried the whole "
+			 "new row, which is inserted (a row older than the first run, made with "
+			 "--no-initial-copy; said once per table)", r->display);
+	r->said_row_made = true;
+	return mirror_table_insert(r->table, r->newvals) || mirror_failed(a, r, "Update");
 }
 
 static bool apply_insert(Applier *a, const PgoInsert *ins)
@@ -358,8 +402,8 @@ static bool apply_update(Applier *a, const PgoUpdate *up)
 		return false;
 	if (!mirror_table_update(r->table, match, r->used, r->newvals, r->keep, &n))
 		return mirror_failed(a, r, "Update");
-	if (n == 0)
-		no_row(a, r, "Update");
+	if (n == 0 && !update_no_row(a, r))
+		return false;
 	a->stats.rows++;
 	return true;
 }

@@ -2,14 +2,16 @@
  * apply_common.c: the small steps every applier file takes, below them
  * all (apply.c on top, apply_schema.c, apply_rename.c): opening the
  * group's SQLite transaction, putting the user's objects back after a
- * table was made again, and noting that a catalog question failed because
- * the source was lost.
+ * table was made again, noting that a catalog question failed because
+ * the source was lost, and setting aside a table that can no longer be
+ * held, to wait (invariant 14).
  */
 #include "config.h"
 
 #include <stdlib.h>
 
 #include "apply_internal.h"
+#include "pgmirror/mirror_waiting.h"
 
 bool apply_open_group(Applier *a)
 {
@@ -44,4 +46,37 @@ bool apply_restore_user_objects(Applier *a, MirrorUserObjects *u, const char *wh
 void apply_catalog_failed(Applier *a)
 {
 	a->source_lost = a->catalog->lost != NULL && a->catalog->lost(a->catalog->ctx);
+}
+
+bool apply_wait_table(Applier *a, RelEntry *r, const char *why)
+{
+	a->err.text[0] = '\0';
+	if (!apply_open_group(a) || !mirror_table_drop(a->m, r->oid) ||
+	    !mirror_waiting_set(a->m, r->oid, r->def.source_schema, r->def.source_table, why,
+				NULL)) {
+		if (a->err.text[0] == '\0')
+			errbuf_set(&a->err, "could not set table \"%s\" aside to wait: %s",
+				   r->display, mirror_error(a->m));
+		return false;
+	}
+	log_warning("source table \"%s\" waits: %s; its mirror table is removed, its changes "
+		    "are skipped, and it is copied again once it can be taken (tried at every "
+		    "start and every check)", r->display, why);
+	mirror_table_free(r->table);
+	r->table = NULL;
+	r->in_mirror = false;
+	r->waiting = true;
+	r->sync_known = true;
+	return true;
+}
+
+char *apply_start_over_hint(Applier *a)
+{
+	char *cmd = a->command != NULL ? a->command(a->command_ctx, "--drop-slot")
+				       : xstrdup("pgmirror --drop-slot");
+	char *hint = xasprintf("; to start over: %s, then remove the mirror file and run "
+			       "again", cmd);
+
+	free(cmd);
+	return hint;
 }

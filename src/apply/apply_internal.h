@@ -33,6 +33,8 @@ typedef struct RelEntry {
 	bool sync_known;        /* in_mirror and sync_lsn were read */
 	bool in_mirror;         /* a mirror table stands for this OID */
 	Lsn sync_lsn;           /* its changes apply from here (LSN_INVALID: all) */
+	bool waiting;           /* not in the mirror: it waits (pgmirror_waiting),
+				 * its changes are skipped without a note */
 	bool noted;             /* not in the mirror: noted for the table sync */
 	bool needs_sync;        /* its mirror table must be copied again (a keyless
 				 * table's newly published column, a row moved
@@ -42,6 +44,8 @@ typedef struct RelEntry {
 	bool may_create;        /* apply_make_table() is making its table */
 	bool gone;              /* gone from the source, its name another's:
 				 * its changes are not applied (apply_rename.c) */
+	bool said_no_row;       /* a change found no row: said once (apply.c) */
+	bool said_row_made;     /* an Update made its row: said once */
 } RelEntry;
 
 typedef struct TypeEntry {
@@ -85,9 +89,15 @@ struct Applier {
 					 * at that transaction's Commit */
 
 	ApplyStats stats;
+	ApplyCommandFn command;  /* a hint's command (apply_set_command()) */
+	void *command_ctx;
 	ErrBuf err;          /* the last error */
 };
 
+/* apply_common.c: "; to start over: " and the --drop-slot command of this
+ * run (apply_set_command()), for an error that only a new mirror mends
+ * (malloc'd). */
+char *apply_start_over_hint(Applier *a);
 /* apply_common.c: opens the group's SQLite transaction unless it is open. */
 bool apply_open_group(Applier *a) PGM_MUST_CHECK;
 
@@ -99,6 +109,11 @@ bool apply_restore_user_objects(Applier *a, MirrorUserObjects *u, const char *wh
 /* apply_common.c: a catalog question failed: remembers whether for want
  * of the source. */
 void apply_catalog_failed(Applier *a);
+/* apply_common.c: r's mirror table cannot be held any more (why: its name
+ * or columns, naming.h): it is dropped and r waits (pgmirror_waiting,
+ * invariant 14), in the open group; its changes are skipped until a check
+ * syncs it as a joining table. False with a->err. */
+bool apply_wait_table(Applier *a, RelEntry *r, const char *why) PGM_MUST_CHECK;
 
 /* apply_schema.c */
 /* Frees every cached relation (their mirror tables' statements too). */

@@ -296,8 +296,12 @@ bool apply_follow_name(Applier *a, RelEntry *r)
 		free(nsp);
 		free(rel);
 		if (why != NULL) {
-			errbuf_set(&a->err, "could not mirror table \"%s\": %s", r->display, why);
+			/* renamed to a name the mirror cannot hold: it waits */
+			bool waits = apply_wait_table(a, r, why);
+
 			free(why);
+			if (waits)
+				goto ok;
 			goto done;
 		}
 		if (strcmp(cur.name, r->def.name) == 0)

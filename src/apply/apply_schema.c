@@ -21,6 +21,7 @@
 
 #include "apply_internal.h"
 #include "pgmirror/indexes.h"
+#include "pgmirror/mirror_waiting.h"
 #include "pgmirror/naming.h"
 
 static void rel_clear(RelEntry *r)
@@ -179,7 +180,7 @@ static bool fill_constant(Applier *a, RelEntry *r, int col, const char *name, So
 			  Value *out)
 {
 	SourceFill f = {0};
-	char err[256];
+	char err[256], *hint;
 	bool ok = true;
 
 	out->kind = VAL_NULL;
@@ -198,8 +199,9 @@ static bool fill_constant(Applier *a, RelEntry *r, int col, const char *name, So
 	} else if (f.found && !f.has_missing && f.has_default) {
 		errbuf_set(&a->err, "column \"%s\" was added to \"%s\", which has no key, with a "
 			  "default the source computed row by row (or set later), so pgmirror cannot "
-			  "tell what the existing rows hold; start this mirror over (--drop-slot, "
-			  "remove the file, run again)", name, r->display);
+			  "tell what the existing rows hold, and this mirror must start over%s", name,
+			  r->display, hint = apply_start_over_hint(a));
+		free(hint);
 		ok = false;
 	}
 	*fill = f; /* *out may point into its text: the caller clears it after use */
@@ -377,13 +379,16 @@ static bool rel_sync(Applier *a, RelEntry *r)
 		names[i] = def->cols[i].name;
 	why = naming_table_problem(def->source_schema, def->source_table, names, def->ncols);
 	if (why != NULL) {
-		errbuf_set(&a->err, "%s", why);
+		/* a copy takes only tables that can be held (waiting.c) */
+		ok = !a->sync_mode && !r->may_create && apply_wait_table(a, r, why);
+		if (!ok && a->err.text[0] == '\0')
+			errbuf_set(&a->err, "%s", why);
 		free(why);
 		goto done;
 	}
 	if (!apply_open_group(a) || !apply_follow_name(a, r))
 		goto done;
-	if (r->gone) {
+	if (r->gone || r->waiting) {
 		ok = true;
 		goto done;
 	}
@@ -397,7 +402,11 @@ static bool rel_sync(Applier *a, RelEntry *r)
 	for (int i = 0; i < def->ncols; i++)
 		r->cols[i].attnum = attnums[i];
 	if (!mirror_table_plan(a->m, def, has_key(r), &plan)) {
-		errbuf_set(&a->err, "could not mirror table \"%s\": %s", r->display, mirror_error(a->m));
+		char *hint = plan.start_over ? apply_start_over_hint(a) : xstrdup("");
+
+		errbuf_set(&a->err, "could not mirror table \"%s\": %s%s", r->display,
+			  mirror_error(a->m), hint);
+		free(hint);
 		goto done;
 	}
 	if (plan.has_rows && !has_key(r)) {
@@ -507,7 +516,10 @@ bool apply_sync_again(Applier *a, RelEntry *r)
  * replays history: a relation the mirror has no table for joins through
  * the table sync, whose snapshot holds every change before its sync LSN;
  * so do the changes to a synced table from transactions that commit
- * before that LSN (the snapshot has them). A Relation message seen then is
+ * before that LSN (the snapshot has them). A table that waits (its row in
+ * pgmirror_waiting: invariant 14) has no mirror table either, and joins
+ * the same way once it can be taken; its changes are skipped without
+ * asking for a sync, which the next check tries. A Relation message seen then is
  * kept: the first change applied brings the table in line with it.
  */
 static bool decide_skip(Applier *a, RelEntry *r, bool *skip)
@@ -524,9 +536,16 @@ static bool decide_skip(Applier *a, RelEntry *r, bool *skip)
 		}
 		r->sync_lsn = r->in_mirror ? info.sync_lsn : LSN_INVALID;
 		mirror_table_info_clear(&info);
+		r->waiting = false;
+		if (!r->in_mirror && !mirror_waiting_has(a->m, r->oid, &r->waiting)) {
+			errbuf_set(&a->err, "%s", mirror_error(a->m));
+			return false;
+		}
 		r->sync_known = true;
 	}
-	if (!r->in_mirror || r->needs_sync) {
+	if (r->waiting) {
+		*skip = true; /* tried again at the next check, not at its changes */
+	} else if (!r->in_mirror || r->needs_sync) {
 		note_unknown(a, r);
 		*skip = true;
 	} else if (r->sync_lsn != LSN_INVALID && a->txn_final_lsn < r->sync_lsn)
@@ -557,8 +576,9 @@ RelEntry *apply_rel_for_change(Applier *a, uint32_t relid, const char *what, boo
 		return NULL;
 	if (r->table == NULL && !rel_sync(a, r))
 		return NULL;
-	/* its name is another's now (apply_rename.c), or it is to be synced */
-	*skip = r->gone || r->needs_sync;
+	/* its name is another's now (apply_rename.c), it is to be synced, or
+	 * it cannot be held any more and waits */
+	*skip = r->gone || r->needs_sync || r->waiting;
 	return *skip ? NULL : r;
 }
 

@@ -114,21 +114,77 @@ static bool stderr_is_journal(void)
 }
 
 /*
- * text on one line (malloc'd): a server's message may run over several
- * ("ERROR:  ...\nDETAIL:  ...\nHINT:  ..."), and a line without pgmirror's
- * prefix (and priority) would read as another message, or none. Each line
- * break and the blanks after it become "; "; breaks at the end go.
+ * Secrets the log never shows (log_hide()): each is replaced by
+ * SECRET_MASK wherever it appears in a message, an error text or a text
+ * stored in the mirror. Longest first, so that a secret holding another is
+ * masked whole.
  */
-static char *one_line(const char *text)
+#define SECRET_MASK "********"
+static char **secrets;
+static int nsecrets;
+
+void log_hide(const char *secret)
 {
-	char *out = xmalloc(2 * strlen(text) + 1), *w = out;
+	int at = 0;
+
+	if (secret == NULL || *secret == '\0' || strv_contains(secrets, nsecrets, secret))
+		return;
+	while (at < nsecrets && strlen(secrets[at]) >= strlen(secret))
+		at++;
+	secrets = xreallocarray(secrets, (size_t)nsecrets + 1, sizeof(char *));
+	memmove(secrets + at + 1, secrets + at, (size_t)(nsecrets - at) * sizeof(char *));
+	secrets[at] = xstrdup(secret);
+	nsecrets++;
+}
+
+/* The registered secret that starts at p, or NULL. */
+static const char *secret_at(const char *p)
+{
+	for (int i = 0; i < nsecrets; i++)
+		if (strncmp(p, secrets[i], strlen(secrets[i])) == 0)
+			return secrets[i];
+	return NULL;
+}
+
+void log_blank(char *text)
+{
+	for (char *p = text; *p != '\0';) {
+		const char *s = secret_at(p);
+		size_t n = s != NULL ? strlen(s) : 1;
+
+		if (s != NULL)
+			memset(p, '*', n);
+		p += n;
+	}
+}
+
+/*
+ * text on one line (malloc'd), secrets masked: a server's message may run
+ * over several ("ERROR:  ...\nDETAIL:  ...\nHINT:  ..."), and a line
+ * without pgmirror's prefix (and priority) would read as another message,
+ * or none. Each line break and the blanks after it become "; "; breaks at
+ * the end go; any other control character (libpq's tabs) becomes a blank.
+ */
+static char *clean(const char *text, bool one_line)
+{
+	size_t grow = sizeof(SECRET_MASK) > 2 ? sizeof(SECRET_MASK) : 2;
+	char *out = xreallocarray(NULL, strlen(text) + 1, grow), *w = out;
 
 	for (const char *r = text; *r != '\0';) {
-		if (*r != '\n') {
-			*w++ = *r++;
+		const char *s = secret_at(r);
+
+		if (s != NULL) {
+			memcpy(w, SECRET_MASK, strlen(SECRET_MASK));
+			w += strlen(SECRET_MASK);
+			r += strlen(s);
 			continue;
 		}
-		while (*r == '\n' || *r == ' ' || *r == '\t')
+		if (!one_line || (*r != '\n' && *r != '\r')) {
+			*w++ = one_line && ((unsigned char)*r < ' ' || *r == 0x7f) ? ' ' : *r;
+			r++;
+			continue;
+		}
+		while (*r == '\n' || *r == '\r' || *r == ' ' || *r == '\t')
 			r++;
 		if (*r != '\0' && w != out) {
 			*w++ = ';';
@@ -137,6 +193,11 @@ static char *one_line(const char *text)
 	}
 	*w = '\0';
 	return out;
+}
+
+char *log_clean(const char *text)
+{
+	return clean(text, true);
 }
 
 void log_msg(int level, const char *fmt, ...)
@@ -152,7 +213,7 @@ void log_msg(int level, const char *fmt, ...)
 	if (vasprintf(&raw, fmt, ap) < 0)
 		out_of_memory(0);
 	va_end(ap);
-	text = one_line(raw);
+	text = log_clean(raw);
 	free(raw);
 	if (level == LOG_ERROR)
 		snprintf(last_error, sizeof(last_error), "%s", text);
@@ -172,10 +233,17 @@ void errbuf_vset(ErrBuf *e, const char *fmt, va_list ap)
 {
 	size_t n;
 
+	char *masked;
+
 	vsnprintf(e->text, sizeof(e->text), fmt, ap);
 	n = strlen(e->text);
 	while (n > 0 && e->text[n - 1] == '\n')
 		e->text[--n] = '\0';
+	if (nsecrets > 0) {
+		masked = clean(e->text, false);
+		snprintf(e->text, sizeof(e->text), "%s", masked);
+		free(masked);
+	}
 }
 
 void errbuf_set(ErrBuf *e, const char *fmt, ...)
@@ -372,4 +440,54 @@ int64_t pgtime_now(void)
 
 	gettimeofday(&tv, NULL);
 	return ((int64_t)tv.tv_sec - PG_EPOCH_OFFSET_SECS) * 1000000 + tv.tv_usec;
+}
+
+/* Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar
+ * (H. Hinnant's days_from_civil): no time_t, which is 32 bits on armhf. */
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+	int64_t era, yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+bool pgtime_parse_utc(const char *text, double *unix_secs)
+{
+	int y, mo, d, h, mi, s, n = 0, digits = 0;
+	double frac = 0, scale = 0.1;
+
+	if (text == NULL ||
+	    sscanf(text, "%4d-%2d-%2d %2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &s, &n) != 6 ||
+	    n != 19)
+		return false;
+	if (text[n] == '.')
+		for (n++; text[n] >= '0' && text[n] <= '9' && digits < 9; n++, digits++, scale /= 10)
+			frac += (text[n] - '0') * scale;
+	if (text[n] != '\0' || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
+	    s > 60 || y < 0 || h < 0 || mi < 0 || s < 0)
+		return false;
+	*unix_secs = (double)(days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s) + frac;
+	return true;
+}
+
+size_t utf8_char_length(const unsigned char *s, size_t n)
+{
+	size_t len = s[0] < 0x80 ? 1 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2
+		     : s[0] >= 0xe0 && s[0] < 0xf0 ? 3 : s[0] >= 0xf0 && s[0] < 0xf5 ? 4 : 0;
+
+	if (len == 0 || len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	/* overlong forms, surrogates and beyond U+10FFFF */
+	if ((len == 3 && s[0] == 0xe0 && s[1] < 0xa0) || (len == 3 && s[0] == 0xed && s[1] >= 0xa0) ||
+	    (len == 4 && s[0] == 0xf0 && s[1] < 0x90) || (len == 4 && s[0] == 0xf4 && s[1] >= 0x90))
+		return 0;
+	return len;
 }

@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pgmirror/notify.h"
 #include "pgmirror/copy.h"
 #include "pgmirror/copy_binary.h"
 #include "pgmirror/copy_text.h"
@@ -489,6 +490,7 @@ static bool write_rows(Copier *c, const SourceTable *t, pthread_t reader, uint64
 		else
 			rows += (uint64_t)b->nrows;
 		batch_done(rd);
+		notify_alive(); /* rows came: the copy goes on */
 		if (ok && progress) {
 			int64_t now = mono_usecs();
 
@@ -571,8 +573,8 @@ static bool copy_rows(Copier *c, const SourceTable *t)
 		return false;
 	elapsed = mono_usecs() - started;
 	cpu = thread_cpu_usecs() - cpu;
-	log_info("copied %" PRIu64 " rows of \"%s.%s\" in %.1f s (%.0f rows/s)", rows,
-		 t->nspname, t->relname, elapsed / 1e6,
+	log_info("copied %" PRIu64 " %s of \"%s.%s\" in %.1f s (%.0f rows/s)", rows,
+		 rows == 1 ? "row" : "rows", t->nspname, t->relname, elapsed / 1e6,
 		 elapsed > 0 ? rows * 1e6 / (double)elapsed : 0.0);
 	/* which side was the slower one, and what each cost */
 	log_debug("copy of \"%s.%s\": the writer used %.3f s of CPU and waited %.3f s for rows, "
@@ -623,8 +625,11 @@ bool copy_tables(Copier *c, const SourceTable *tables, int n, Lsn consistent_poi
 	for (int i = 0; i < n; i++)
 		if (stopped(c, &tables[i]) || !make_table(c, &tables[i], LSN_INVALID))
 			return false;
-	for (int i = 0; i < n && !c->schema_only; i++)
+	for (int i = 0; i < n && !c->schema_only; i++) {
+		notify_status("copying table %d of %d: %s.%s", i + 1, n, tables[i].nspname,
+			      tables[i].relname);
 		if (stopped(c, &tables[i]) || !copy_rows(c, &tables[i]))
 			return false;
+	}
 	return copy_commit_at(c, consistent_point);
 }

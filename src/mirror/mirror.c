@@ -221,12 +221,34 @@ void mirror_library_init(void)
 	(void)pthread_once(&library_configured, configure_library);
 }
 
+/*
+ * A mirror pgmirror may not write for want of its directory: SQLite says
+ * "attempt to write a readonly database" (it could not make the -wal),
+ * open() "Permission denied" (a new file). When the directory is the
+ * cause, the error names it and what is needed.
+ */
+static void explain_directory(Mirror *m, const char *path)
+{
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+	const char *d = slash == NULL ? "." : slash == dir ? "/" : (*slash = '\0', dir);
+
+	if (access(d, W_OK | X_OK) != 0 && errno == EACCES)
+		errbuf_set(&m->err, "could not write mirror \"%s\": pgmirror may not write in its "
+			  "directory \"%s\", where SQLite makes the mirror's -wal and -shm files "
+			  "(and a first run the mirror itself); give the user pgmirror runs as "
+			  "write and search permission on that directory (chown, or chmod u+wx "
+			  "\"%s\"), or keep the mirror in a directory it may write", path, d, d);
+	free(dir);
+}
+
 MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 			     char **errmsg)
 {
 	Mirror *m = xcalloc(1, sizeof(*m));
 	MirrorOpenResult res = MIRROR_OPEN_ERROR;
 	int failed = SQLITE_OK; /* the code of the statement that failed */
+	char *name;
+	int rc, open_errno = 0;
 	bool foreign = false, has_state = false, create = mode == MIRROR_CREATE, created = false;
 	int flags = (mode == MIRROR_READ ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) |
 		    SQLITE_OPEN_NOMUTEX;
@@ -253,6 +275,7 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 	if (m->lock_fd < 0 && (!create || errno == EEXIST))
 		m->lock_fd = open(path, (mode == MIRROR_READ ? O_RDONLY : O_RDWR) | O_CLOEXEC);
 	if (m->lock_fd < 0) {
+		open_errno = errno;
 		if (create && errno == ENOENT)
 			errbuf_set(&m->err, "could not create mirror \"%s\": %s; create its directory "
 				  "first, or give another path", path, strerror(errno));
@@ -263,7 +286,17 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 	if (mode != MIRROR_READ && flock(m->lock_fd, LOCK_EX | LOCK_NB) != 0) {
 		created = false; /* another process has it now: it is not ours to remove */
 		if (errno == EWOULDBLOCK) {
-			errbuf_set(&m->err, "mirror \"%s\" is in use by another pgmirror process", path);
+			long pid;
+			char *unit;
+
+			if (mirror_holder(path, &pid, &unit))
+				errbuf_set(&m->err, "mirror \"%s\" is in use by another pgmirror "
+					  "(process %ld%s%s)", path, pid, unit ? ", systemd unit " : "",
+					  unit ? unit : "");
+			else
+				errbuf_set(&m->err, "mirror \"%s\" is in use by another pgmirror "
+					  "process", path);
+			free(unit);
 			res = MIRROR_OPEN_LOCKED;
 		} else
 			errbuf_set(&m->err, "could not lock mirror \"%s\": %s", path, strerror(errno));
@@ -271,7 +304,10 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 	}
 	if (mode != MIRROR_READ && !mirror_share_mend(m))
 		goto error;
-	if (sqlite3_open_v2(path, &m->db, flags, NULL) != SQLITE_OK) {
+	name = mirror_file_name(path);
+	rc = name != NULL ? sqlite3_open_v2(name, &m->db, flags, NULL) : SQLITE_NOMEM;
+	sqlite3_free(name);
+	if (rc != SQLITE_OK) {
 		errbuf_set(&m->err, "could not open mirror \"%s\": %s", path,
 			  m->db ? sqlite3_errmsg(m->db) : "out of memory");
 		goto error;
@@ -301,6 +337,9 @@ MirrorOpenResult mirror_open(const char *path, MirrorMode mode, Mirror **out,
 	if (has_state && !check_format(m))
 		goto error_or_damaged;
 	if (mode == MIRROR_READ) {
+		/* the first read made -wal and -shm if an account that may write
+		 * the mirror had removed them: give them the file's group */
+		mirror_share_files(m);
 		*out = m;
 		return MIRROR_OPEN_OK;
 	}
@@ -348,6 +387,11 @@ damaged:
 	return MIRROR_OPEN_DAMAGED;
 
 error:
+	if (failed == SQLITE_OK && m->db != NULL)
+		failed = sqlite3_extended_errcode(m->db);
+	if (mode != MIRROR_READ && ((failed & 0xff) == SQLITE_READONLY ||
+				    (failed & 0xff) == SQLITE_CANTOPEN || open_errno == EACCES))
+		explain_directory(m, path);
 	*errmsg = xstrdup(m->err.text);
 	/* still locked by us: nobody else can have started using the new file */
 	if (created) {
@@ -542,7 +586,8 @@ bool mirror_drop_all_tables(Mirror *m)
 		free(names[i]);
 	}
 	free(names);
-	return ok && mirror_exec(m, "DELETE FROM pgmirror_tables; DELETE FROM pgmirror_columns");
+	return ok && mirror_exec(m, "DELETE FROM pgmirror_tables; DELETE FROM pgmirror_columns; "
+				 "DELETE FROM pgmirror_waiting");
 }
 
 bool mirror_list_tables(Mirror *m, char ***names, int *n)

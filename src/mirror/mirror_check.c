@@ -98,10 +98,14 @@ static MirrorCheckResult check_db(sqlite3 *db, char **found)
 static sqlite3 *open_for_check(const char *path, char **found)
 {
 	sqlite3 *db = NULL;
+	char *name = mirror_file_name(path);
+	int rc;
 
 	mirror_library_init();
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
-	    SQLITE_OK) {
+	rc = name != NULL ? sqlite3_open_v2(name, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
+					    NULL) : SQLITE_NOMEM;
+	sqlite3_free(name);
+	if (rc != SQLITE_OK) {
 		*found = xstrdup(db ? sqlite3_errmsg(db) : "out of memory");
 		sqlite3_close(db);
 		return NULL;
@@ -274,15 +278,19 @@ static int wal_page_size(const char *path)
 }
 
 /* Copies the file open as in (read with pread(): the mirror's own
- * descriptor) to to, made anew; false with errno set. */
+ * descriptor) to to, made anew (what was there before, with its -wal and
+ * -shm, removed; never written through a symlink someone put there);
+ * false with errno set. */
 static bool copy_file(int in, const char *to)
 {
 	enum { CHUNK = 1 << 20 };
-	int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int out;
 	char *buf = NULL;
 	off_t at = 0;
 	bool ok = false;
 
+	mirror_remove_files(to);
+	out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (out < 0)
 		return false;
 	buf = xmalloc(CHUNK);
@@ -337,7 +345,7 @@ Mirror *mirror_open_repaired(const Mirror *damaged, const char *copy)
 		if (ps < 512 || ps > 65536 || (ps & (ps - 1)) != 0)
 			continue;
 		write_header(h, ps);
-		fd = open(copy, O_WRONLY | O_CLOEXEC);
+		fd = open(copy, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
 		ok = fd >= 0 && pwrite(fd, h, sizeof(h), 0) == (ssize_t)sizeof(h);
 		if (fd >= 0)
 			close(fd);

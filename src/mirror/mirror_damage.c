@@ -206,7 +206,7 @@ bool mirror_set_aside(const char *path, const char *fresh, char **errmsg)
 {
 	char *aside = xasprintf("%s.damaged", path);
 	struct stat st;
-	bool ok;
+	bool ok, owned;
 
 	/*
 	 * The -wal goes first: a database file without its WAL is no worse,
@@ -214,12 +214,9 @@ bool mirror_set_aside(const char *path, const char *fresh, char **errmsg)
 	 * under the name next.
 	 */
 	/* the new file is for the same readers: the old one's mode and group */
-	if (fresh != NULL && stat(path, &st) == 0) {
-		(void)chmod(fresh, st.st_mode & 07777);
-		if (chown(fresh, (uid_t)-1, st.st_gid) != 0)
-			log_debug("could not give \"%s\" the group of \"%s\": %s", fresh, path,
-				  strerror(errno));
-	}
+	if (fresh != NULL && stat(path, &st) == 0 && mirror_share_like(fresh, &st, &owned) != 0)
+		log_debug("could not give \"%s\" the group of \"%s\": %s", fresh, path,
+			  strerror(errno));
 	ok = remove_one(aside, "-wal") && remove_one(aside, "-shm") &&
 	     rename_one(path, "-wal", aside, "-wal") && remove_one(path, "-shm") &&
 	     remove_one(path, "-journal") && rename_one(path, "", aside, "");

@@ -63,11 +63,16 @@ static bool note_now(Mirror *m, const char *time_column, const char *text_column
 		     const char *text)
 {
 	char now[40];
+	/* one line, no secret: what --status shows and monitoring parses */
+	char *clean = text != NULL ? log_clean(text) : NULL;
+	bool ok;
 
 	pgtime_format_utc(pgtime_now(), now, sizeof(now));
-	return mirror_exec_owned(m, sqlite3_mprintf(
+	ok = mirror_exec_owned(m, sqlite3_mprintf(
 		"UPDATE pgmirror_state SET %w = %Q, %w = %Q WHERE id = 1", time_column, now,
-		text_column, text));
+		text_column, clean));
+	free(clean);
+	return ok;
 }
 
 bool mirror_note_sync(Mirror *m, const char *when, int64_t lag_bytes, double lag_seconds)
@@ -82,13 +87,6 @@ bool mirror_note_sync(Mirror *m, const char *when, int64_t lag_bytes, double lag
 bool mirror_note_check(Mirror *m, const char *result)
 {
 	return note_now(m, "last_check_time", "last_check_result", result);
-}
-
-bool mirror_note_mended_check(Mirror *m, const char *found)
-{
-	return mirror_exec_owned(m, sqlite3_mprintf(
-		"UPDATE pgmirror_state SET last_check_time = last_rebuild_time, "
-		"last_check_result = %Q WHERE id = 1", found));
 }
 
 bool mirror_note_rebuild(Mirror *m, const char *reason)

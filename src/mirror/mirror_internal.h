@@ -12,6 +12,7 @@
 #define PGMIRROR_MIRROR_INTERNAL_H
 
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "pgmirror/mirror.h"
@@ -67,6 +68,9 @@ struct MirrorTable {
 };
 
 /* Runs SQL text (one or more statements); false with the error set. */
+/* mirror_sql.c: path as SQLite must be given it to take it as a path,
+ * never a URI (free with sqlite3_free; NULL: out of memory). */
+char *mirror_file_name(const char *path);
 bool mirror_exec(Mirror *m, const char *sql) PGM_MUST_CHECK;
 /* Like mirror_exec, but frees the sqlite3_mprintf'd sql (NULL: out of
  * memory, fatal). */
@@ -102,6 +106,11 @@ void mirror_share_keep_wal(Mirror *m);
 /* mirror_share.c: gives -wal and -shm the mirror file's group and mode
  * (a warning, once, when the group cannot be given). */
 void mirror_share_files(Mirror *m);
+/* mirror_share.c: gives file name (when it is a regular file pgmirror
+ * owns, never what a symlink names) the mode and group of like, through a
+ * descriptor of what was looked at. *owned: it was such a file. -1, errno
+ * set, when the group could not be given. */
+int mirror_share_like(const char *name, const struct stat *like, bool *owned);
 /* mirror.c: SQLite's process-wide settings, once, before its first use. */
 void mirror_library_init(void);
 /* mirror_check.c: SQLite's error log (SQLITE_CONFIG_LOG): notes damage. */

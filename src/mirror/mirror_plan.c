@@ -205,6 +205,13 @@ bool mirror_table_plan(Mirror *m, const MirrorTableDef *def, bool refill, Mirror
 	bool same_table, same_oid, ok = false;
 
 	memset(plan, 0, sizeof(*plan));
+	/* the four replica identities PostgreSQL knows (pg_class.relreplident) */
+	if (def->replident == '\0' || strchr("dnfi", def->replident) == NULL) {
+		errbuf_set(&m->err, "source table \"%s.%s\" has replica identity 0x%02x, which is "
+			  "none of PostgreSQL's (d, n, f, i); check the source's catalog",
+			  def->source_schema, def->source_table, (unsigned char)def->replident);
+		return false;
+	}
 	plan->ncols = def->ncols;
 	plan->conv = xcalloc((size_t)def->ncols + 1, sizeof(ColumnConv));
 	plan->src = xcalloc((size_t)def->ncols + 1, sizeof(char *));
@@ -234,9 +241,10 @@ bool mirror_table_plan(Mirror *m, const MirrorTableDef *def, bool refill, Mirror
 					errbuf_set(&m->err, "column \"%s\" of mirror table \"%s\" changed type on "
 						  "the source (type OID %u modifier %d to OID %u modifier %d), "
 						  "and pgmirror cannot convert the rows it holds the way the "
-						  "source did; start this mirror over (--drop-slot, remove the "
-						  "file, run again)", c->name, def->name, o->type_oid,
-						  o->type_mod, c->type_oid, c->type_mod);
+						  "source did, so this mirror must start over", c->name,
+						  def->name, o->type_oid, o->type_mod, c->type_oid,
+						  c->type_mod);
+					plan->start_over = true;
 					goto done;
 				}
 				plan->same = false;
@@ -271,8 +279,9 @@ bool mirror_table_plan(Mirror *m, const MirrorTableDef *def, bool refill, Mirror
 		    def->replident != 'n') {
 			/* rows would be found by a key they do not have yet */
 			errbuf_set(&m->err, "the key of mirror table \"%s\" now includes column \"%s\", "
-				  "which its rows do not have; start this mirror over (--drop-slot, "
-				  "remove the file, run again)", def->name, def->cols[j].name);
+				  "which its rows do not have, so this mirror must start over",
+				  def->name, def->cols[j].name);
+			plan->start_over = true;
 			ok = false;
 		}
 	}
@@ -399,12 +408,12 @@ static bool record_definition(Mirror *m, const MirrorTableDef *def)
 		    "DELETE FROM pgmirror_columns WHERE table_name = %Q;"
 		    "INSERT OR REPLACE INTO pgmirror_tables (table_name, source_schema, "
 		    "source_table, relation_oid, replica_identity, sync_lsn, generation, "
-		    "definition) SELECT %Q, %Q, %Q, %u, '%c', o.sync_lsn, %lld, o.definition "
+		    "definition) SELECT %Q, %Q, %Q, %u, %Q, o.sync_lsn, %lld, o.definition "
 		    "FROM (SELECT 1) LEFT JOIN pgmirror_tables o "
 		    "ON o.table_name = %Q AND o.relation_oid = %u",
 		    def->name, def->name, def->source_schema, def->source_table,
-		    def->relation_oid, def->replident, (long long)generation, def->name,
-		    def->relation_oid)))
+		    def->relation_oid, (char[2]){def->replident, '\0'}, (long long)generation,
+		    def->name, def->relation_oid)))
 		return false;
 	ins = mirror_prepare(m, "INSERT INTO pgmirror_columns (table_name, column_name, position, "
 		      "pg_type, type_modifier, is_key, type_oid, value_type, source_attnum) "

@@ -153,6 +153,39 @@ done:
 	return ok;
 }
 
+int mirror_share_like(const char *name, const struct stat *like, bool *owned)
+{
+	char self[48];
+	struct stat st;
+	int fd, rc = 0, saved;
+	uid_t me = geteuid();
+
+	*owned = false;
+	/*
+	 * What is looked at is what is changed: a descriptor of the file
+	 * itself (never of what a symlink names), changed through it. An
+	 * O_PATH one, since closing one open for reading or writing would
+	 * drop the POSIX locks SQLite holds on the file (-shm).
+	 */
+	fd = open(name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (st.st_uid != me && me != 0))
+		goto done;
+	*owned = true;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	if ((st.st_mode & 07777) != (like->st_mode & 07777))
+		(void)chmod(self, like->st_mode & 07777);
+	if (st.st_gid != like->st_gid &&
+	    fchownat(fd, "", (uid_t)-1, like->st_gid, AT_EMPTY_PATH) != 0)
+		rc = -1;
+done:
+	saved = errno; /* of fchownat(), for the caller's message */
+	close(fd);
+	errno = saved;
+	return rc;
+}
+
 void mirror_share_keep_wal(Mirror *m)
 {
 	int on = 1;
@@ -179,26 +212,22 @@ void mirror_share_files(Mirror *m)
 	me = geteuid();
 	for (size_t i = 0; i < 2; i++) {
 		char *name = xasprintf("%s%s", m->path, companions[i]);
+		struct stat like = db;
+		bool owned;
 
-		bool there = lstat(name, &f) == 0;
+		like.st_mode &= 0777;
+		present += lstat(name, &f) == 0;
+		if (mirror_share_like(name, &like, &owned) != 0 && owned && !m->share_warned) {
+			char ub[16], gb[16];
+			const char *u = user_name(me, ub, sizeof(ub));
+			const char *g = id_name(true, (unsigned)db.st_gid, gb, sizeof(gb));
 
-		present += there;
-		if (there && S_ISREG(f.st_mode) && (f.st_uid == me || me == 0)) {
-			if ((f.st_mode & 07777) != (db.st_mode & 0777))
-				(void)chmod(name, db.st_mode & 0777);
-			if (f.st_gid != db.st_gid && lchown(name, (uid_t)-1, db.st_gid) != 0 &&
-			    !m->share_warned) {
-				char ub[16], gb[16];
-				const char *u = user_name(me, ub, sizeof(ub));
-				const char *g = id_name(true, (unsigned)db.st_gid, gb, sizeof(gb));
-
-				log_warning("could not give \"%s\" the group of mirror \"%s\" (%s): %s; "
-					    "readers in that group cannot open the mirror: add user %s "
-					    "to group %s (adduser %s %s), or keep the mirror in a "
-					    "directory of group %s with the set-group-ID bit (chmod g+s)",
-					    name, m->path, g, strerror(errno), u, g, u, g, g);
-				m->share_warned = true;
-			}
+			log_warning("could not give \"%s\" the group of mirror \"%s\" (%s): %s; "
+				    "readers in that group cannot open the mirror: add user %s "
+				    "to group %s (adduser %s %s), or keep the mirror in a "
+				    "directory of group %s with the set-group-ID bit (chmod g+s)",
+				    name, m->path, g, strerror(errno), u, g, u, g, g);
+			m->share_warned = true;
 		}
 		free(name);
 	}

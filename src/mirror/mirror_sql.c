@@ -12,6 +12,19 @@
 
 #include "mirror_internal.h"
 
+char *mirror_file_name(const char *path)
+{
+	/*
+	 * SQLite takes a name that starts with "file:" for a URI (this build
+	 * or another may have URIs on whatever the open's flags say): the
+	 * mirror "file:x.db?mode=memory" would be a database in memory, and
+	 * the file of that name stay empty. A relative one ("file:..." is
+	 * never absolute) is named from "./", which SQLite takes as a path.
+	 */
+	return strncmp(path, "file:", 5) == 0 ? sqlite3_mprintf("./%s", path)
+					       : sqlite3_mprintf("%s", path);
+}
+
 const char *mirror_error(const Mirror *m)
 {
 	return m->err.text;

@@ -83,7 +83,8 @@ bool mirror_publication_fingerprint(Mirror *m, char **out)
 {
 	sqlite3_stmt *q = mirror_prepare(
 		m, "SELECT publication_fingerprint FROM pgmirror_state WHERE id = 1 AND NOT EXISTS "
-		   "(SELECT 1 FROM pgmirror_tables WHERE definition IS NULL)", false);
+		   "(SELECT 1 FROM pgmirror_tables WHERE definition IS NULL) AND NOT EXISTS "
+		   "(SELECT 1 FROM pgmirror_waiting)", false);
 	int rc;
 
 	*out = NULL;

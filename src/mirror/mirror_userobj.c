@@ -191,6 +191,115 @@ static char *view_error(Mirror *m, const UserObject *o)
 }
 
 /*
+ * The fence around stored SQL (from a file that may be damaged or
+ * planted): what an object's statement may do while it runs. Making the
+ * object itself (of its kind, under its name, in main), with the writes
+ * into main's schema that come with it, and reading what a view or a
+ * trigger names while SQLite checks it; nothing else (no ATTACH, PRAGMA,
+ * other write, temporary object). The first thing refused is kept for the
+ * reason.
+ */
+typedef struct Fence {
+	const UserObject *o;
+	char refused[160];
+} Fence;
+
+/* An action the fence refuses, in words (SQLite's names). */
+static const char *fence_action_name(int action)
+{
+	switch (action) {
+	case SQLITE_ATTACH: return "ATTACH";
+	case SQLITE_DETACH: return "DETACH";
+	case SQLITE_PRAGMA: return "PRAGMA";
+	case SQLITE_INSERT: return "INSERT INTO";
+	case SQLITE_UPDATE: return "UPDATE";
+	case SQLITE_DELETE: return "DELETE FROM";
+	case SQLITE_DROP_TABLE: return "DROP TABLE";
+	case SQLITE_DROP_INDEX: return "DROP INDEX";
+	case SQLITE_DROP_VIEW: return "DROP VIEW";
+	case SQLITE_DROP_TRIGGER: return "DROP TRIGGER";
+	case SQLITE_ALTER_TABLE: return "ALTER TABLE";
+	case SQLITE_CREATE_TEMP_TABLE: return "CREATE TEMP TABLE";
+	case SQLITE_CREATE_TEMP_INDEX: return "CREATE TEMP INDEX";
+	case SQLITE_CREATE_TEMP_VIEW: return "CREATE TEMP VIEW";
+	case SQLITE_CREATE_TEMP_TRIGGER: return "CREATE TEMP TRIGGER";
+	case SQLITE_CREATE_TABLE: return "CREATE TABLE";
+	case SQLITE_CREATE_INDEX: return "CREATE INDEX";
+	case SQLITE_CREATE_VIEW: return "CREATE VIEW";
+	case SQLITE_CREATE_TRIGGER: return "CREATE TRIGGER";
+	case SQLITE_CREATE_VTABLE: return "CREATE VIRTUAL TABLE";
+	case SQLITE_TRANSACTION: return "a transaction";
+	case SQLITE_SAVEPOINT: return "SAVEPOINT";
+	}
+	return "another statement";
+}
+
+static int fence_check(void *arg, int action, const char *a1, const char *a2, const char *db,
+		       const char *inner)
+{
+	static const struct { int action; const char *kind; } makes[] = {
+		{ SQLITE_CREATE_INDEX, "index" }, { SQLITE_CREATE_TABLE, "table" },
+		{ SQLITE_CREATE_VIEW, "view" }, { SQLITE_CREATE_TRIGGER, "trigger" },
+		{ SQLITE_REINDEX, "index" }, /* filling the index made */
+	};
+	Fence *f = arg;
+	bool in_main = db != NULL && strcmp(db, "main") == 0;
+
+	(void)a2;
+	(void)inner;
+	for (size_t i = 0; i < sizeof(makes) / sizeof(makes[0]); i++)
+		if (action == makes[i].action && in_main && strcmp(f->o->type, makes[i].kind) == 0 &&
+		    a1 != NULL && sqlite3_stricmp(a1, f->o->name) == 0)
+			return SQLITE_OK;
+	if (((action == SQLITE_INSERT || action == SQLITE_UPDATE) && in_main && a1 != NULL &&
+	     (sqlite3_stricmp(a1, "sqlite_master") == 0 ||
+	      sqlite3_stricmp(a1, "sqlite_schema") == 0)) ||
+	    action == SQLITE_READ || action == SQLITE_SELECT || action == SQLITE_FUNCTION ||
+	    action == SQLITE_RECURSIVE)
+		return SQLITE_OK;
+	if (f->refused[0] == '\0')
+		snprintf(f->refused, sizeof(f->refused), "%s \"%s\"", fence_action_name(action),
+			 a1 ? a1 : "");
+	return SQLITE_DENY;
+}
+
+/*
+ * Runs o's stored SQL behind the fence, as one statement: a text that
+ * goes on past it is refused before anything runs. SQLite's result code;
+ * *why (malloc'd) the reason for a refusal, else NULL.
+ */
+static int run_fenced(Mirror *m, const UserObject *o, char **why)
+{
+	Fence fence = { .o = o };
+	sqlite3_stmt *st = NULL;
+	const char *tail = NULL;
+	int defensive = 0, rc;
+
+	*why = NULL;
+	(void)sqlite3_db_config(m->db, SQLITE_DBCONFIG_DEFENSIVE, -1, &defensive);
+	(void)sqlite3_db_config(m->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	sqlite3_set_authorizer(m->db, fence_check, &fence);
+	rc = sqlite3_prepare_v2(m->db, o->sql, -1, &st, &tail);
+	if (rc == SQLITE_OK && tail != NULL && tail[strspn(tail, " \t\r\n;")] != '\0')
+		*why = xasprintf("its stored SQL holds more than one statement: \"%.60s\"",
+				 tail + strspn(tail, " \t\r\n;"));
+	else if (rc == SQLITE_OK && st == NULL)
+		*why = xstrdup("its stored SQL holds no statement");
+	else if (rc == SQLITE_AUTH || (rc != SQLITE_OK && fence.refused[0] != '\0'))
+		*why = xasprintf("its stored SQL does more than make this %s (%s)",
+				 o->type, fence.refused);
+	else if (rc == SQLITE_OK)
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+			;
+	if (rc == SQLITE_DONE)
+		rc = SQLITE_OK;
+	sqlite3_finalize(st);
+	sqlite3_set_authorizer(m->db, NULL, NULL);
+	(void)sqlite3_db_config(m->db, SQLITE_DBCONFIG_DEFENSIVE, defensive, NULL);
+	return rc;
+}
+
+/*
  * Makes object o again; *why the reason it no longer applies (then it is
  * not in the file), or NULL. A view is checked later (view_error).
  */
@@ -204,7 +313,9 @@ static bool restore_one(Mirror *m, const UserObject *o, char **why)
 	*why = NULL;
 	if (trigger)
 		probe_triggers(m, o->tbl, before);
-	rc = sqlite3_exec(m->db, o->sql, NULL, NULL, NULL);
+	rc = run_fenced(m, o, why);
+	if (*why != NULL)
+		goto done; /* refused: nothing ran */
 	if (rc == SQLITE_ERROR || rc == SQLITE_CONSTRAINT) {
 		/* what it names is gone; a unique index the rows break */
 		*why = xstrdup(sqlite3_errmsg(m->db));
@@ -364,14 +475,18 @@ bool mirror_user_objects_restore_from(Mirror *m, const char *from_path,
 				      int *ndropped)
 {
 	MirrorUserObjects rest = {0};
-	char **lost = NULL, **more = NULL;
+	char **lost = NULL, **more = NULL, *name;
 	int nlost = 0, nmore = 0;
 	bool ok;
 
 	*dropped = NULL;
 	*ndropped = 0;
-	if (!mirror_exec_owned(m, sqlite3_mprintf("ATTACH %Q AS heal_src", from_path)))
+	name = mirror_file_name(from_path);
+	if (!mirror_exec_owned(m, sqlite3_mprintf("ATTACH %Q AS heal_src", name))) {
+		sqlite3_free(name);
 		return false;
+	}
+	sqlite3_free(name);
 	ok = mirror_begin(m);
 	rest.o = xcalloc((size_t)(u ? u->n : 0) + 1, sizeof(UserObject));
 	for (int i = 0; ok && u != NULL && i < u->n; i++) {

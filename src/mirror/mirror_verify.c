@@ -32,6 +32,13 @@
 
 #define SCRATCH "pgmirror_verify"
 
+/*
+ * SQLite's limit on the columns of a result, the terms of a GROUP BY and
+ * the columns aggregates read (SQLITE_MAX_COLUMN, which a table of that
+ * many columns reaches too).
+ */
+#define MAX_RESULT_COLUMNS 2000
+
 struct MirrorCompare {
 	Mirror *m;
 	const char *table;
@@ -110,23 +117,30 @@ static void append_keys(sqlite3_str *s, const MirrorCompare *c, const char *fmt,
 }
 
 /*
- * "m.c IS s.c AND typeof(m.c) = typeof(s.c)" for columns lo..hi-1, AND-ed
- * as a balanced tree: SQLite refuses an expression deeper than 1000, which
- * a plain chain over a wide table would be.
+ * leaf (a format naming the column up to four times, each %w) for columns
+ * lo..hi-1, joined by op as a balanced tree: SQLite refuses an expression
+ * deeper than 1000, which a plain chain over a wide table would be.
  */
-static void append_equal(sqlite3_str *s, const MirrorCompare *c, int lo, int hi)
+static void append_tree(sqlite3_str *s, const MirrorCompare *c, int lo, int hi,
+			const char *leaf, const char *op)
 {
 	if (hi - lo == 1) {
-		sqlite3_str_appendf(s, "(m.\"%w\" IS s.\"%w\" AND typeof(m.\"%w\") = "
-				    "typeof(s.\"%w\"))", c->names[lo], c->names[lo], c->names[lo],
+		sqlite3_str_appendf(s, leaf, c->names[lo], c->names[lo], c->names[lo],
 				    c->names[lo]);
 		return;
 	}
 	sqlite3_str_appendall(s, "(");
-	append_equal(s, c, lo, lo + (hi - lo) / 2);
-	sqlite3_str_appendall(s, " AND ");
-	append_equal(s, c, lo + (hi - lo) / 2, hi);
+	append_tree(s, c, lo, lo + (hi - lo) / 2, leaf, op);
+	sqlite3_str_appendall(s, op);
+	append_tree(s, c, lo + (hi - lo) / 2, hi, leaf, op);
 	sqlite3_str_appendall(s, ")");
+}
+
+/* "m.c IS s.c AND typeof(m.c) = typeof(s.c)" for columns lo..hi-1 */
+static void append_equal(sqlite3_str *s, const MirrorCompare *c, int lo, int hi)
+{
+	append_tree(s, c, lo, hi, "(m.\"%w\" IS s.\"%w\" AND typeof(m.\"%w\") = "
+		    "typeof(s.\"%w\"))", " AND ");
 }
 
 /* The finished text of s (fatal when out of memory); free with sqlite3_free. */
@@ -239,16 +253,37 @@ static bool compare_keyed(MirrorCompare *c, MirrorDiff *out)
 	for (int i = 0; first == NULL && i < c->ncols; i++)
 		if (c->is_key[i])
 			first = c->names[i];
-	sqlite3_str_appendf(s, "SELECT count(*), coalesce(sum(m.\"%w\" IS NULL), 0), "
-			    "coalesce(sum(m.\"%w\" IS NOT NULL AND NOT (", first, first);
-	append_equal(s, c, 0, c->ncols);
-	sqlite3_str_appendf(s, ")), 0) FROM " SCRATCH ".src s LEFT JOIN main.\"%w\" m ON ",
-			    c->table);
+	/*
+	 * Every column an aggregate reads counts against SQLite's limit of
+	 * 2,000 (both sides' are read): past it, the changed rows are counted
+	 * by a second pass that reads them in its WHERE instead.
+	 */
+	bool split = 2 * c->ncols + 1 > MAX_RESULT_COLUMNS;
+
+	sqlite3_str_appendf(s, "SELECT count(*), coalesce(sum(m.\"%w\" IS NULL), 0), ", first);
+	if (split) {
+		sqlite3_str_appendall(s, "0");
+	} else {
+		sqlite3_str_appendf(s, "coalesce(sum(m.\"%w\" IS NOT NULL AND NOT (", first);
+		append_equal(s, c, 0, c->ncols);
+		sqlite3_str_appendall(s, ")), 0)");
+	}
+	sqlite3_str_appendf(s, " FROM " SCRATCH ".src s LEFT JOIN main.\"%w\" m ON ", c->table);
 	append_keys(s, c, "m.\"%w\" = s.\"%w\"", " AND ");
 	if (!query_counts(m, str_done(s), 3, n))
 		return false;
 	out->missing = n[1];
 	out->changed = n[2];
+	if (split) {
+		s = sqlite3_str_new(m->db);
+		sqlite3_str_appendf(s, "SELECT count(*) FROM " SCRATCH ".src s JOIN main.\"%w\" m "
+				    "ON ", c->table);
+		append_keys(s, c, "m.\"%w\" = s.\"%w\"", " AND ");
+		sqlite3_str_appendall(s, " WHERE NOT ");
+		append_equal(s, c, 0, c->ncols);
+		if (!query_counts(m, str_done(s), 1, &out->changed))
+			return false;
+	}
 	if (!mirror_count_rows(m, c->table, &nmirror))
 		return false;
 	out->unexpected = nmirror - (n[0] - out->missing);
@@ -257,17 +292,35 @@ static bool compare_keyed(MirrorCompare *c, MirrorDiff *out)
 	return true;
 }
 
-/* The columns of one side for compare_keyless(): each value and its
- * storage class (c0, t0, ...: a source column may have any name), then
- * the side. */
+/* How many columns compare_keyless() groups by as they are: the others
+ * go into one column of their quote()d values (SQLite's quote() of a real
+ * is exact), so that a side's select list stays within the limit. */
+static int keyless_plain(const MirrorCompare *c)
+{
+	return c->ncols + 2 <= MAX_RESULT_COLUMNS ? c->ncols : MAX_RESULT_COLUMNS - 3;
+}
+
+/*
+ * The columns of one side for compare_keyless(): each value as it is (c0,
+ * c1, ...: a source column may have any name), the values past
+ * keyless_plain() as one quoted list (r), the storage classes of all as
+ * one word of initials (t: i, r, t, b or n, so that 1 and 1.0 differ),
+ * then the side: at most 2,000 columns, whatever the table's width.
+ */
 static void append_side(sqlite3_str *s, const MirrorCompare *c, const char *schema,
 			const char *table, int side)
 {
+	int plain = keyless_plain(c);
+
 	sqlite3_str_appendall(s, "SELECT ");
-	for (int i = 0; i < c->ncols; i++)
-		sqlite3_str_appendf(s, "\"%w\" AS c%d, typeof(\"%w\") AS t%d, ", c->names[i], i,
-				    c->names[i], i);
-	sqlite3_str_appendf(s, "%d AS side FROM %s.\"%w\"", side, schema, table);
+	for (int i = 0; i < plain; i++)
+		sqlite3_str_appendf(s, "\"%w\" AS c%d, ", c->names[i], i);
+	if (plain < c->ncols) {
+		append_tree(s, c, plain, c->ncols, "quote(\"%w\")", " || ',' || ");
+		sqlite3_str_appendall(s, " AS r, ");
+	}
+	append_tree(s, c, 0, c->ncols, "substr(typeof(\"%w\"), 1, 1)", " || ");
+	sqlite3_str_appendf(s, " AS t, %d AS side FROM %s.\"%w\"", side, schema, table);
 }
 
 /*
@@ -279,6 +332,7 @@ static void append_side(sqlite3_str *s, const MirrorCompare *c, const char *sche
 static bool compare_keyless(MirrorCompare *c, MirrorDiff *out)
 {
 	sqlite3_str *s = sqlite3_str_new(c->m->db);
+	int plain = keyless_plain(c);
 	int64_t n[2];
 
 	sqlite3_str_appendall(s, "SELECT coalesce(sum(max(ns - nm, 0)), 0), "
@@ -287,10 +341,10 @@ static bool compare_keyless(MirrorCompare *c, MirrorDiff *out)
 	append_side(s, c, SCRATCH, "src", 0);
 	sqlite3_str_appendall(s, " UNION ALL ");
 	append_side(s, c, "main", c->table, 1);
-	sqlite3_str_appendall(s, ")");
-	for (int i = 0; i < c->ncols; i++)
-		sqlite3_str_appendf(s, "%sc%d, t%d", i ? ", " : " GROUP BY ", i, i);
-	sqlite3_str_appendall(s, ")");
+	sqlite3_str_appendall(s, ") GROUP BY ");
+	for (int i = 0; i < plain; i++)
+		sqlite3_str_appendf(s, "c%d, ", i);
+	sqlite3_str_appendall(s, plain < c->ncols ? "r, t)" : "t)");
 	if (!query_counts(c->m, str_done(s), 2, n))
 		return false;
 	out->missing = n[0];

@@ -41,8 +41,10 @@ char *naming_table_problem(const char *nspname, const char *relname,
 	char *why = naming_name_problem(nspname, relname);
 
 	if (why == NULL && ncols == 0)
-		why = xasprintf("source table \"%s\".\"%s\" has no published columns and cannot "
-				"be mirrored; publish at least one column", nspname, relname);
+		why = xasprintf("source table \"%s\".\"%s\" has no published columns (it holds "
+				"only a count of rows), and an SQLite table needs one; add a column to "
+				"it or to its column list, or leave it out of the publication",
+				nspname, relname);
 	for (int i = 0; why == NULL && i < ncols; i++)
 		for (int j = 0; why == NULL && j < i; j++)
 			if (strcasecmp(cols[i], cols[j]) == 0)

@@ -1,6 +1,6 @@
 /*
  * firstrun.c: the first run and the initial copy. Reads the published
- * tables (checking that each can be mirrored), proves an existing slot is
+ * tables (those that cannot be mirrored wait: waiting.c), proves an existing slot is
  * the mirror's own before dropping it, creates the slot with its snapshot,
  * claims it in the mirror, and copies every table in one SQLite
  * transaction (copy.c does the rows).
@@ -10,36 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pgmirror/notify.h"
 #include "pgmirror/copy.h"
 #include "pgmirror/naming.h"
 #include "replicate_internal.h"
+#include "waiting.h"
 
-/* Reports the first table that cannot be mirrored, or two that would
- * share a name in SQLite. */
-static bool check_tables(const SourceTable *tables, int n)
-{
-	char *why = NULL;
-
-	for (int i = 0; why == NULL && i < n; i++) {
-		const SourceTable *t = &tables[i];
-		const char **cols = xcalloc((size_t)t->ncols + 1, sizeof(char *));
-
-		for (int c = 0; c < t->ncols; c++)
-			cols[c] = t->cols[c].name;
-		why = naming_table_problem(t->nspname, t->relname, cols, t->ncols);
-		free(cols);
-		for (int j = 0; why == NULL && j < i; j++)
-			why = naming_clash(tables[j].nspname, tables[j].relname, t->nspname,
-					   t->relname);
-	}
-	if (why == NULL)
-		return true;
-	log_error("%s", why);
-	free(why);
-	return false;
-}
-
-/* Reads the published tables and checks that each can be mirrored. */
+/* Reads the published tables. */
 static bool read_tables(Run *run, const char *pubs_text, SourceTable **tables, int *n)
 {
 	char **pubs = NULL;
@@ -49,27 +26,43 @@ static bool read_tables(Run *run, const char *pubs_text, SourceTable **tables, i
 	if (!ok)
 		replicate_log_session_error(run->session);
 	strv_free(pubs, npubs);
-	return ok && check_tables(*tables, *n);
+	return ok;
 }
 
 /*
- * Every published table must be readable before the slot is made: a copy
- * that failed for want of a grant would leave the slot behind.
+ * Sorts the published tables into those the copy takes (*take, borrowed
+ * from tables; copy: their privileges are checked too) and those that
+ * wait (*reasons, one per table, NULL for a table taken). A publication
+ * none of whose tables can be taken is refused: the whole mirror would
+ * be waiting.
  */
-static bool check_readable(Run *run, const SourceTable *tables, int n)
+static bool sort_tables(Run *run, const SourceTable *tables, int n, bool copy, char ***reasons,
+			SourceTable **take, int *ntake)
 {
-	char *name = NULL, *grant = NULL;
-
-	if (!session_unreadable_table(run->session, tables, n, &name, &grant)) {
-		replicate_log_session_error(run->session);
+	*reasons = xcalloc((size_t)n + 1, sizeof(char *));
+	*take = xcalloc((size_t)n + 1, sizeof(SourceTable));
+	*ntake = 0;
+	if (!waiting_sort(run, run->session, tables, n, NULL, NULL, 0, copy, *reasons))
 		return false;
-	}
-	if (name != NULL)
-		log_error("permission denied to read published table %s, so it cannot be copied; "
-			  "on the source, run: %s", name, grant);
-	free(name);
-	free(grant);
-	return name == NULL;
+	for (int i = 0; i < n; i++)
+		if ((*reasons)[i] == NULL)
+			(*take)[(*ntake)++] = tables[i];
+	if (n == 0 || *ntake > 0)
+		return true;
+	for (int i = 0; i < n; i++)
+		log_error("%s", (*reasons)[i]);
+	log_error("no published table of publication(s) \"%s\" can be mirrored; nothing was "
+		  "made", run->state.present ? run->state.publications : run->pubs_text);
+	return false;
+}
+
+/* sort_tables()'s results, freed. */
+static void sorted_free(char **reasons, int n, SourceTable *take)
+{
+	if (reasons != NULL)
+		waiting_reasons_free(reasons, n);
+	free(reasons);
+	free(take);
 }
 
 /*
@@ -154,8 +147,9 @@ static int resume_first_run(Run *run, int nkept)
 	MirrorState st = run->state;
 	int rc;
 
-	log_warning("the first run of mirror \"%s\" did not finish; keeping the %d tables it "
-		    "copied and copying the others", run->opt->mirror_path, nkept);
+	log_warning("the first run of mirror \"%s\" did not finish; keeping the %d %s it "
+		    "copied and copying the others", run->opt->mirror_path, nkept,
+		    nkept == 1 ? "table" : "tables");
 	rc = tablesync_reconcile(run, run->session, NULL, NULL, 0, false, NULL, NULL);
 	if (rc != EXIT_OK || replicate_stopping()) {
 		if (rc == EXIT_OK)
@@ -176,6 +170,8 @@ static bool copy_each_table(Run *run, Copier *copier, Applier *apply, const Sour
 {
 	*copy_failed = false;
 	for (int i = 0; i < ntables; i++) {
+		notify_status("copying table %d of %d: %s.%s", i + 1, ntables, tables[i].nspname,
+			      tables[i].relname);
 		if (!copy_begin_at(copier, start) || !copy_one_table(copier, &tables[i], start) ||
 		    !copy_commit_at(copier, start)) {
 			*copy_failed = true;
@@ -187,6 +183,39 @@ static bool copy_each_table(Run *run, Copier *copier, Applier *apply, const Sour
 		}
 	}
 	return true;
+}
+
+/*
+ * A first run's copy of one table was refused for want of a privilege the
+ * check before could not see (a row security policy calling a function
+ * the role may not run, say). The tables copied so far stay, those the
+ * check found wait, and the first run goes on as one that did not finish
+ * (resume_first_run()): the others are synced at a snapshot of their own,
+ * where the refused table waits (tablesync.c). An exit code.
+ */
+static int copy_refused(Run *run, Copier *copier, const SourceTable *tables, int ntables,
+			char *const *reasons)
+{
+	MirrorTableInfo *mt = NULL;
+	int nmt = 0;
+
+	log_info("%s; the other tables are copied at a snapshot of their own", copy_error(copier));
+	mirror_rollback(run->mirror); /* the refused table's, which holds nothing */
+	/* ends the failed snapshot's transaction */
+	if (!session_commit(run->session)) {
+		replicate_log_session_error(run->session);
+		return EXIT_ERROR;
+	}
+	if (!waiting_store(run, tables, ntables, reasons, true))
+		return EXIT_ERROR;
+	mirror_state_clear(&run->state); /* the claim's, with the slot's start */
+	if (!mirror_read_state(run->mirror, &run->state) ||
+	    !mirror_table_infos(run->mirror, &mt, &nmt)) {
+		log_error("%s", mirror_error(run->mirror));
+		return EXIT_ERROR;
+	}
+	mirror_table_infos_free(mt, nmt);
+	return resume_first_run(run, nmt);
 }
 
 /*
@@ -225,8 +254,9 @@ int firstrun_run(Run *run, bool rebuild)
 	const char *pubs_text = fresh ? run->pubs_text : run->state.publications;
 	SlotInfo si = {0};
 	MirrorState st = {0};
-	SourceTable *tables = NULL;
-	int ntables = 0;
+	SourceTable *tables = NULL, *take = NULL; /* take: those not waiting */
+	char **reasons = NULL;                     /* why each table waits, or NULL */
+	int ntables = 0, ntake = 0;
 	Applier *apply = NULL;
 	Copier *copier = NULL;
 	Lsn start = LSN_INVALID;
@@ -250,22 +280,28 @@ int firstrun_run(Run *run, bool rebuild)
 		goto done;
 	}
 	if (si.exists && !slot_is_ours(run, &si, rebuild)) {
+		char *cmd = replicate_command(run->opt, "--drop-slot", slot);
+
 		if (fresh)
 			log_error("replication slot \"%s\" already exists, but mirror \"%s\" did "
 				  "not create it; choose another slot with -S, or drop it first "
-				  "with pgmirror --drop-slot -S %s (whatever used it loses its "
-				  "place)", slot, run->opt->mirror_path, slot);
+				  "with %s (whatever used it loses its place)", slot,
+				  run->opt->mirror_path, cmd);
 		else
 			log_error("replication slot \"%s\" exists, but it is not the one mirror "
 				  "\"%s\" made (its first run or rebuild did not finish); if no "
-				  "other mirror uses it, drop it with pgmirror --drop-slot -S %s "
-				  "and run again", slot, run->opt->mirror_path, slot);
+				  "other mirror uses it, drop it with %s and run again", slot,
+				  run->opt->mirror_path, cmd);
+		free(cmd);
 		goto done;
 	}
-	/* Fail early, before the slot exists, on what cannot be mirrored. */
+	/* Fail early, before the slot exists, when no table can be taken. */
 	if (!read_tables(run, pubs_text, &tables, &ntables) ||
-	    (copy && !check_readable(run, tables, ntables)))
+	    !sort_tables(run, tables, ntables, copy, &reasons, &take, &ntake))
 		goto done;
+	sorted_free(reasons, ntables, take);
+	reasons = NULL;
+	take = NULL;
 	source_tables_free(tables, ntables);
 	tables = NULL;
 	ntables = 0;
@@ -328,7 +364,8 @@ int firstrun_run(Run *run, bool rebuild)
 	/* The tables as the snapshot has them; checked again. Without a
 	 * copy they are made empty: they belong to the mirror from the start,
 	 * and only tables that join later are synced with their rows. */
-	if (!read_tables(run, pubs_text, &tables, &ntables))
+	if (!read_tables(run, pubs_text, &tables, &ntables) ||
+	    !sort_tables(run, tables, ntables, copy, &reasons, &take, &ntake))
 		goto done;
 
 	apply = apply_new(run->mirror, LSN_INVALID, run->catalog);
@@ -343,8 +380,8 @@ int firstrun_run(Run *run, bool rebuild)
 	 * COPY: they come with a table's definition, before its rows.
 	 */
 	lookup_use_session(run->lookup, run->session);
-	ok = each ? copy_each_table(run, copier, apply, tables, ntables, start, &copy_failed)
-		  : copy_tables(copier, tables, ntables, start);
+	ok = each ? copy_each_table(run, copier, apply, take, ntake, start, &copy_failed)
+		  : copy_tables(copier, take, ntake, start);
 	lookup_use_session(run->lookup, NULL);
 	if (!ok) {
 		/* (a failure to store a table was logged) */
@@ -353,6 +390,8 @@ int firstrun_run(Run *run, bool rebuild)
 				 each ? "keeps the tables copied and copies the others"
 				      : "starts the copy over");
 			rc = EXIT_OK;
+		} else if (copy_failed && each && session_error_privilege(run->session)) {
+			rc = copy_refused(run, copier, tables, ntables, reasons);
 		} else if (copy_failed)
 			log_error("%s", copy_error(copier));
 		goto done;
@@ -366,9 +405,13 @@ int firstrun_run(Run *run, bool rebuild)
 	st.last_commit_time = snapshot_time;
 	st.initial_copy_done = true;
 	if (each) {
-		rc = finish_first_run(run, &st) ? EXIT_OK : EXIT_ERROR;
+		rc = waiting_store(run, tables, ntables, reasons, true) && finish_first_run(run, &st)
+		     ? EXIT_OK : EXIT_ERROR;
 		goto done;
 	}
+	/* in the copy's transaction: apply_reset() forgot the old ones */
+	if (!waiting_store(run, tables, ntables, reasons, false))
+		goto done;
 	if (!mirror_write_state(run->mirror, &st) ||
 	    (rebuild && !mirror_note_rebuild(run->mirror, run->rebuild_reason))) {
 		log_error("%s", mirror_error(run->mirror));
@@ -398,6 +441,7 @@ done:
 	}
 	copy_free(copier);
 	apply_free(apply);
+	sorted_free(reasons, ntables, take);
 	source_tables_free(tables, ntables);
 	slot_info_clear(&si);
 	return rc;

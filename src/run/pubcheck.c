@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "pgmirror/indexes.h"
+#include "pgmirror/notify.h"
 #include "replicate_internal.h"
 
 /* The tick of the stream that runs meanwhile (NULL at start). */
@@ -39,6 +40,7 @@ static bool check_stopping(void)
 static bool start_tick(void *ctx)
 {
 	(void)ctx;
+	notify_alive(); /* SQLite works on them */
 	return !replicate_stopping();
 }
 

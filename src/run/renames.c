@@ -11,8 +11,9 @@
  * temporary names). A new name held by a mirror table whose source table
  * is no longer published (it left, or was dropped) frees it: that table
  * is removed, as it would be right after; one held by a published table
- * that keeps the name is a real clash, refused. All in one SQLite
- * transaction, or nothing.
+ * that keeps the name is a real clash: the renamed table waits (waiting.c),
+ * as does one renamed to a reserved name. All in one SQLite transaction,
+ * or nothing.
  */
 #include "config.h"
 
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "pgmirror/mirror_waiting.h"
 #include "pgmirror/naming.h"
 #include "replicate_internal.h"
 
@@ -39,21 +41,53 @@ static int rename_index(const MirrorRename *rn, int n, uint32_t oid)
 	return -1;
 }
 
+/*
+ * The renames that cannot be made (waits[i]: the new name is reserved, or
+ * a published table that keeps it holds it) make their tables wait
+ * (waiting.c): the mirror table goes, and the table is synced again once
+ * it can be taken. Takes them out of rn (and frees their names and
+ * reasons); within the open transaction.
+ */
+static bool wait_instead(Run *run, MirrorRename *rn, char **waits, int *nrn)
+{
+	int k = 0;
+
+	for (int i = 0; i < *nrn; i++) {
+		if (waits[i] == NULL) {
+			rn[k++] = rn[i];
+			continue;
+		}
+		if (!mirror_table_drop(run->mirror, rn[i].relation_oid) ||
+		    !mirror_waiting_set(run->mirror, rn[i].relation_oid, rn[i].source_schema,
+					rn[i].source_table, waits[i], NULL))
+			return false;
+		log_warning("source table \"%s.%s\" waits: %s; its mirror table is removed, and "
+			    "it is copied again once it can be taken (tried at every start and "
+			    "every check)", rn[i].source_schema, rn[i].source_table, waits[i]);
+		free((char *)rn[i].name);
+		free(waits[i]);
+		waits[i] = NULL;
+	}
+	*nrn = k;
+	return true;
+}
+
 int renames_at_start(Run *run, const SourceTable *tables, int ntables)
 {
 	MirrorTableInfo *known = NULL;
 	MirrorRename *rn = NULL;
 	uint32_t *drop = NULL;
 	int nknown = 0, nrn = 0, ndrop = 0, rc = EXIT_ERROR;
-	char *why = NULL;
+	char **waits = NULL; /* per rename: why it waits instead */
 
 	if (!mirror_table_infos(run->mirror, &known, &nknown)) {
 		log_error("%s", mirror_error(run->mirror));
 		return EXIT_ERROR;
 	}
 	rn = xcalloc((size_t)nknown + 1, sizeof(MirrorRename));
+	waits = xcalloc((size_t)nknown + 1, sizeof(char *));
 	drop = xcalloc((size_t)nknown + 1, sizeof(uint32_t));
-	for (int i = 0; why == NULL && i < nknown; i++) {
+	for (int i = 0; i < nknown; i++) {
 		const SourceTable *t = published(tables, ntables, known[i].relation_oid);
 		char *name;
 
@@ -64,12 +98,13 @@ int renames_at_start(Run *run, const SourceTable *tables, int ntables)
 			free(name);
 			continue;
 		}
-		why = naming_name_problem(t->nspname, t->relname);
+		waits[nrn] = naming_name_problem(t->nspname, t->relname);
 		rn[nrn++] = (MirrorRename){t->oid, name, t->nspname, t->relname};
 	}
-	/* the holders of the new names */
-	for (int i = 0; why == NULL && i < nrn; i++) {
-		for (int j = 0; why == NULL && j < nknown; j++) {
+	/* the holders of the new names: a clash with a table that keeps its
+	 * name makes the renamed one wait */
+	for (int i = 0; i < nrn; i++) {
+		for (int j = 0; waits[i] == NULL && j < nknown; j++) {
 			const MirrorTableInfo *h = &known[j];
 			const SourceTable *ht;
 
@@ -79,8 +114,8 @@ int renames_at_start(Run *run, const SourceTable *tables, int ntables)
 				continue; /* not a holder, or it moves too */
 			ht = published(tables, ntables, h->relation_oid);
 			if (ht != NULL) {
-				why = naming_clash(ht->nspname, ht->relname, rn[i].source_schema,
-						   rn[i].source_table);
+				waits[i] = naming_clash(ht->nspname, ht->relname, rn[i].source_schema,
+							rn[i].source_table);
 				continue;
 			}
 			log_warning("mirror table \"%s\" is removed: its source table \"%s\".\"%s\" is "
@@ -89,14 +124,10 @@ int renames_at_start(Run *run, const SourceTable *tables, int ntables)
 				    rn[i].source_schema, rn[i].source_table);
 			drop[ndrop++] = h->relation_oid;
 		}
-		for (int j = 0; why == NULL && j < i; j++)
-			if (strcasecmp(rn[i].name, rn[j].name) == 0)
-				why = naming_clash(rn[j].source_schema, rn[j].source_table,
-						   rn[i].source_schema, rn[i].source_table);
-	}
-	if (why != NULL) {
-		log_error("%s", why);
-		goto done;
+		for (int j = 0; waits[i] == NULL && j < i; j++)
+			if (waits[j] == NULL && strcasecmp(rn[i].name, rn[j].name) == 0)
+				waits[i] = naming_clash(rn[j].source_schema, rn[j].source_table,
+							rn[i].source_schema, rn[i].source_table);
 	}
 	if (nrn == 0) {
 		rc = EXIT_OK;
@@ -107,7 +138,8 @@ int renames_at_start(Run *run, const SourceTable *tables, int ntables)
 	for (int i = 0; i < ndrop; i++)
 		if (!mirror_table_drop(run->mirror, drop[i]))
 			goto mirror_error;
-	if (!mirror_tables_rename(run->mirror, rn, nrn) || !mirror_commit(run->mirror))
+	if (!wait_instead(run, rn, waits, &nrn) || !mirror_tables_rename(run->mirror, rn, nrn) ||
+	    !mirror_commit(run->mirror))
 		goto mirror_error;
 	for (int i = 0; i < nrn; i++) {
 		int k;
@@ -126,9 +158,11 @@ mirror_error:
 done:
 	for (int i = 0; i < nrn; i++)
 		free((char *)rn[i].name);
+	for (int i = 0; i < nknown; i++)
+		free(waits[i]);
+	free(waits);
 	free(rn);
 	free(drop);
-	free(why);
 	mirror_table_infos_free(known, nknown);
 	return rc;
 }

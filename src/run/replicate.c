@@ -17,7 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pgmirror/notify.h"
 #include "replicate_internal.h"
+#include "waiting.h"
 
 #define BACKOFF_MAX_SECS 60
 
@@ -66,9 +68,12 @@ static int check_resync_names(Run *run)
 		for (int j = 0; j < nmt && !found; j++)
 			found = strcmp(mt[j].name, run->opt->resync_tables[i]) == 0;
 		if (!found) {
+			char *cmd = replicate_command(run->opt, "--status", NULL);
+
 			log_error("--resync: mirror \"%s\" has no table \"%s\"; name tables as the "
-				  "mirror has them (pgmirror --status lists them)",
-				  run->opt->mirror_path, run->opt->resync_tables[i]);
+				  "mirror has them (%s lists them)", run->opt->mirror_path,
+				  run->opt->resync_tables[i], cmd);
+			free(cmd);
 			rc = EXIT_USAGE;
 		}
 	}
@@ -232,16 +237,19 @@ static int check_slot(Run *run, bool *rebuild)
 	}
 	/* checked first: an invalidated slot ahead of the mirror is not its own */
 	if (si.exists && si.confirmed_flush > run->state.confirmed_lsn) {
+		char *cmd = replicate_command(run->opt, "--drop-slot", run->state.slot);
+
 		log_error("replication slot \"%s\" has moved past mirror \"%s\" (slot at %s, "
 			  "mirror at %s): changes in between are gone from the source. The mirror "
 			  "was restored from an older copy, another mirror uses the same slot, or "
 			  "the mirror lost its last transactions (a damaged -wal file, whose "
 			  "frames from the damage on SQLite drops without a word, or a disk that "
-			  "does not keep what it was told to sync). To start over: pgmirror "
-			  "--drop-slot -S %s, remove the mirror file, and run again",
+			  "does not keep what it was told to sync). To start over: %s, then "
+			  "remove the mirror file and run again",
 			  run->state.slot, run->opt->mirror_path,
 			  lsn_format(si.confirmed_flush, a), lsn_format(run->state.confirmed_lsn, b),
-			  run->state.slot);
+			  cmd);
+		free(cmd);
 		goto done;
 	}
 	if (si.exists && !si.usable) {
@@ -293,8 +301,10 @@ done:
 /* Sleeps up to secs, waking early when asked to stop. */
 static void backoff_sleep(int secs)
 {
-	for (int i = 0; i < secs * 10 && !replicate_stopping(); i++)
+	for (int i = 0; i < secs * 10 && !replicate_stopping(); i++) {
+		notify_alive(); /* waiting for the source is its job now */
 		usleep(100000);
+	}
 }
 
 /*
@@ -370,6 +380,7 @@ static StreamEnd stream_round(Run *run, int *rc)
 	Applier *apply = apply_new(run->mirror, run->state.confirmed_lsn, run->catalog);
 	StreamEnd end;
 
+	apply_set_command(apply, replicate_hint_command, run);
 	end = stream_run(run, apply);
 
 	mirror_rollback(run->mirror);
@@ -505,6 +516,10 @@ int replicate_run(const ReplicateOptions *opt)
 		}
 		if (end == STREAM_DONE) {
 			rc = opt->verify ? verify_compare(verifier, &run) : EXIT_OK;
+			/* a run that is to end says which tables wait, all else
+			 * confirmed (a service's --status shows them) */
+			if (rc == EXIT_OK && !opt->verify && !continuous && !replicate_stopping())
+				rc = waiting_report(&run);
 			break;
 		}
 		if (end == STREAM_SLOT_GONE && !rebuilt_unreadable) {

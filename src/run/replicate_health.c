@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "pgmirror/notify.h"
 #include "replicate_internal.h"
 
 /*
@@ -48,6 +49,7 @@ void replicate_warn_retry(Run *run, const char *fmt, ...)
 	if (text == NULL)
 		return;
 	log_warning("%s", text);
+	notify_status("waiting for the source: %s", text);
 	if (run->mirror != NULL && run->state.present && !run->heal &&
 	    !mirror_note_error(run->mirror, text))
 		log_debug("could not store the warning in the mirror: %s", mirror_error(run->mirror));

@@ -39,7 +39,6 @@ typedef struct Run {
 	bool heal;              /* the mirror file is damaged: prepare() sets it
 				 * aside and rebuilds it (heal.c) */
 	char *heal_why;         /* what SQLite reported, or the check found */
-	bool heal_by_check;     /* the integrity check found it */
 	bool healing;           /* the rebuild of a damaged mirror runs */
 	Mirror *heal_copy;      /* a damaged mirror's copy with its header made
 				 * anew (heal_read_settings()), or NULL */
@@ -93,6 +92,12 @@ void replicate_log_session_error(Session *s);
  * open); a service that tries again warns with the text and keeps it
  * there meanwhile.
  */
+/* hint.c: "pgmirror" with this run's connection options, what (an
+ * option), -S slot (when not NULL) and the mirror file, quoted for the
+ * shell, to run as written (malloc'd). */
+char *replicate_command(const ReplicateOptions *opt, const char *what, const char *slot);
+/* The same for the applier's hints (an ApplyCommandFn; run: the Run). */
+char *replicate_hint_command(void *run, const char *option);
 void replicate_note_error(Run *run, int rc);
 void replicate_warn_retry(Run *run, const char *fmt, ...) PGM_PRINTF(2, 3);
 

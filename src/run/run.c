@@ -45,7 +45,6 @@ void heal_note(Run *run, const char *why, const char *found_by_check)
 	if (run->heal)
 		return;
 	run->heal = true;
-	run->heal_by_check = found_by_check != NULL;
 	free(run->heal_why);
 	run->heal_why = xstrdup(found_by_check ? found_by_check : why);
 	log_warning("mirror \"%s\" is damaged (%s: %s); setting it aside as \"%s.damaged\" and "
@@ -63,6 +62,29 @@ bool heal_after_failure(Run *run)
 	heal_note(run, why, NULL);
 	mirror_damage_forget();
 	return true;
+}
+
+/*
+ * --verify and --resync while a service holds the mirror: not the overlap
+ * of a cron job (exit 3 all the same), but a step that needs the file to
+ * itself; the error says so, and which unit to stop for it.
+ */
+static void log_in_use_hint(const ReplicateOptions *opt, const char *err)
+{
+	const char *what = opt->verify ? "--verify" : "--resync";
+	char *unit = NULL;
+	long pid;
+
+	(void)mirror_holder(opt->mirror_path, &pid, &unit);
+	if (unit != NULL)
+		log_error("%s; %s needs the mirror to itself: stop that service first (systemctl "
+			  "stop %s), run %s again, then start it (systemctl start %s)", err, what,
+			  unit, what, unit);
+	else
+		log_error("%s; %s needs the mirror to itself: stop the pgmirror that holds it "
+			  "first (under systemd: systemctl stop pgmirror@NAME, NAME being this "
+			  "mirror's instance), run %s again, then start it again", err, what, what);
+	free(unit);
 }
 
 void heal_read_settings(Run *run)
@@ -116,7 +138,9 @@ int replicate_open_mirror(Run *run, MirrorMode mode)
 	if (r != MIRROR_OPEN_OK) {
 		/* a cron job that overlaps itself: exit 3 says it, and -q
 		 * keeps cron from mailing about it */
-		if (r == MIRROR_OPEN_LOCKED)
+		if (r == MIRROR_OPEN_LOCKED && (run->opt->verify || run->opt->resync))
+			log_in_use_hint(run->opt, err);
+		else if (r == MIRROR_OPEN_LOCKED)
 			log_info("%s", err);
 		else
 			log_error("%s", err);

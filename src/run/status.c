@@ -2,10 +2,13 @@
  * status.c: --status, the mirror's state read from the file alone.
  *
  * The output is one "key: value" per line, stable for scripts; each table
- * is a line "table: ROWS NAME" (the name last, as it may hold spaces).
+ * is a line "table: ROWS NAME" (the name last, as it may hold spaces);
+ * control characters and backslashes in values are escaped (text_value).
  * --json prints the same as one JSON object, with each table's generation
  * (RFC 8259: strings escaped, bytes that are not UTF-8 as U+FFFD, what is
- * not known as null), for a fleet's monitoring.
+ * not known as null), for a fleet's monitoring; --prometheus in
+ * Prometheus' text format (status_prom.c). A table that waits
+ * (pgmirror_waiting) is shown with its state, why and since when.
  */
 #include "config.h"
 
@@ -16,33 +19,11 @@
 #include <sys/stat.h>
 
 #include "pgmirror/mirror.h"
+#include "pgmirror/mirror_waiting.h"
+#include "pgmirror/naming.h"
 #include "pgmirror/replicate.h" /* the exit codes */
 #include "pgmirror/status.h"
-
-/* What --status prints of one table. */
-typedef struct TableStatus {
-	char *name;
-	int64_t rows;
-	int64_t generation;
-} TableStatus;
-
-/* The length of the UTF-8 sequence at s (n bytes left), or 0: not one. */
-static size_t utf8_length(const unsigned char *s, size_t n)
-{
-	size_t len = s[0] < 0x80 ? 1 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2
-		     : s[0] >= 0xe0 && s[0] < 0xf0 ? 3 : s[0] >= 0xf0 && s[0] < 0xf5 ? 4 : 0;
-
-	if (len == 0 || len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	/* overlong forms, surrogates and beyond U+10FFFF */
-	if ((len == 3 && s[0] == 0xe0 && s[1] < 0xa0) || (len == 3 && s[0] == 0xed && s[1] >= 0xa0) ||
-	    (len == 4 && s[0] == 0xf0 && s[1] < 0x90) || (len == 4 && s[0] == 0xf4 && s[1] >= 0x90))
-		return 0;
-	return len;
-}
+#include "status_internal.h"
 
 /* text as a JSON string, or null. */
 static void json_string(const char *text)
@@ -57,7 +38,7 @@ static void json_string(const char *text)
 	n = strlen(text);
 	putchar('"');
 	for (size_t i = 0; i < n; i += len) {
-		len = utf8_length(s + i, n - i);
+		len = utf8_char_length(s + i, n - i);
 		if (len == 0) {
 			fputs("\\ufffd", stdout);
 			len = 1;
@@ -84,8 +65,31 @@ static void json_field(const char *key, const char *value)
 	json_string(value);
 }
 
+/* The waiting tables (pgmirror_waiting), after the mirror's in "tables":
+ * state "waiting", no rows, the reason and since when. */
+static void json_waiting(const MirrorWaiting *w, int nw, bool first)
+{
+	for (int i = 0; i < nw; i++) {
+		char *name = naming_table(w[i].source_schema, w[i].source_table);
+		char *source = xasprintf("%s.%s", w[i].source_schema, w[i].source_table);
+
+		fputs(first && i == 0 ? "\n    {\"name\": " : ",\n    {\"name\": ", stdout);
+		json_string(name);
+		fputs(", \"source\": ", stdout);
+		json_string(source);
+		fputs(", \"rows\": null, \"generation\": null, \"state\": \"waiting\", "
+		      "\"reason\": ", stdout);
+		json_string(w[i].reason);
+		fputs(", \"since\": ", stdout);
+		json_string(w[i].since);
+		putchar('}');
+		free(name);
+		free(source);
+	}
+}
+
 static void print_json(const char *path, const MirrorState *st, const MirrorHealth *h,
-		       const TableStatus *t, int n)
+		       const TableStatus *t, int n, const MirrorWaiting *w, int nw)
 {
 	char lsn[LSN_TEXT_SIZE];
 
@@ -116,59 +120,118 @@ static void print_json(const char *path, const MirrorState *st, const MirrorHeal
 	json_field("last_error", h->last_error);
 	json_field("last_error_time", h->last_error_time);
 	json_key("tables", false);
-	fputs(n ? "[" : "[]", stdout);
+	fputs(n + nw ? "[" : "[]", stdout);
 	for (int i = 0; i < n; i++) {
 		fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", stdout);
 		json_string(t[i].name);
-		printf(", \"rows\": %" PRId64 ", \"generation\": %" PRId64 "}", t[i].rows,
-		       t[i].generation);
+		printf(", \"rows\": %" PRId64 ", \"generation\": %" PRId64 ", \"state\": ",
+		       t[i].rows, t[i].generation);
+		json_string(t[i].state);
+		putchar('}');
 	}
-	fputs(n ? "\n  ]\n}\n" : "\n}\n", stdout);
+	json_waiting(w, nw, n == 0);
+	fputs(n + nw ? "\n  ]\n}\n" : "\n}\n", stdout);
+}
+
+/*
+ * text as one line of --status, whatever a name or a stored text holds (a
+ * newline in a quoted source name would forge a line): a control
+ * character as \n, \r, \t or \xNN, and so a backslash as \\.
+ */
+static void text_value(const char *text)
+{
+	for (const unsigned char *p = (const unsigned char *)text; p != NULL && *p != '\0'; p++) {
+		if (*p == '\\' || *p == '\n' || *p == '\r' || *p == '\t')
+			printf("\\%c", *p == '\n' ? 'n' : *p == '\r' ? 'r' : *p == '\t' ? 't' : '\\');
+		else if (*p < 0x20 || *p == 0x7f)
+			printf("\\x%02x", *p);
+		else
+			putchar(*p);
+	}
+}
+
+/* "key: value" (value escaped; NULL as empty) */
+static void text_field(const char *key, const char *value)
+{
+	printf("%s: ", key);
+	text_value(value);
+	putchar('\n');
+}
+
+/* The waiting tables in --status's text, after the table lines: three
+ * lines each, the name first (escaped as every value is). */
+static void text_waiting(const MirrorWaiting *w, int nw)
+{
+	for (int i = 0; i < nw; i++) {
+		char *name = xasprintf("%s.%s", w[i].source_schema, w[i].source_table);
+
+		text_field("waiting", name);
+		text_field("waiting_since", w[i].since);
+		text_field("waiting_reason", w[i].reason);
+		free(name);
+	}
 }
 
 static void print_text(const char *path, const MirrorState *st, const MirrorHealth *h,
-		       const TableStatus *t, int n)
+		       const TableStatus *t, int n, const MirrorWaiting *w, int nw)
 {
 	char lsn[LSN_TEXT_SIZE];
 
-#define OR_EMPTY(s) ((s) ? (s) : "")
-	printf("mirror: %s\n", path);
-	printf("slot: %s\n", st->slot);
-	printf("publications: %s\n", st->publications);
-	printf("system_identifier: %s\n", st->system_identifier);
-	printf("database: %s\n", st->database);
-	printf("confirmed_lsn: %s\n", lsn_format(st->confirmed_lsn, lsn));
-	printf("last_commit_time: %s\n", OR_EMPTY(st->last_commit_time));
-	printf("initial_copy: %s\n", st->initial_copy_done ? "done" : "incomplete");
-	printf("last_sync_time: %s\n", OR_EMPTY(h->last_sync_time));
+	text_field("mirror", path);
+	text_field("slot", st->slot);
+	text_field("publications", st->publications);
+	text_field("system_identifier", st->system_identifier);
+	text_field("database", st->database);
+	text_field("confirmed_lsn", lsn_format(st->confirmed_lsn, lsn));
+	text_field("last_commit_time", st->last_commit_time);
+	text_field("initial_copy", st->initial_copy_done ? "done" : "incomplete");
+	text_field("last_sync_time", h->last_sync_time);
 	if (h->has_lag)
 		printf("last_sync_lag_bytes: %" PRId64 "\nlast_sync_lag_seconds: %.3f\n",
 		       h->lag_bytes, h->lag_seconds);
 	else
 		printf("last_sync_lag_bytes: \nlast_sync_lag_seconds: \n");
-	printf("last_check_time: %s\n", OR_EMPTY(h->last_check_time));
-	printf("last_check_result: %s\n", OR_EMPTY(h->last_check_result));
-	printf("last_rebuild_time: %s\n", OR_EMPTY(h->last_rebuild_time));
-	printf("last_rebuild_reason: %s\n", OR_EMPTY(h->last_rebuild_reason));
-	/* one line, whatever the error said */
-	printf("last_error: ");
-	for (const char *p = OR_EMPTY(h->last_error); *p != '\0'; p++)
-		putchar(*p == '\n' ? ' ' : *p);
-	printf("\nlast_error_time: %s\n", OR_EMPTY(h->last_error_time));
-#undef OR_EMPTY
-	printf("tables: %d\n", n);
-	for (int i = 0; i < n; i++)
-		printf("table: %" PRId64 " %s\n", t[i].rows, t[i].name);
+	text_field("last_check_time", h->last_check_time);
+	text_field("last_check_result", h->last_check_result);
+	text_field("last_rebuild_time", h->last_rebuild_time);
+	text_field("last_rebuild_reason", h->last_rebuild_reason);
+	text_field("last_error", h->last_error);
+	text_field("last_error_time", h->last_error_time);
+	printf("tables: %d\ntables_waiting: %d\n", n, nw);
+	for (int i = 0; i < n; i++) {
+		printf("table: %" PRId64 " ", t[i].rows);
+		text_value(t[i].name);
+		putchar('\n');
+	}
+	text_waiting(w, nw);
 }
 
-int status_print(const char *mirror_path, bool json)
+/* --prometheus, the waiting tables counted in pgmirror_tables{state="waiting"}
+ * (they have no rows of their own: rows -1). */
+static void prom_print(const MirrorState *st, const MirrorHealth *h, const TableStatus *t, int n,
+		       const MirrorWaiting *w, int nw)
+{
+	TableStatus *all = xcalloc((size_t)n + (size_t)nw + 1, sizeof(TableStatus));
+
+	memcpy(all, t, (size_t)n * sizeof(TableStatus));
+	for (int i = 0; i < nw; i++)
+		all[n + i] = (TableStatus){naming_table(w[i].source_schema, w[i].source_table), -1,
+					   -1, "waiting"};
+	status_prom_print(st, h, all, n + nw);
+	for (int i = 0; i < nw; i++)
+		free(all[n + i].name);
+	free(all);
+}
+
+int status_print(const char *mirror_path, StatusFormat format)
 {
 	Mirror *m = NULL;
 	MirrorState st = {0};
 	MirrorHealth h = {0};
 	TableStatus *t = NULL;
+	MirrorWaiting *w = NULL;
 	char *err = NULL, **names = NULL;
-	int n = 0, rc = EXIT_ERROR;
+	int n = 0, nw = 0, rc = EXIT_ERROR;
 	struct stat sb;
 	MirrorOpenResult r;
 
@@ -184,7 +247,7 @@ int status_print(const char *mirror_path, bool json)
 		return r == MIRROR_OPEN_LOCKED ? EXIT_IN_USE : EXIT_ERROR;
 	}
 	if (!mirror_read_state(m, &st) || !mirror_read_health(m, &h) ||
-	    !mirror_list_tables(m, &names, &n)) {
+	    !mirror_list_tables(m, &names, &n) || !mirror_waiting_list(m, &w, &nw)) {
 		log_error("%s", mirror_error(m));
 		goto done;
 	}
@@ -197,20 +260,24 @@ int status_print(const char *mirror_path, bool json)
 	t = xcalloc((size_t)n + 1, sizeof(*t));
 	for (int i = 0; i < n; i++) {
 		t[i].name = names[i];
+		t[i].state = "synced"; /* every table pgmirror_tables lists */
 		if (!mirror_count_rows(m, names[i], &t[i].rows) ||
 		    !mirror_table_generation(m, names[i], &t[i].generation)) {
 			log_error("%s", mirror_error(m));
 			goto done;
 		}
 	}
-	if (json)
-		print_json(mirror_path, &st, &h, t, n);
+	if (format == STATUS_JSON)
+		print_json(mirror_path, &st, &h, t, n, w, nw);
+	else if (format == STATUS_PROMETHEUS)
+		prom_print(&st, &h, t, n, w, nw);
 	else
-		print_text(mirror_path, &st, &h, t, n);
+		print_text(mirror_path, &st, &h, t, n, w, nw);
 	rc = EXIT_OK;
 done:
 	free(t);
 	strv_free(names, n);
+	mirror_waiting_free(w, nw);
 	mirror_health_clear(&h);
 	mirror_state_clear(&st);
 	mirror_close(m);

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "pgmirror/notify.h"
 #include "pgmirror/frame.h"
 #include "pgmirror/pgoutput.h"
 #include "stream_progress.h"
@@ -97,6 +98,7 @@ static bool stream_tick(void *ctx)
 
 	if (replicate_stopping() || s->lost)
 		return false;
+	notify_alive();
 	now = mono_usecs();
 	if (now - s->last_tick < TICK_USECS)
 		return true;
@@ -313,6 +315,13 @@ static bool step_periodic(Stream *s, int64_t now, int64_t interval)
 			s->end = STREAM_FAILED;
 			return false;
 		}
+		{
+			char when[40];
+
+			notify_status("streaming; held all the source had committed at %s UTC",
+				      pgtime_format_utc(p->lag.synced_at, when, sizeof(when)));
+		}
+		notify_ready(); /* the first time it caught up */
 		sync_due = stream_progress_sync_due(p, now);
 	}
 	/* (not in the feedback's block below: while groups are committed,
@@ -461,9 +470,10 @@ StreamEnd stream_run(Run *run, Applier *apply)
 			      : stream_progress_asking(&s.progress) ? 100 /* an answer may come */
 			      : apply_in_transaction(apply) ? 1000
 			      : run->endpos != LSN_INVALID ? 100 : 1000;
-		int r = session_receive(run->session, &buf, &len, wait_ms);
+		int r = session_receive(run->session, &buf, &len, notify_wait_ms(wait_ms));
 		int64_t now = mono_usecs();
 
+		notify_alive(); /* the loop turns */
 		if (r < 0) {
 			if (session_error_wal_gone(run->session) ||
 			    (session_error_server(run->session) && !session_error_data(run->session) &&
@@ -473,13 +483,16 @@ StreamEnd stream_run(Run *run, Applier *apply)
 				goto done;
 			}
 			if (session_error_publication_gone(run->session)) {
+				char *cmd = replicate_command(run->opt, "--drop-slot", NULL);
+
 				log_error("%s", session_error(run->session));
 				log_error("the slot holds changes made while a publication of this "
 					  "mirror did not exist: PostgreSQL (before 18) reads each "
 					  "change with the publications of its time, so it fails on "
 					  "them on every try, even once the publication is made "
-					  "again; start this mirror over: pgmirror --drop-slot, "
-					  "remove the mirror file, run again");
+					  "again; start this mirror over: %s, then remove the mirror "
+					  "file and run again", cmd);
+				free(cmd);
 				s.end = STREAM_FAILED;
 				goto done;
 			}
@@ -487,6 +500,12 @@ StreamEnd stream_run(Run *run, Applier *apply)
 			/* a service tries again: not an error (yet) */
 			log_msg(s.end == STREAM_LOST && replicate_continuous(run) ? LOG_WARNING
 				: LOG_ERROR, "%s", session_error(run->session));
+			if (session_error_bad_text(run->session)) {
+				char *cmd = replicate_command(run->opt, "--drop-slot", NULL);
+
+				log_error("once the value is corrected, drop the slot: %s", cmd);
+				free(cmd);
+			}
 			goto done;
 		}
 		if (!(r == 0 ? step_idle(&s, now) : step_message(&s, buf, len)))
@@ -523,6 +542,9 @@ StreamEnd stream_run(Run *run, Applier *apply)
 		}
 	}
 	(void)stream_send_status(&s, false);
+	if (replicate_stopping())
+		log_info("stopped by a signal; the mirror holds every transaction up to %s, and the "
+			 "server knows it", lsn_format(apply_durable_lsn(apply), lsn));
 	s.end = STREAM_DONE;
 done:
 	mirror_check_free(s.check);

@@ -28,9 +28,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pgmirror/notify.h"
 #include "pgmirror/copy.h"
-#include "pgmirror/naming.h"
+#include "pgmirror/mirror_waiting.h"
 #include "replicate_internal.h"
+#include "waiting.h"
 
 /* The tick of the stream that runs meanwhile (NULL at start): answered
  * from the sync connection's waits and the copy's rows. One sync runs at a
@@ -82,19 +84,6 @@ static const SourceTable *find_published(const SourceTable *tables, int n, uint3
 	return NULL;
 }
 
-/* Why t cannot be mirrored, or NULL; malloc'd. */
-static char *table_problem(const SourceTable *t)
-{
-	const char **cols = xcalloc((size_t)t->ncols + 1, sizeof(char *));
-	char *why;
-
-	for (int c = 0; c < t->ncols; c++)
-		cols[c] = t->cols[c].name;
-	why = naming_table_problem(t->nspname, t->relname, cols, t->ncols);
-	free(cols);
-	return why;
-}
-
 /* Makes the user's objects of resynced table name again (see mirror.h),
  * with a warning for each that no longer applies. */
 static bool restore_user_objects(Run *run, const MirrorUserObjects *u, const char *name)
@@ -128,7 +117,7 @@ static char *pending_text(const SyncTarget *tg, int n)
  * differently, but not the ones --resync asked for: it says which to ask
  * for again.
  */
-static void log_sync_stopped(const char *err, const SyncTarget *tg, int n)
+static void log_sync_stopped(const Run *run, const char *err, const SyncTarget *tg, int n)
 {
 	char **asked = xcalloc((size_t)n + 1, sizeof(char *));
 	char *list;
@@ -140,9 +129,15 @@ static void log_sync_stopped(const char *err, const SyncTarget *tg, int n)
 	if (k == 0)
 		log_info("%s; the tables not synced yet are synced on the next run", err);
 	else {
+		char *option, *cmd;
+
 		list = strv_join(asked, k, ",");
+		option = xasprintf("--resync=%s", list);
+		cmd = replicate_command(run->opt, option, NULL);
 		log_info("%s; --resync is not remembered: to sync the tables it named that are "
-			 "not synced yet, run pgmirror with --resync=%s again", err, list);
+			 "not synced yet, run %s again", err, cmd);
+		free(cmd);
+		free(option);
 		free(list);
 	}
 	free(asked);
@@ -168,7 +163,7 @@ static int sync_failed(Run *run, Session *ss, const char *err, const SyncTarget 
 	for (int i = 0; i < n; i++)
 		requested = requested || tg[i].requested;
 	if (session_error_stopped(ss) || replicate_stopping()) {
-		log_sync_stopped(err, tg, n);
+		log_sync_stopped(run, err, tg, n);
 		return EXIT_OK;
 	}
 	if (!requested && replicate_continuous(run) && session_error_transient(ss)) {
@@ -216,10 +211,11 @@ static bool sync_one(Run *run, Applier *apply, Applier *a, Copier *c, const Sync
 			  lsn_format(at, lsn));
 		return true;
 	}
-	if ((why = table_problem(t)) != NULL) {
-		log_error("%s", why);
+	if ((why = waiting_shape_problem(t)) != NULL) {
+		/* as it is in the snapshot: it waits (checked before, too) */
+		ok = waiting_store(run, t, 1, &why, true);
 		free(why);
-		return false;
+		return ok;
 	}
 	if (!copy_begin_at(c, at)) {
 		*copy_failed = true;
@@ -234,7 +230,18 @@ static bool sync_one(Run *run, Applier *apply, Applier *a, Copier *c, const Sync
 			  mirror_error(run->mirror));
 		goto done;
 	}
-	if (!copy_one_table(c, t, at) || !copy_commit_at(c, at)) {
+	notify_status("copying table %s.%s (it joined, or is synced again)", t->nspname,
+		      t->relname);
+	if (!copy_one_table(c, t, at)) {
+		*copy_failed = true;
+		goto done;
+	}
+	/* a table that waited joins with its rows, in their transaction */
+	if (!mirror_waiting_remove(run->mirror, tg->oid)) {
+		log_error("%s", mirror_error(run->mirror));
+		goto done;
+	}
+	if (!copy_commit_at(c, at)) {
 		*copy_failed = true;
 		goto done;
 	}
@@ -256,6 +263,28 @@ done:
 	return ok;
 }
 
+/*
+ * The copy of a joining table tg failed for want of a privilege the check
+ * before the snapshot did not see (granted then, or on some columns only):
+ * it waits (waiting.c) rather than stop the others. True when it does.
+ */
+static bool refused_join(Run *run, Session *ss, const SyncTarget *tg, const SourceTable *tables,
+			 int ntables, const char *err)
+{
+	const SourceTable *t = find_published(tables, ntables, tg->oid);
+	char *why;
+	bool ok;
+
+	if (t == NULL || tg->replace != NULL || tg->requested || !session_error_privilege(ss) ||
+	    replicate_stopping())
+		return false;
+	why = xasprintf("%s; on the source, give the role pgmirror connects as the privilege "
+			"the copy of \"%s\".\"%s\" lacks", err, t->nspname, t->relname);
+	ok = waiting_store(run, t, 1, &why, true);
+	free(why);
+	return ok;
+}
+
 int tablesync_sync(Run *run, Applier *apply, const SyncTarget *tg, int n)
 {
 	Session *ss;
@@ -266,6 +295,7 @@ int tablesync_sync(Run *run, Applier *apply, const SyncTarget *tg, int n)
 	char slot[SLOT_NAME_SIZE], lsn[LSN_TEXT_SIZE];
 	Lsn at = LSN_INVALID;
 	bool copy_failed = false, ok = true;
+	int rest = 0; /* tg[rest..n-1] are synced next (refused_join()) */
 
 	if (n == 0)
 		return EXIT_OK;
@@ -300,8 +330,11 @@ int tablesync_sync(Run *run, Applier *apply, const SyncTarget *tg, int n)
 	} else if (!copy_failed) {
 		rc = EXIT_ERROR; /* logged */
 	} else if (replicate_stopping()) {
-		log_sync_stopped(copy_error(c), tg + i - 1, n - i + 1);
+		log_sync_stopped(run, copy_error(c), tg + i - 1, n - i + 1);
 		rc = EXIT_OK;
+	} else if (refused_join(run, ss, &tg[i - 1], tables, ntables, copy_error(c))) {
+		/* it waits; the others, in a snapshot of their own */
+		rest = i;
 	} else if (sync_tick != NULL && !sync_tick(sync_tick_ctx)) {
 		/* the stream's connection could not be answered: not a signal */
 		log_error("lost the connection to the source while syncing table \"%s.%s\"; "
@@ -315,6 +348,8 @@ done:
 	apply_free(a);
 	source_tables_free(tables, ntables);
 	session_free(ss); /* its temporary slot goes with the connection */
+	if (rest > 0)
+		rc = tablesync_sync(run, apply, tg + rest, n - rest);
 	return rc;
 }
 
@@ -385,6 +420,43 @@ static bool resync_oids(Run *run, char *const *resync, int nresync, uint32_t **o
 	return true;
 }
 
+/*
+ * Which published tables the mirror lacks and can take now (*joins, one
+ * per table of pub); the others wait (waiting.c), each tried again here at
+ * every check, and the tables no longer published, or mirrored already,
+ * wait no more. mt: the mirror tables; those still published hold their
+ * names. An exit code.
+ */
+static int sort_joins(Run *run, Session *s, const SourceTable *pub, int npub,
+		      const MirrorTableInfo *mt, int nmt, bool **joins)
+{
+	MirrorTableInfo *kept = xcalloc((size_t)nmt + 1, sizeof(MirrorTableInfo));
+	char **reasons = xcalloc((size_t)npub + 1, sizeof(char *));
+	int nkept = 0, rc = EXIT_ERROR;
+
+	*joins = xcalloc((size_t)npub + 1, sizeof(bool));
+	for (int i = 0; i < npub; i++) {
+		bool known = false;
+
+		for (int j = 0; j < nmt && !known; j++)
+			known = mt[j].relation_oid == pub[i].oid;
+		(*joins)[i] = !known;
+	}
+	for (int j = 0; j < nmt; j++)
+		if (find_published(pub, npub, mt[j].relation_oid) != NULL)
+			kept[nkept++] = mt[j]; /* borrowed */
+	if (waiting_forget(run, pub, npub, kept, nkept) &&
+	    waiting_sort(run, s, pub, npub, *joins, kept, nkept, true, reasons) &&
+	    waiting_store(run, pub, npub, reasons, true))
+		rc = EXIT_OK;
+	for (int i = 0; i < npub; i++)
+		(*joins)[i] = (*joins)[i] && reasons[i] == NULL;
+	waiting_reasons_free(reasons, npub);
+	free(reasons);
+	free(kept);
+	return rc;
+}
+
 /* Whether the publications publish mirror table mt differently from when
  * it was last copied (t: its relation as published now). */
 static bool definition_changed(const MirrorTableInfo *mt, const SourceTable *t)
@@ -429,6 +501,7 @@ int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resyn
 	uint32_t *oids = NULL; /* those of resync */
 	const uint32_t *noted = NULL; /* the stream's, to be synced (apply.h) */
 	SyncTarget *targets = NULL;
+	bool *joins = NULL; /* per published table: it joins now */
 
 	sync_tick = tick;
 	sync_tick_ctx = tick_ctx;
@@ -455,18 +528,16 @@ int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resyn
 	 * name has a new OID, and its old mirror table must go first. */
 	if ((rc = update_known(run, apply, mt, nmt, pub, npub)) != EXIT_OK)
 		goto done;
-	/* the tables that joined, then those to copy again: all in one
-	 * snapshot */
+	/* the tables that joined (but those that wait), then those to copy
+	 * again: all in one snapshot */
+	if ((rc = sort_joins(run, s, pub, npub, mt, nmt, &joins)) != EXIT_OK)
+		goto done;
+	rc = EXIT_ERROR;
 	targets = xcalloc((size_t)npub + (size_t)nmt + 1, sizeof(SyncTarget));
-	for (int i = 0; i < npub; i++) {
-		bool known = false;
-
-		for (int j = 0; j < nmt && !known; j++)
-			known = mt[j].relation_oid == pub[i].oid;
-		if (!known)
+	for (int i = 0; i < npub; i++)
+		if (joins[i])
 			targets[ntargets++] = (SyncTarget){pub[i].oid, pub[i].nspname,
 							   pub[i].relname, NULL, false};
-	}
 	/* tables resynced, and those whose definition changed or that the
 	 * stream cannot follow (a keyless table it cannot fill a column of,
 	 * apply_schema.c): copied again in the same snapshot, as a joining
@@ -510,6 +581,7 @@ done:
 	sync_tick = NULL;
 	sync_tick_ctx = NULL;
 	free(targets);
+	free(joins);
 	mirror_table_infos_free(mt, nmt);
 	source_tables_free(pub, npub);
 	free(oids);

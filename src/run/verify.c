@@ -22,6 +22,7 @@
 #include "pgmirror/copy.h"
 #include "pgmirror/copy_text.h"
 #include "pgmirror/mirror_verify.h"
+#include "pgmirror/mirror_waiting.h"
 #include "pgmirror/naming.h"
 #include "replicate_internal.h"
 
@@ -35,6 +36,7 @@ typedef struct Result {
 	char *name;          /* the mirror table's name */
 	MirrorDiff diff;
 	bool absent;         /* a published table without a mirror table */
+	bool waiting;        /* one that waits (pgmirror_waiting): not read */
 } Result;
 
 Verifier *verify_begin(Run *run, int *rc)
@@ -189,8 +191,8 @@ static bool compare_table(Verifier *v, Run *run, Applier *apply, const SourceTab
 		}
 	}
 	elapsed = mono_usecs() - started;
-	log_info("compared %" PRId64 " rows of \"%s.%s\" in %.1f s (%.0f rows/s)", nrows,
-		 t->nspname, t->relname, elapsed / 1e6,
+	log_info("compared %" PRId64 " %s of \"%s.%s\" in %.1f s (%.0f rows/s)", nrows,
+		 nrows == 1 ? "row" : "rows", t->nspname, t->relname, elapsed / 1e6,
 		 elapsed > 0 ? (double)nrows * 1e6 / (double)elapsed : 0.0);
 	ok = true;
 done:
@@ -244,6 +246,17 @@ int verify_compare(Verifier *v, Run *run)
 		}
 		res[nres].name = name != NULL ? name : naming_table(t->nspname, t->relname);
 		res[nres].absent = name == NULL;
+		/* the mirror cannot take it (nor perhaps read it): said, not compared */
+		if (name == NULL && !mirror_waiting_has(run->mirror, t->oid, &res[nres].waiting)) {
+			log_error("%s", mirror_error(run->mirror));
+			goto done;
+		}
+		if (res[nres].waiting) {
+			log_warning("published table \"%s.%s\" is not compared: it waits (pgmirror "
+				    "--status says why)", t->nspname, t->relname);
+			nres++;
+			continue;
+		}
 		if (!compare_table(v, run, apply, t, name, &res[nres].diff))
 			goto done;
 		/* a mirror table of that name made from another relation (one
@@ -273,7 +286,10 @@ int verify_compare(Verifier *v, Run *run)
 
 		if (!res[i].absent && d->missing == 0 && d->unexpected == 0 && d->changed == 0)
 			printf("%s: ok\n", res[i].name);
-		else {
+		else if (res[i].waiting) {
+			printf("%s: waiting\n", res[i].name);
+			differs = true;
+		} else {
 			printf("%s: differs (%" PRId64 " missing, %" PRId64 " unexpected, %" PRId64
 			       " changed)\n", res[i].name, d->missing, d->unexpected, d->changed);
 			differs = true;

@@ -221,6 +221,11 @@ bool lookup_publication_fingerprint(Lookup *l, char *const *pubs, int npubs,
 	return ok;
 }
 
+bool lookup_unreadable_tables(Lookup *l, const SourceTable *tables, int n, char **grants)
+{
+	return LOOKUP(l, session_unreadable_tables(l->session, tables, n, grants));
+}
+
 bool lookup_ask_position(Lookup *l)
 {
 	return session_ask_position(l->own, l->conn);

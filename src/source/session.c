@@ -41,9 +41,19 @@ bool session_error_server(const Session *s)
 	return s->server_error;
 }
 
+bool session_error_bad_text(const Session *s)
+{
+	return s->server_error && strcmp(s->sqlstate, "22021") == 0;
+}
+
 bool session_error_publication_gone(const Session *s)
 {
 	return s->server_error && strcmp(s->sqlstate, "42704") == 0;
+}
+
+bool session_error_privilege(const Session *s)
+{
+	return strcmp(s->sqlstate, "42501") == 0;
 }
 
 bool session_error_stopped(const Session *s)
@@ -156,7 +166,7 @@ const char *session_error_hint(const PGresult *res, bool in_stream)
 	       ? "; a change holds text that is not valid in the source's encoding (a "
 		 "SQL_ASCII database stores any bytes), so it cannot be mirrored as UTF-8, and "
 		 "it stays in the WAL the slot must read: correct the value on the source, then "
-		 "drop the slot (pgmirror --drop-slot) so that the next run rebuilds the mirror "
+		 "drop the slot (the command follows) so that the next run rebuilds the mirror "
 		 "from a fresh copy"
 	       : "; the source holds text that is not valid in its encoding (a SQL_ASCII "
 		 "database stores any bytes), so it cannot be mirrored as UTF-8: correct the "
@@ -476,6 +486,8 @@ bool session_connect_begin(Session *s, const ConnParams *cp, const char *replica
 	s->stopped = false;
 	conn_keywords(cp, replication, keys, vals);
 	s->conn = PQconnectStartParams(keys, vals, 1);
+	if (s->conn != NULL)
+		session_hide_conn_password(s->conn);
 	if (s->conn != NULL && PQstatus(s->conn) != CONNECTION_BAD) {
 		PQsetNoticeReceiver(s->conn, log_server_notice, NULL);
 		return true;

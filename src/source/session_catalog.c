@@ -125,32 +125,74 @@ bool session_relation_name(Session *s, uint32_t relid, char **nspname, char **re
 	return ok;
 }
 
-bool session_unreadable_table(Session *s, const SourceTable *tables, int n, char **name,
-			      char **grant)
+/*
+ * The published columns of tables[0..n-1] as a text[] literal of
+ * "OID:name" elements (sql/source-unreadable-table.sql splits them at the
+ * first colon), each double-quoted with its quotes and backslashes
+ * escaped, as array_in() reads them.
+ */
+static char *column_array(const SourceTable *tables, int n)
 {
-	PGresult *res;
+	size_t len = 3, at = 0;
+	char *out;
+
+	for (int i = 0; i < n; i++)
+		for (int c = 0; c < tables[i].ncols; c++)
+			len += 16 + 2 * strlen(tables[i].cols[c].name) + 4;
+	out = xmalloc(len);
+	out[at++] = '{';
+	for (int i = 0; i < n; i++) {
+		for (int c = 0; c < tables[i].ncols; c++) {
+			at += (size_t)snprintf(out + at, len - at, "%s\"%u:", at > 1 ? "," : "",
+					       tables[i].oid);
+			for (const char *p = tables[i].cols[c].name; *p != '\0'; p++) {
+				if (*p == '"' || *p == '\\')
+					out[at++] = '\\';
+				out[at++] = *p;
+			}
+			out[at++] = '"';
+		}
+	}
+	out[at++] = '}';
+	out[at] = '\0';
+	return out;
+}
+
+bool session_unreadable_tables(Session *s, const SourceTable *tables, int n, char **grants)
+{
+	PGresult *res = NULL;
 	char **oids = xcalloc((size_t)n + 1, sizeof(char *));
-	char *list, *array;
-	const char *params[1];
+	char *list, *array, *columns = column_array(tables, n);
+	const char *params[2];
 	bool ok;
 
-	*name = *grant = NULL;
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		grants[i] = NULL;
 		oids[i] = xasprintf("%u", tables[i].oid);
+	}
 	list = strv_join(oids, n, ",");
 	array = xasprintf("{%s}", list);
 	params[0] = array;
-	ok = session_run(s, session_sql_unreadable_table, 1, params, PGRES_TUPLES_OK, &res,
+	params[1] = columns;
+	ok = session_run(s, session_sql_unreadable_table, 2, params, PGRES_TUPLES_OK, &res,
 			 "check the privileges on the published tables");
-	if (ok && PQntuples(res) == 1 && PQnfields(res) == 2) {
-		*name = xstrdup(PQgetvalue(res, 0, 0));
-		*grant = xstrdup(PQgetvalue(res, 0, 1));
+	if (ok && PQnfields(res) != 2) {
+		errbuf_set(&s->err, "unexpected answer to the check of the privileges on the "
+			  "published tables");
+		ok = false;
 	}
-	if (ok)
-		PQclear(res);
+	for (int r = 0; ok && r < PQntuples(res); r++) {
+		uint32_t oid = (uint32_t)strtoul(PQgetvalue(res, r, 0), NULL, 10);
+
+		for (int i = 0; i < n; i++)
+			if (tables[i].oid == oid && grants[i] == NULL)
+				grants[i] = xstrdup(PQgetvalue(res, r, 1));
+	}
+	PQclear(res);
 	strv_free(oids, n);
 	free(list);
 	free(array);
+	free(columns);
 	return ok;
 }
 

@@ -353,12 +353,17 @@ bool values_numeric_read(const unsigned char *p, size_t len, Numeric *n, Err *e,
 {
 	if (len < 8)
 		return bad_length(e, vt, len);
+	/*
+	 * numeric_recv()'s words: the digit count, sign and scale unsigned
+	 * (131,072 digits before the point and 16,383 after are 36,864
+	 * base-10000 digits, past int16), the weight signed.
+	 */
 	n->p = p;
-	n->ndigits = (int16_t) get16(p);
+	n->ndigits = get16(p);
 	n->weight = (int16_t) get16(p + 2);
 	n->sign = get16(p + 4);
 	n->dscale = get16(p + 6);
-	if (n->ndigits < 0 || len != 8 + 2 * (size_t) n->ndigits)
+	if (len != 8 + 2 * (size_t) n->ndigits)
 		return bad_length(e, vt, len);
 	if (n->sign == NUMERIC_NAN || n->sign == NUMERIC_PINF || n->sign == NUMERIC_NINF)
 		return true;

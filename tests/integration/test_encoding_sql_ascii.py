@@ -6,6 +6,7 @@ what to do (naming the table in a copy), instead of putting invalid text
 into the mirror.  (Issue 8, item 1.)"""
 
 import os
+import shlex
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -46,6 +47,10 @@ def test(ctx):
     check("SQL_ASCII" in err and "correct the value on the source" in err
           and "--drop-slot" in err,
           "the message does not say what is wrong and what to do:\n%s" % err)
+    hint = [ln for ln in err.splitlines() if "drop the slot: " in ln]
+    words = shlex.split(hint[0].split("drop the slot: ", 1)[1]) if hint else []
+    check(words[:1] == ["pgmirror"] and "-d" in words and "--drop-slot" in words
+          and words[-1] == path, "the hint is not a command that runs as written:\n%s" % err)
     check("connection to the source lost" not in err,
           "a change the source cannot send is not a lost connection:\n%s" % err)
     got = mirror_hex(ctx, path)

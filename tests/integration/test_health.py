@@ -111,8 +111,7 @@ class Listener:
 
 def proxy_dsn(ctx, port):
     return harness.make_dsn(dbname=ctx.dbname, host="127.0.0.1", port=port,
-                            user=os.environ.get("PGUSER"),
-                            password=os.environ.get("PGPASSWORD"))
+                            user=os.environ.get("PGUSER"))
 
 
 def setup(ctx):

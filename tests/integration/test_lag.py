@@ -114,7 +114,6 @@ def part_frozen(ctx, path, slot):
     proxy = Proxy()
     dsn = harness.make_dsn(dbname=ctx.dbname, host="127.0.0.1", port=proxy.port,
                            user=os.environ.get("PGUSER"),
-                           password=os.environ.get("PGPASSWORD"),
                            sslmode="disable", gssencmode="disable")
     proc = ctx.start(["-d", dsn, "-S", slot, "-v", "-s", "1", path], tag="frozen")
     ctx.catch_up(path, proc=proc)

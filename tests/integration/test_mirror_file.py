@@ -4,7 +4,8 @@ last_commit_time as UTC text close to the source commit time);
 pgmirror_columns (a row per column: position, pg_type, type_modifier,
 is_key); key columns form the SQLite PRIMARY KEY (none for REPLICA
 IDENTITY FULL); s.t is named s_t; --status reads the file without a
-server."""
+server. A mirror path is always a path: one that starts with "file:" is not
+taken for an SQLite URI."""
 
 import datetime
 import os
@@ -101,6 +102,28 @@ def test(ctx):
     rc, out, err = ctx.run(["--status", ctx.path("missing.db")], timeout=30)
     check(rc == 1 and err.strip(), "--status of a missing file: exit %d %r" % (rc, err))
     check(not os.path.exists(ctx.path("missing.db")), "--status created the file")
+
+    uri_like_path(ctx, slot)
+
+
+def uri_like_path(ctx, slot):
+    """A mirror path is a path, whatever it starts with: 'file:...' once
+    made SQLite open a database in memory (mode=memory), and the file of
+    that name stayed empty; --check and --status read that same file."""
+    name = "file:u.db?mode=memory"
+    ctx.sql("CREATE TABLE u (id int PRIMARY KEY); INSERT INTO u VALUES (1), (2);"
+            "CREATE PUBLICATION pub_u FOR TABLE u")
+    uslot = slot + "_u"
+    ctx.once(name, uslot, "pub_u")
+    path = os.path.join(ctx.tmpdir, name)
+    check(os.path.getsize(path) > 0, "the mirror %r is empty: opened as a URI" % name)
+    check(ctx.mirror_query(path, "SELECT count(*) FROM u") == [(2,)],
+          "the mirror %r does not hold the rows" % name)
+    for args in (["--check", name], ["--status", name]):
+        rc, out, err = ctx.run(args, timeout=30)
+        check(rc == 0, "%s of %r: exit %d: %s%s" % (args[0], name, rc, out, err))
+    check(not os.path.exists(os.path.join(ctx.tmpdir, "u.db")),
+          "a file u.db was made beside %r" % name)
 
 
 harness.main(test)

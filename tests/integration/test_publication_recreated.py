@@ -50,7 +50,7 @@ def test(ctx):
           % (proc.poll(), proc.stderr()))
     for err in (proc.stderr(), ctx.once(path, slot, pubs, expect=1)[2]):
         check('publication "p2" does not exist' in err and
-              "start this mirror over: pgmirror --drop-slot" in err,
+              "start this mirror over: pgmirror -d " in err and " --drop-slot " in err,
               "the stop does not say what happened and what to do:\n%s" % err)
         check("connection to the source lost" not in err,
               "the stop is reported as a lost connection:\n%s" % err)

@@ -125,6 +125,19 @@ def test(ctx):
     once(ctx, path, slot)
     check(read(path, "after a --once") == 3, "row 3 missing")
 
+    # root's (or the owner's) sqlite3, read-write and the last to close the
+    # mirror, removes -wal and -shm: the reader cannot open it then ...
+    subprocess.run(["sqlite3", path, "SELECT count(*) FROM t"], check=True,
+                   stdout=subprocess.DEVNULL)
+    check(not os.path.exists(path + "-shm"), "root's sqlite3 kept -shm: SQLite changed?")
+    check(read(path, "after root's sqlite3", expect_ok=False) is None,
+          "the reader read the mirror without -wal and -shm: SQLite changed?")
+    # ... until pgmirror opens it again, even read-only: --status as the
+    # writer (whose own group is not the mirror's) makes them for readers
+    rc, _, err = ctx.run(["--status", path])
+    check(rc == 0, "--status as the writer: exit %d %s" % (rc, err))
+    check(read(path, "after the writer's --status") == 3, "row 3 missing")
+
     # a reader that may write the directory makes -wal and -shm its own
     os.chmod(d, 0o775)
     for s in ("-wal", "-shm"):

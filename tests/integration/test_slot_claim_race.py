@@ -87,7 +87,6 @@ def test(ctx):
     try:
         dsn = harness.make_dsn(dbname=ctx.dbname, host="127.0.0.1", port=proxy.port,
                                user=os.environ.get("PGUSER"),
-                               password=os.environ.get("PGPASSWORD"),
                                sslmode="disable", gssencmode="disable")
         args = ["-d", dsn, "-S", slot, "-P", "pub", "--once", loser]
         proc = ctx.start(args, tag="loser")

@@ -2,11 +2,17 @@
 (PGHOST naming a directory without a socket, no -d) it exits 0 and prints
 the documented lines in the documented order: mirror, slot, publications,
 system_identifier, database, confirmed_lsn, last_commit_time,
-initial_copy, the health keys (last_sync_time ... last_error_time), tables, then "table: ROWS NAME" per table, sorted by name
-(a name with a space comes last on its line, whole).  While a continuous
+initial_copy, the health keys (last_sync_time ... last_error_time), tables,
+tables_waiting, then "table: ROWS NAME" per table, sorted by name (a name
+with a space comes last on its line, whole), then for each table that waits
+"waiting: NAME", "waiting_since: TIME", "waiting_reason: TEXT"
+(test_waiting_tables).  While a continuous
 pgmirror holds the mirror, --status still exits 0 at once (it opens the
 file read-only, without the writer lock) and shows the running mirror's
-position and row counts.  A missing file is exit 1 with a message."""
+position and row counts.  A missing file is exit 1 with a message.  A
+control character in a value (a quoted source table name may hold a
+newline) is escaped (\\n, \\t, \\xNN; a backslash as \\\\), so no line is
+forged."""
 
 import os
 import subprocess
@@ -20,7 +26,7 @@ KEYS = ["mirror", "slot", "publications", "system_identifier", "database",
         "confirmed_lsn", "last_commit_time", "initial_copy", "last_sync_time",
         "last_sync_lag_bytes", "last_sync_lag_seconds", "last_check_time",
         "last_check_result", "last_rebuild_time", "last_rebuild_reason",
-        "last_error", "last_error_time", "tables"]
+        "last_error", "last_error_time", "tables", "tables_waiting"]
 
 
 def status(ctx, path, env=None):
@@ -45,6 +51,8 @@ def status(ctx, path, env=None):
             rows, _, name = value.partition(" ")
             check(rows.isdigit() and name, "bad table line %r" % line)
             tables.append((int(rows), name))
+        elif key in ("waiting", "waiting_since", "waiting_reason"):
+            check(tables or vals.get("tables") == "0", "--status %r before the table lines" % key)
         else:
             check(key not in vals, "--status repeats %r" % key)
             check(not tables, "--status key %r after the table lines" % key)
@@ -122,6 +130,26 @@ def test(ctx):
     check(rc == 1 and 'mirror "%s" does not exist' % ctx.path("missing.db") in err,
           "--status of a missing file: exit %d, %r" % (rc, err))
     check(not os.path.exists(ctx.path("missing.db")), "--status created the file")
+
+    forged_names(ctx)
+
+
+def forged_names(ctx):
+    """A control character in a name is escaped in --status's text: a
+    newline in a quoted source table name once forged a line of its own."""
+    name = 'x\nlast_error: forged\ty\\z\x01'
+    ctx.sql('CREATE TABLE "%s" (id int PRIMARY KEY);'
+            'CREATE PUBLICATION pub3 FOR TABLE "%s"' % (name, name))
+    path, slot = ctx.path("forged.db"), ctx.slot("forged")
+    ctx.once(path, slot, "pub3")
+    rc, out, err = ctx.run(["--status", path])
+    check(rc == 0, "--status exited %d: %s" % (rc, err))
+    lines = out.splitlines()
+    check([ln for ln in lines if ln.startswith("last_error:")] == ["last_error: "],
+          "a table name forged a line of --status:\n%s" % out)
+    check(lines[-1] == "table: 0 x\\nlast_error: forged\\ty\\\\z\\x01",
+          "the table's line is %r" % lines[-1])
+    check(len(lines) == len(KEYS) + 1, "--status printed %d lines:\n%s" % (len(lines), out))
 
 
 harness.main(test)

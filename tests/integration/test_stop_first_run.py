@@ -63,14 +63,14 @@ def test(ctx):
     path2, slot2 = ctx.path("many.db"), ctx.slot("many")
     proc = ctx.start_follow(path2, slot2, "pmany", tag="copying")
     deadline = time.time() + 120
-    while not re.search(r'copied \d+ rows of "many\.', proc.stderr()):
+    while not re.search(r'copied \d+ rows? of "many\.', proc.stderr()):
         check(proc.poll() is None, "pgmirror exited %s before copying:\n%s"
               % (proc.poll(), proc.stderr()))
         check(time.time() < deadline, "the copy did not start:\n%s" % proc.stderr())
         time.sleep(0.01)
     timed_stop(ctx, proc, "SIGTERM during the copy of many tables")
     err = proc.stderr()
-    ncopied = len(re.findall(r'copied \d+ rows of', err))
+    ncopied = len(re.findall(r'copied \d+ rows? of', err))
     check(ctx.mirror_state(path2)["initial_copy_done"] == 0,
           "SIGTERM during the copy: the copy went on to the end (%d tables copied, "
           "initial_copy_done = 1)" % ncopied)

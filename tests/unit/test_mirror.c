@@ -14,6 +14,8 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include "mirror_fixture.h"
 
 #define NROWS 100000
@@ -245,6 +247,43 @@ static void test_name_taken(void **state)
 			    "source tables \"public\".\"t\" and \"public\".\"T\" would both be "
 			    "mirrored as \"T\" (SQLite ignores case in names); leave one of them "
 			    "out of the publication or rename it");
+}
+
+/* A replica identity none of PostgreSQL's four is refused, not spliced
+ * into pgmirror_tables; each of the four is stored as it is. */
+static void test_replica_identity(void **state)
+{
+	static const char bad[] = {'\'', 'x', '\0', 'D'};
+	Fixture *f = *state;
+	MirrorPlan plan;
+	MirrorTable *t;
+	char want[160], sql[96];
+
+	define(f, OID_INT4);
+	f->def.name = "r";
+	f->def.source_table = "r";
+	for (size_t i = 0; i < sizeof(bad); i++) {
+		f->def.relation_oid = 16390;
+		f->def.replident = bad[i];
+		assert_false(mirror_table_plan(f->m, &f->def, false, &plan));
+		mirror_plan_free(&plan);
+		snprintf(want, sizeof(want), "source table \"public.r\" has replica identity 0x%02x, "
+			 "which is none of PostgreSQL's (d, n, f, i); check the source's catalog",
+			 (unsigned char)bad[i]);
+		assert_string_equal(mirror_error(f->m), want);
+	}
+	for (const char *ri = "dnfi"; *ri != '\0'; ri++) {
+		f->def.replident = *ri;
+		f->def.relation_oid = 16391 + (uint32_t)(ri - "dnfi");
+		f->def.name = f->def.source_table = (char[2]){(char)('a' + (ri - "dnfi")), '\0'};
+		assert_true(mirror_begin(f->m));
+		t = fixture_sync(f->m, &f->def);
+		mirror_table_free(t);
+		assert_true(mirror_commit(f->m));
+		snprintf(sql, sizeof(sql), "SELECT count(*) FROM pgmirror_tables WHERE table_name = "
+			 "'%s' AND replica_identity = '%c'", f->def.name, *ri);
+		assert_int_equal(fixture_int(f->path, sql), 1);
+	}
 }
 
 /* Runs sql on the mirror file outside pgmirror (the user's own objects),
@@ -527,6 +566,64 @@ static void test_check_report(void **state)
 	mirror_damage_forget();
 }
 
+/* A file of someone else's (here: of the test's) that a symlink names. */
+static void plant_link(const char *dir, const char *link, char *victim, size_t n)
+{
+	FILE *fp;
+
+	snprintf(victim, n, "%s/victim", dir);
+	fp = fopen(victim, "w");
+	assert_non_null(fp);
+	fputs("precious", fp);
+	fclose(fp);
+	assert_int_equal(chmod(victim, 0600), 0);
+	assert_int_equal(symlink(victim, link), 0);
+}
+
+static void assert_victim_untouched(const char *victim)
+{
+	struct stat st;
+	char buf[16] = "";
+	FILE *fp = fopen(victim, "r");
+
+	assert_non_null(fp);
+	assert_non_null(fgets(buf, sizeof(buf), fp));
+	fclose(fp);
+	assert_string_equal(buf, "precious");
+	assert_int_equal(stat(victim, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+}
+
+/*
+ * The side files pgmirror makes and the modes it sets never go through a
+ * symlink put in their place: the copy a heal reads a damaged mirror
+ * through is made anew (O_EXCL | O_NOFOLLOW), not written into the file a
+ * symlink names; the new file of a heal gets the old one's mode on itself,
+ * not on what a symlink under its name names.
+ */
+static void test_side_files_no_follow(void **state)
+{
+	Fixture *f = *state;
+	char copy[128], victim[128], fresh[128], *err = NULL;
+	Mirror *c;
+
+	snprintf(copy, sizeof(copy), "%s.rebuild-src", f->path);
+	plant_link(f->dir, copy, victim, sizeof(victim));
+	c = mirror_open_repaired(f->m, copy);
+	mirror_close(c);
+	assert_victim_untouched(victim);
+	mirror_remove_files(copy);
+
+	snprintf(fresh, sizeof(fresh), "%s.fresh", f->path);
+	assert_int_equal(symlink(victim, fresh), 0);
+	assert_int_equal(chmod(f->path, 0644), 0);
+	mirror_close(f->m);
+	f->m = NULL;
+	(void)mirror_set_aside(f->path, fresh, &err);
+	free(err);
+	assert_victim_untouched(victim);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -536,11 +633,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_format_version, setup, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_format_upgrade, setup, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_name_taken, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_replica_identity, setup, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_rename_swap, setup, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_rename_onto_user_table, setup, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_indexes, setup, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_damage, setup_many, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_check_report, setup_many, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_side_files_no_follow, setup, fixture_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -176,12 +176,69 @@ static void test_rollback(void **state)
 	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM vv"), 2);
 }
 
+/*
+ * A planted (or damaged) file whose stored SQL does more than make an
+ * object: each object's SQL runs alone, as one statement that makes an
+ * object of its own kind and name in main, under SQLite's defensive mode:
+ * a view whose text goes on with an ATTACH and a table in the attached
+ * file, one that goes on to drop a mirror table, a trigger that is made
+ * temporary: each left out with its reason, nothing attached, dropped or
+ * written beside the mirror, the rest made again.
+ */
+static void test_planted(void **state)
+{
+	Fixture *f = *state;
+	Mirror *p = NULL;
+	MirrorUserObjects *u = NULL;
+	char planted[128], stolen[128], *err = NULL, *sql, *got, **dropped = NULL;
+	int ndropped = 0;
+
+	snprintf(planted, sizeof(planted), "%s/planted.db", f->dir);
+	snprintf(stolen, sizeof(stolen), "%s/stolen.db", f->dir);
+	assert_int_equal(mirror_open(planted, MIRROR_CREATE, &p, &err), MIRROR_OPEN_OK);
+	mirror_close(p);
+	sql = sqlite3_mprintf(
+		"CREATE TABLE own (a); INSERT INTO own VALUES (1); "
+		"CREATE VIEW good AS SELECT a FROM own; CREATE VIEW evil AS SELECT 1; "
+		"CREATE VIEW sneaky AS SELECT 2; "
+		"CREATE TRIGGER tmp AFTER INSERT ON own BEGIN SELECT 1; END; "
+		"PRAGMA writable_schema = ON; "
+		"UPDATE sqlite_master SET sql = 'CREATE VIEW evil AS SELECT 1; ATTACH ''%q'' AS x; "
+		"CREATE TABLE x.pwn (a)' WHERE name = 'evil'; "
+		"UPDATE sqlite_master SET sql = 'CREATE VIEW sneaky AS SELECT 2; DROP TABLE t' "
+		"WHERE name = 'sneaky'; "
+		"UPDATE sqlite_master SET sql = 'CREATE TEMP TRIGGER tmp AFTER INSERT ON own "
+		"BEGIN SELECT 1; END' WHERE name = 'tmp'; "
+		"PRAGMA writable_schema = OFF", stolen);
+	fixture_exec(planted, sql);
+	sqlite3_free(sql);
+	if (mirror_open(planted, MIRROR_READ, &p, &err) != MIRROR_OPEN_OK)
+		fail_msg("%s", err);
+	assert_true(mirror_user_objects_read(p, &u));
+	mirror_close(p);
+
+	assert_true(mirror_user_objects_restore_from(f->m, planted, u, &dropped, &ndropped));
+	mirror_user_objects_free(u);
+	got = strv_join(dropped, ndropped, "\n");
+	if (ndropped != 3 || strstr(got, "view \"evil\" (") == NULL ||
+	    strstr(got, "view \"sneaky\" (") == NULL || strstr(got, "trigger \"tmp\" (") == NULL)
+		fail_msg("left out:\n%s", got);
+	free(got);
+	strv_free(dropped, ndropped);
+	assert_int_equal(access(stolen, F_OK), -1);
+	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM pragma_database_list"), 1);
+	assert_names(f, "app_fn,good,ix_v,ix_w,log,log_v,own,t,tr_ins,tr_log,tr_w,v_fn,vv,vvv,vvw,vw");
+	assert_int_equal(fixture_int(f->path, "SELECT a FROM good"), 1);
+	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM t"), 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_rebuild_drops_column, setup, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_columns_swap_names, setup, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_rollback, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_planted, setup, fixture_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -163,27 +163,31 @@ static void test_keyless(void **state)
 	assert_diff(compare(f, source, 6), 2, 2, 0);
 }
 
-/* A keyed table of WIDE columns: the comparison of every value must not
- * make an expression deeper than SQLite takes (1000). */
-#define WIDE 600
-static void test_wide(void **state)
+/*
+ * A table of ncols INTEGER columns (keyed on the first, or keyless): a
+ * mirror row against the same row with its last value changed. The
+ * comparison of every value must not make an expression deeper than
+ * SQLite takes (1000), nor, keyless, a select list or GROUP BY past its
+ * 2,000 columns, up to the widest table SQLite holds.
+ */
+static void compare_wide(Fixture *f, int ncols, bool keyed)
 {
-	Fixture *f = *state;
-	MirrorColumnDef *cols = calloc(WIDE, sizeof(MirrorColumnDef));
-	ColumnType *types = calloc(WIDE, sizeof(ColumnType));
-	const char **names = calloc(WIDE, sizeof(char *));
-	bool *is_key = calloc(WIDE, sizeof(bool));
-	Value *vals = calloc(WIDE, sizeof(Value));
-	char (*buf)[8] = calloc(WIDE, 8);
+	MirrorColumnDef *cols = calloc((size_t)ncols, sizeof(MirrorColumnDef));
+	ColumnType *types = calloc((size_t)ncols, sizeof(ColumnType));
+	const char **names = calloc((size_t)ncols, sizeof(char *));
+	bool *is_key = calloc((size_t)ncols, sizeof(bool));
+	Value *vals = calloc((size_t)ncols, sizeof(Value));
+	char (*buf)[8] = calloc((size_t)ncols, 8);
 	MirrorTableDef def = {.name = "w", .source_schema = "public", .source_table = "w",
-			      .relation_oid = 16385, .replident = 'd', .ncols = WIDE, .cols = cols};
+			      .relation_oid = 16385, .replident = keyed ? 'd' : 'f',
+			      .ncols = ncols, .cols = cols};
 	MirrorCompare *c = NULL;
 	MirrorTable *t;
 	MirrorDiff d;
 
-	for (int i = 0; i < WIDE; i++) {
+	for (int i = 0; i < ncols; i++) {
 		snprintf(buf[i], 8, "c%d", i);
-		fixture_column(&cols[i], buf[i], OID_INT4, "int4", i == 0, i + 1);
+		fixture_column(&cols[i], buf[i], OID_INT4, "int4", keyed && i == 0, i + 1);
 		names[i] = cols[i].name;
 		types[i] = cols[i].type;
 		is_key[i] = cols[i].is_key;
@@ -196,18 +200,51 @@ static void test_wide(void **state)
 	mirror_table_free(t);
 	assert_true(mirror_commit(f->m));
 
-	assert_true(mirror_compare_begin(f->m, "w", names, types, is_key, WIDE, &c));
-	vals[WIDE - 1].i = -1;
-	assert_true(mirror_compare_add(c, vals));
-	assert_true(mirror_compare_end(c, &d));
-	mirror_compare_free(c);
-	assert_diff(d, 0, 0, 1);
+	for (int round = 0; round < 2; round++) {
+		vals[ncols - 1].i = round == 0 ? ncols - 1 : -1;
+		assert_true(mirror_compare_begin(f->m, "w", names, types, is_key, ncols, &c));
+		assert_true(mirror_compare_add(c, vals));
+		if (!mirror_compare_end(c, &d))
+			fail_msg("%d columns: %s", ncols, mirror_error(f->m));
+		mirror_compare_free(c);
+		if (round == 0)
+			assert_diff(d, 0, 0, 0);
+		else if (keyed)
+			assert_diff(d, 0, 0, 1);
+		else
+			assert_diff(d, 1, 1, 0);
+	}
 	free(cols);
 	free(types);
 	free(names);
 	free(is_key);
 	free(vals);
 	free(buf);
+}
+
+static void test_wide(void **state)
+{
+	compare_wide(*state, 600, true);
+}
+
+static void test_widest(void **state)
+{
+	compare_wide(*state, 2000, true);
+}
+
+static void test_wide_keyless(void **state)
+{
+	compare_wide(*state, 1000, false);
+}
+
+static void test_widest_keyless(void **state)
+{
+	compare_wide(*state, 1999, false);
+}
+
+static void test_widest_keyless2(void **state)
+{
+	compare_wide(*state, 2000, false);
 }
 
 /* The schema of the mirror file, as another connection sees it. */
@@ -243,6 +280,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_keyed, setup, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_keyless, setup, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_wide, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_widest, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_wide_keyless, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_widest_keyless, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_widest_keyless2, setup, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_nothing_left, setup, fixture_teardown),
 	};
 

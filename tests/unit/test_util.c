@@ -78,6 +78,33 @@ static void test_pgtime(void **state)
 			    "2040-01-01 12:00:00");
 }
 
+/* pgtime_parse_utc() reads what pgtime_format_utc() writes, as Unix time */
+static void test_pgtime_parse(void **state)
+{
+	static const int64_t at[] = {0, 1, -1, INT64_C(500000), INT64_C(762525296000000),
+				     INT64_C(1262347200000000), INT64_C(-946684800000000)};
+	char buf[40];
+	double secs;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		assert_true(pgtime_parse_utc(pgtime_format_utc(at[i], buf, sizeof(buf)), &secs));
+		double diff = secs - ((double)at[i] / 1e6 + 946684800.0);
+
+		assert_true(diff < 1e-6 && diff > -1e-6);
+	}
+	assert_true(pgtime_parse_utc("1970-01-01 00:00:00", &secs) && secs == 0);
+	assert_true(pgtime_parse_utc("2024-02-29 12:34:56.25", &secs) && secs == 1709210096.25);
+	assert_false(pgtime_parse_utc(NULL, &secs));
+	assert_false(pgtime_parse_utc("", &secs));
+	assert_false(pgtime_parse_utc("2024-02-29", &secs));
+	assert_false(pgtime_parse_utc("2024-02-29 12:34:56 ", &secs));
+	assert_false(pgtime_parse_utc("2024-13-01 00:00:00", &secs));
+	assert_false(pgtime_parse_utc("2024-02-29 24:00:00", &secs));
+	assert_false(pgtime_parse_utc("2024-02-29 12:34:56.x", &secs));
+	assert_false(pgtime_parse_utc("infinity", &secs));
+}
+
 static void test_strv_split_join(void **state)
 {
 	static const struct {
@@ -175,6 +202,31 @@ static void test_errbuf(void **state)
 	assert_int_equal(strlen(e.text), sizeof(e.text) - 1);
 }
 
+/* A hidden secret is masked in every text shown or stored, on one line;
+ * log_blank() keeps the text's length (argv's copy). */
+static void test_log_hide(void **state)
+{
+	char arg[] = "postgresql://app:pw-long@h/db password=pw";
+	char *clean;
+	ErrBuf e;
+
+	(void)state;
+	clean = log_clean("a\tb\n\tc\r\n");
+	assert_string_equal(clean, "a b; c");
+	free(clean);
+	log_hide("pw");
+	log_hide("pw-long"); /* the longer first, whichever comes first */
+	log_hide("");
+	log_hide(NULL);
+	clean = log_clean("x pw-long y pw\nz");
+	assert_string_equal(clean, "x ******** y ********; z");
+	free(clean);
+	errbuf_set(&e, "could not parse \"%s\"\n", "u:pw-long@");
+	assert_string_equal(e.text, "could not parse \"u:********@\"");
+	log_blank(arg);
+	assert_string_equal(arg, "postgresql://app:*******@h/db password=**");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -182,11 +234,13 @@ int main(void)
 		cmocka_unit_test(test_lsn_parse_accepts),
 		cmocka_unit_test(test_lsn_parse_rejects),
 		cmocka_unit_test(test_pgtime),
+		cmocka_unit_test(test_pgtime_parse),
 		cmocka_unit_test(test_strv_split_join),
 		cmocka_unit_test(test_hex_digit_value),
 		cmocka_unit_test(test_mono_deadline),
 		cmocka_unit_test(test_backoff_next),
 		cmocka_unit_test(test_errbuf),
+		cmocka_unit_test(test_log_hide),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -297,6 +297,53 @@ static void test_numeric(void **state)
 	refused(NUMERIC, -1, b, 7, "7 bytes");
 }
 
+/*
+ * The widest numerics PostgreSQL holds: 131,072 digits before the point
+ * (weight 32767) and 16,383 after, 36,864 base-10000 digits: numeric_send's
+ * digit count and scale are unsigned 16-bit words, past int16's 32,767.
+ * first, last: the first and last base-10000 digits (the others 9999);
+ * the text must start with want_head, end with want_tail and hold 9s
+ * between.
+ */
+static void numeric_at_limit(int ndigits, int dscale, unsigned first, unsigned last,
+			     const char *want_head, const char *want_tail, size_t want_len)
+{
+	size_t len = 8 + 2 * (size_t)ndigits;
+	unsigned char *b = calloc(len, 1);
+	ValueBuf buf = { 0 };
+	char err[256] = "";
+	Value v;
+
+	be(b, (uint64_t)ndigits, 2);
+	be(b + 2, 32767, 2);
+	be(b + 4, POS, 2);
+	be(b + 6, (uint64_t)dscale, 2);
+	for (int d = 0; d < ndigits; d++)
+		be(b + 8 + 2 * d, d == 0 ? first : d == ndigits - 1 ? last : 9999, 2);
+	if (!values_convert_binary(NUMERIC, type_of(NUMERIC, -1), server_version, (const char *)b, len, &buf,
+				   &v, err, sizeof err))
+		fail_msg("%d digits, scale %d: %s", ndigits, dscale, err);
+	assert_int_equal(v.kind, VAL_TEXT);
+	assert_int_equal(v.len, want_len);
+	assert_memory_equal(v.p, want_head, strlen(want_head));
+	assert_memory_equal((const char *)v.p + v.len - strlen(want_tail), want_tail,
+			    strlen(want_tail));
+	for (size_t i = strlen(want_head); i < v.len - strlen(want_tail); i++)
+		if (((const char *)v.p)[i] != '9' && ((const char *)v.p)[i] != '.')
+			fail_msg("%d digits: byte %zu is '%c'", ndigits, i, ((const char *)v.p)[i]);
+	values_buf_free(&buf);
+	free(b);
+}
+
+static void test_numeric_limits(void **state)
+{
+	(void)state;
+	/* 9e131071 + 1: 32,768 digits, 65,544 bytes */
+	numeric_at_limit(32768, 0, 9000, 1, "9000", "0001", 131072);
+	/* every digit PostgreSQL allows, both sides */
+	numeric_at_limit(36864, 16383, 9999, 9990, "9999", "999", 131072 + 1 + 16383);
+}
+
 static void test_text_types(void **state)
 {
 	static const unsigned char jsonb[] = "\1{\"a\": [1, 2]}";
@@ -903,6 +950,7 @@ int main(void)
 		cmocka_unit_test(test_integers_and_bool),
 		cmocka_unit_test(test_float8),
 		cmocka_unit_test(test_numeric),
+		cmocka_unit_test(test_numeric_limits),
 		cmocka_unit_test(test_text_types),
 		cmocka_unit_test(test_dates_and_times),
 		cmocka_unit_test(test_float4),

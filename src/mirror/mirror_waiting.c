@@ -1,0 +1,148 @@
+/*
+ * mirror_waiting.c: pgmirror_waiting, the published tables that wait (see
+ * mirror_waiting.h). The run decides which tables wait (src/run/waiting.c);
+ * this file only keeps the rows (every source string quoted with %Q).
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mirror_internal.h"
+#include "pgmirror/mirror_waiting.h"
+
+void mirror_waiting_free(MirrorWaiting *w, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(w[i].source_schema);
+		free(w[i].source_table);
+		free(w[i].reason);
+		free(w[i].since);
+	}
+	free(w);
+}
+
+/* Every row q (bound) yields into *out; q is finalized. */
+static bool read_rows(Mirror *m, sqlite3_stmt *q, MirrorWaiting **out, int *n)
+{
+	int rc;
+
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		MirrorWaiting *w;
+
+		*out = xreallocarray(*out, (size_t)*n + 1, sizeof(MirrorWaiting));
+		w = &(*out)[(*n)++];
+		w->relation_oid = (uint32_t)sqlite3_column_int64(q, 0);
+		w->source_schema = mirror_column_dup(q, 1);
+		w->source_table = mirror_column_dup(q, 2);
+		w->reason = mirror_column_dup(q, 3);
+		w->since = mirror_column_dup(q, 4);
+	}
+	sqlite3_finalize(q);
+	if (rc == SQLITE_DONE)
+		return true;
+	errbuf_set(&m->err, "could not read pgmirror_waiting of mirror \"%s\": %s", m->path,
+		   sqlite3_errmsg(m->db));
+	mirror_waiting_free(*out, *n);
+	*out = NULL;
+	*n = 0;
+	return false;
+}
+
+#define WAITING_COLUMNS "SELECT relation_oid, source_schema, source_table, reason, since " \
+			"FROM pgmirror_waiting "
+
+bool mirror_waiting_list(Mirror *m, MirrorWaiting **out, int *n)
+{
+	sqlite3_stmt *q;
+	int64_t has = 0;
+
+	*out = NULL;
+	*n = 0;
+	/* a mirror of an older pgmirror opened to read (--status) has none */
+	if (!mirror_scalar(m, "SELECT count(*) FROM sqlite_master WHERE name = %Q",
+			   "pgmirror_waiting", &has))
+		return false;
+	if (has == 0)
+		return true;
+	q = mirror_prepare(m, WAITING_COLUMNS "ORDER BY source_schema, source_table, "
+			   "relation_oid", false);
+	return q != NULL && read_rows(m, q, out, n);
+}
+
+/* The row of oid into *w (*found false: none). */
+static bool read_one(Mirror *m, uint32_t oid, bool *found, MirrorWaiting **w)
+{
+	sqlite3_stmt *q = mirror_prepare(m, WAITING_COLUMNS "WHERE relation_oid = ?1", false);
+	int n = 0;
+
+	*w = NULL;
+	*found = false;
+	if (q == NULL)
+		return false;
+	sqlite3_bind_int64(q, 1, oid);
+	if (!read_rows(m, q, w, &n))
+		return false;
+	*found = n > 0;
+	return true;
+}
+
+bool mirror_waiting_has(Mirror *m, uint32_t oid, bool *waiting)
+{
+	MirrorWaiting *w;
+	bool ok = read_one(m, oid, waiting, &w);
+
+	mirror_waiting_free(w, *waiting ? 1 : 0);
+	return ok;
+}
+
+bool mirror_waiting_same(Mirror *m, uint32_t oid, const char *schema, const char *table,
+			 const char *reason, bool *same)
+{
+	MirrorWaiting *w;
+	char *clean;
+	bool found;
+
+	*same = false;
+	if (!read_one(m, oid, &found, &w))
+		return false;
+	clean = log_clean(reason); /* as stored */
+	*same = found && strcmp(w->source_schema, schema) == 0 &&
+		strcmp(w->source_table, table) == 0 && strcmp(w->reason, clean) == 0;
+	free(clean);
+	mirror_waiting_free(w, found ? 1 : 0);
+	return true;
+}
+
+bool mirror_waiting_set(Mirror *m, uint32_t oid, const char *schema, const char *table,
+			const char *reason, bool *news)
+{
+	MirrorWaiting *w;
+	/* one line, no secret: what --status shows (a server's message may
+	 * hold line breaks) */
+	char *clean, now[40];
+	bool found, same, ok;
+
+	if (!read_one(m, oid, &found, &w))
+		return false;
+	clean = log_clean(reason);
+	same = found && strcmp(w->reason, clean) == 0;
+	mirror_waiting_free(w, found ? 1 : 0);
+	if (news != NULL)
+		*news = !same;
+	pgtime_format_utc(pgtime_now(), now, sizeof(now));
+	ok = mirror_exec_owned(m, sqlite3_mprintf(
+		"INSERT INTO pgmirror_waiting (relation_oid, source_schema, source_table, reason, "
+		"since) VALUES (%u, %Q, %Q, %Q, %Q) ON CONFLICT (relation_oid) DO UPDATE SET "
+		"source_schema = excluded.source_schema, source_table = excluded.source_table, "
+		"reason = excluded.reason", oid, schema, table, clean, now));
+	free(clean);
+	return ok;
+}
+
+bool mirror_waiting_remove(Mirror *m, uint32_t oid)
+{
+	return mirror_exec_owned(m, sqlite3_mprintf(
+		"DELETE FROM pgmirror_waiting WHERE relation_oid = %u", oid));
+}

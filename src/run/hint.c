@@ -1,0 +1,69 @@
+/*
+ * hint.c: the commands a message tells the user to run, written so that
+ * they run as written: this run's connection options (-d, -h, -p, -U, as
+ * given; a password in -d shows masked, like everywhere, and is better in
+ * a password file) and its mirror file, each quoted for the shell.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "replicate_internal.h"
+
+/* word, quoted for a POSIX shell where it needs it, appended to *cmd */
+static void append_word(char **cmd, const char *word)
+{
+	static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				    "0123456789_-./:@%+=,";
+	char *q, *w, *next;
+
+	if (*word != '\0' && word[strspn(word, plain)] == '\0') {
+		q = xstrdup(word);
+	} else {
+		/* '...', each ' as '\'' */
+		q = w = xmalloc(4 * strlen(word) + 3);
+		*w++ = '\'';
+		for (const char *r = word; *r != '\0'; r++) {
+			if (*r == '\'') {
+				memcpy(w, "'\\''", 4);
+				w += 4;
+			} else {
+				*w++ = *r;
+			}
+		}
+		*w++ = '\'';
+		*w = '\0';
+	}
+	next = xasprintf("%s %s", *cmd, q);
+	free(q);
+	free(*cmd);
+	*cmd = next;
+}
+
+char *replicate_command(const ReplicateOptions *opt, const char *what, const char *slot)
+{
+	const char *conn[][2] = {{"-d", opt->conn.dbname}, {"-h", opt->conn.host},
+				 {"-p", opt->conn.port}, {"-U", opt->conn.user}};
+	/* --status and --check refuse the connection options */
+	bool local = strcmp(what, "--status") == 0 || strcmp(what, "--check") == 0;
+	char *cmd = xstrdup("pgmirror");
+
+	for (size_t i = 0; i < sizeof(conn) / sizeof(conn[0]); i++)
+		if (conn[i][1] != NULL && !local) {
+			append_word(&cmd, conn[i][0]);
+			append_word(&cmd, conn[i][1]);
+		}
+	append_word(&cmd, what);
+	if (slot != NULL) {
+		append_word(&cmd, "-S");
+		append_word(&cmd, slot);
+	}
+	append_word(&cmd, opt->mirror_path);
+	return cmd;
+}
+
+char *replicate_hint_command(void *run, const char *option)
+{
+	return replicate_command(((const Run *)run)->opt, option, NULL);
+}

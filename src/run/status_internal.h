@@ -1,0 +1,24 @@
+/*
+ * status_internal.h: what status.c reads from the mirror for --status, and
+ * the Prometheus form of it (status_prom.c), which status.c calls.
+ */
+#ifndef PGMIRROR_STATUS_INTERNAL_H
+#define PGMIRROR_STATUS_INTERNAL_H
+
+#include <stdint.h>
+
+#include "pgmirror/mirror.h"
+
+/* What --status prints of one table. */
+typedef struct TableStatus {
+	char *name;
+	int64_t rows;          /* -1: it has no mirror table (it waits) */
+	int64_t generation;
+	const char *state; /* "synced", or what keeps the table from being it */
+} TableStatus;
+
+/* Prints the mirror's state in Prometheus' text exposition format (0.0.4). */
+void status_prom_print(const MirrorState *st, const MirrorHealth *h, const TableStatus *t,
+		       int n);
+
+#endif

@@ -1,0 +1,49 @@
+/*
+ * waiting.h: the published tables that wait (waiting.c): which, and what
+ * the run does about them. Shared by the first run (firstrun.c), the
+ * table sync (tablesync.c) and the run's end (replicate.c).
+ */
+#ifndef PGMIRROR_RUN_WAITING_H
+#define PGMIRROR_RUN_WAITING_H
+
+#include "replicate_internal.h"
+
+/* Why t cannot be held in SQLite (its name, its columns: naming.h);
+ * malloc'd, or NULL when it can. */
+char *waiting_shape_problem(const SourceTable *t);
+
+/*
+ * For each of tables[0..n-1] to consider (consider NULL: all), why the
+ * mirror cannot take it now, reasons[i] (malloc'd; NULL: it can): its
+ * name or columns (naming.h), its mirror name held by a mirror table of
+ * another relation (mt) or by a table before it in tables that is taken,
+ * and (check_read) the role's SELECT privilege, asked on s (NULL: the
+ * plain connection of run->lookup). False, with the error logged and
+ * run->conn_failed set when the connection was lost, when the source could
+ * not be asked (reasons then all NULL).
+ */
+bool waiting_sort(Run *run, Session *s, const SourceTable *tables, int n, const bool *consider,
+		  const MirrorTableInfo *mt, int nmt, bool check_read, char **reasons)
+	PGM_MUST_CHECK;
+void waiting_reasons_free(char **reasons, int n);
+
+/*
+ * Marks every table of tables[0..n-1] that has a reason as waiting, with a
+ * warning when it begins to wait or its reason changed; in a transaction
+ * of its own (own_txn), or in the caller's. False with the error logged.
+ */
+bool waiting_store(Run *run, const SourceTable *tables, int n, char *const *reasons,
+		   bool own_txn) PGM_MUST_CHECK;
+
+/* Forgets the waiting tables that pub (the tables published now) no
+ * longer holds, and those the mirror has (mt: synced by an older
+ * pgmirror, which knew nothing of waiting); false with the error logged. */
+bool waiting_forget(Run *run, const SourceTable *pub, int npub, const MirrorTableInfo *mt,
+		    int nmt) PGM_MUST_CHECK;
+
+/* At the end of a run that is to end (--once, --endpos), everything else
+ * applied and confirmed: EXIT_ERROR with one error for each waiting table,
+ * naming it, why it waits and what to do; else EXIT_OK. */
+int waiting_report(Run *run);
+
+#endif

@@ -1,0 +1,157 @@
+"""No password is ever shown or kept: a password given in -d (keyword/value
+form, URI form, a URI's query, percent-encoded, a malformed URI libpq quotes
+whole in its error), in PGPASSWORD or in a service file, on every failure
+path (malformed string, bad option value, refused connection, failed
+authentication), appears neither on stderr (with -v) nor in the mirror file,
+its -wal or -shm, nor in --status or --status --json; a connection string
+quoted in a message shows it masked. A password in -d draws one warning
+(without the value) and is gone from /proc/PID/cmdline once pgmirror has
+read it. A service that cannot reach its source keeps libpq's message as
+last_error on one line."""
+
+import glob
+import os
+import sqlite3
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
+ROLE = "pgm_secrets_app"
+RIGHT = "RightPw-7f3a"
+WARNING = "a password in -d"
+
+
+def leaks(ctx, path, secrets, err):
+    """Where any of secrets shows: stderr, the mirror's files, --status."""
+    found = []
+    rc, status, _ = ctx.run(["--status", path])
+    check(rc == 0, "--status exited %d" % rc)
+    rc, js, _ = ctx.run(["--status", "--json", path])
+    check(rc == 0, "--status --json exited %d" % rc)
+    places = [("stderr", err.encode()), ("--status", status.encode()),
+              ("--status --json", js.encode())]
+    for f in sorted(glob.glob(path + "*")):
+        with open(f, "rb") as fh:
+            places.append((os.path.basename(f), fh.read()))
+    for s in secrets:
+        found += ["%r in %s" % (s, where) for where, data in places if s.encode() in data]
+    return found, status
+
+
+def test(ctx):
+    host = "127.0.0.1"
+    port = os.environ.get("PGPORT") or "5432"
+    db = ctx.dbname
+    ctx.create_tables("CREATE TABLE t (id int PRIMARY KEY, v text);"
+                      "INSERT INTO t VALUES (1, 'one');"
+                      "CREATE PUBLICATION pub FOR TABLE t")
+    ctx.create_marker("pub")
+    if not ctx.sql("SELECT 1 FROM pg_roles WHERE rolname = %s", ROLE):
+        ctx.sql("CREATE ROLE %s LOGIN REPLICATION" % ROLE)
+    ctx.sql("ALTER ROLE %s PASSWORD '%s'" % (ROLE, RIGHT))
+    ctx.sql("GRANT SELECT ON t, pgm_marker TO %s" % ROLE)
+    path, slot = ctx.path(), ctx.slot()
+    # a mirror whose runs may fail and keep their error
+    ctx.once(path, slot, "pub")
+
+    service = ctx.path("pg_service.conf")
+    with open(service, "w") as f:
+        f.write("[shop]\nhost=%s\nport=%s\ndbname=%s\nuser=%s\npassword=TheSecretJ\n"
+                % (host, port, db, ROLE))
+    nopass = {"PGPASSWORD": None, "PGPASSFILE": os.devnull}
+    tcp = "host=%s port=%s dbname=%s user=%s" % (host, port, db, ROLE)
+    uri = "postgresql://%s:%%s@%s:%s/%s" % (ROLE, host, port, db)
+    # (what, -d, env, secrets that must not show, text that must show)
+    cases = [
+        ("a malformed URI", "postgresql://%s:TheSecretA@[%s:%s/%s" % (ROLE, host, port, db),
+         nopass, ["TheSecretA"], "postgresql://%s:********@[" % ROLE),
+        ("a bad option value", tcp + " password=TheSecretB sslmode=bogus", nopass,
+         ["TheSecretB"], "sslmode"),
+        ("a bad port, quoted password", tcp + " password='The SecretC' port=abc", nopass,
+         ["The SecretC", "SecretC"], "abc"),
+        ("a bad option value in a URI", uri % "TheSecretD" + "?sslmode=bogus", nopass,
+         ["TheSecretD"], "sslmode"),
+        ("a refused connection", "postgresql://%s:TheSecretE@%s:1/%s" % (ROLE, host, db),
+         nopass, ["TheSecretE"], "could not connect"),
+        ("failed authentication, URI", uri % "TheSecretF", nopass, ["TheSecretF"],
+         "password authentication failed"),
+        ("failed authentication, keywords", tcp + " password=TheSecretG", nopass,
+         ["TheSecretG"], "password authentication failed"),
+        ("a password in the URI's query",
+         "postgresql://%s@%s:%s/%s?password=TheSecretH&sslmode=bogus" % (ROLE, host, port, db),
+         nopass, ["TheSecretH"], "sslmode"),
+        ("PGPASSWORD", tcp, {"PGPASSWORD": "TheSecretI", "PGPASSFILE": os.devnull},
+         ["TheSecretI"], "password authentication failed"),
+        ("a service file", "service=shop",
+         {"PGPASSWORD": None, "PGPASSFILE": os.devnull, "PGSERVICEFILE": service},
+         ["TheSecretJ"], "password authentication failed"),
+        ("a malformed keyword string", tcp + " password=TheSecretK junk", nopass,
+         ["TheSecretK"], "junk"),
+        ("a percent-encoded password",
+         "postgresql://%s:The%%53ecretL@[%s:%s/%s" % (ROLE, host, port, db), nopass,
+         ["TheSecretL", "The%53ecretL"], "********@["),
+    ]
+    soft = harness.Soft()
+    for what, dsn, env, secrets, shown in cases:
+        rc, out, err = ctx.run(["-v", "-d", dsn, "-S", slot, "--once", path], env=env)
+        soft.check(rc == 1, "%s: exit %d, expected 1; stderr:\n%s" % (what, rc, err))
+        found, status = leaks(ctx, path, secrets, err + out)
+        soft.check(not found, "%s: the password shows: %s" % (what, ", ".join(found)))
+        soft.check(shown in err, "%s: stderr does not say %r:\n%s" % (what, shown, err))
+        soft.check("last_error: " in status and shown.split("*")[0] in status,
+                   "%s: --status does not show the run's error:\n%s" % (what, status))
+        harness.log("%s: %s" % (what, err.strip().splitlines()[-1] if err.strip() else ""))
+        pw_in_d = "password" in dsn or ":The" in dsn
+        soft.check(err.count(WARNING) == (1 if pw_in_d else 0),
+                   "%s: %d warnings about a password in -d, expected %d:\n%s"
+                   % (what, err.count(WARNING), 1 if pw_in_d else 0, err))
+
+    # a running service: the password is gone from its command line
+    ctx.sql("INSERT INTO t VALUES (2, 'two')")
+    proc = ctx.start(["--dbname=" + uri % RIGHT, "-S", slot, path], env=nopass)
+    ctx.catch_up(path, proc=proc)
+    with open("/proc/%d/cmdline" % proc.pid, "rb") as f:
+        cmdline = f.read()
+    soft.check(RIGHT.encode() not in cmdline,
+               "the password is readable in /proc/PID/cmdline: %r" % cmdline)
+    soft.check(b"--dbname=postgresql://" + ROLE.encode() + b":*" in cmdline,
+               "the rest of -d is gone from the command line: %r" % cmdline)
+    rc = ctx.stop(proc)
+    soft.check(rc == 0, "the service exited %d: %s" % (rc, proc.stderr()))
+    found, _ = leaks(ctx, path, [RIGHT], proc.stderr())
+    soft.check(not found, "a working password shows: %s" % ", ".join(found))
+    soft.check(proc.stderr().count(WARNING) == 1,
+               "a password in -d is not warned about once:\n%s" % proc.stderr())
+    soft.check(ctx.mirror_query(path, "SELECT count(*) FROM t")[0][0] == 2,
+               "the service with a password in -d did not bring the row")
+    retry_error_one_line(ctx, path, slot, soft)
+    soft.done()
+
+
+def retry_error_one_line(ctx, path, slot, soft):
+    """A service that cannot reach its source keeps libpq's message as
+    last_error on one line (libpq's runs over two, the second indented
+    with a tab), its password masked."""
+    dsn = "postgresql://%s:TheSecretR@127.0.0.1:1/%s" % (ROLE, ctx.dbname)
+    proc = ctx.start(["-d", dsn, "-S", slot, path], env={"PGPASSWORD": None})
+    deadline = time.time() + 30 * harness.SLOW
+    err = None
+    while err is None and time.time() < deadline and proc.poll() is None:
+        try:
+            err = ctx.mirror_query(path, "SELECT last_error FROM pgmirror_state")[0][0]
+        except sqlite3.Error:
+            pass
+        time.sleep(0.05)
+    ctx.stop(proc)
+    soft.check(err is not None and "Connection refused" in err,
+               "the service's retry left no last_error: %r\n%s" % (err, proc.stderr()))
+    soft.check(err is None or not any(ord(c) < 32 for c in err),
+               "last_error holds control characters: %r" % err)
+    found, _ = leaks(ctx, path, ["TheSecretR"], proc.stderr())
+    soft.check(not found, "the retried password shows: %s" % ", ".join(found))
+
+
+harness.main(test)
