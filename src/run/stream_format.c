@@ -112,8 +112,8 @@ static void log_text_column(Run *run, char *const *pubs, int npubs, uint32_t oid
 					return;
 				}
 	source_tables_free(tables, ntables);
-	log_debug("streaming in text: a column of a published table is of type %s, not read in binary",
-		  type);
+	log_debug("streaming in text: a column of a published table is of type %s, not read "
+		  "in binary", type);
 }
 
 bool stream_format_choose(Run *run, Lsn durable, char *const *pubs, int npubs, bool *binary)
