@@ -103,7 +103,8 @@ bool mirror_publication_fingerprint(Mirror *m, char **out)
 bool mirror_set_publication_fingerprint(Mirror *m, const char *hash)
 {
 	return mirror_exec_owned(m, sqlite3_mprintf(
-		"UPDATE pgmirror_state SET publication_fingerprint = %Q WHERE id = 1", hash));
+		"UPDATE pgmirror_state SET publication_fingerprint = %Q WHERE id = 1 AND "
+		"publication_fingerprint IS NOT %Q", hash, hash)); /* the same: nothing written */
 }
 
 void mirror_table_columns_free(MirrorColumnDef *cols, int n)

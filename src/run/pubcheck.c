@@ -10,9 +10,9 @@
  * (tablesync_reconcile()), then the mirror's indexes made to match the
  * source's. The new fingerprint is stored in the SQLite transaction of the
  * indexes, the last of what it led to, and only when nothing was left for
- * later (a sync deferred): a fingerprint is never stored whose
- * consequences are not committed, so an interruption anywhere makes the
- * next check read the detail again. A --resync, and the tables the stream
+ * later (a sync deferred: then none is): a fingerprint is never stored
+ * whose consequences are not committed, so an interruption anywhere makes
+ * the next check read the detail again. A --resync, and the tables the stream
  * noted as to be copied again, always read the detail.
  *
  * The fingerprint is asked before the detail is read: a change in between
@@ -44,7 +44,7 @@ static bool start_tick(void *ctx)
 	return !replicate_stopping();
 }
 
-int pubcheck_sync_indexes(Run *run, const char *fingerprint)
+int pubcheck_sync_indexes(Run *run, bool store, const char *fingerprint)
 {
 	MirrorTableInfo *mt = NULL;
 	char **names;
@@ -67,7 +67,7 @@ int pubcheck_sync_indexes(Run *run, const char *fingerprint)
 	}
 	if (check_tick == NULL) /* else the stream's stays */
 		mirror_set_tick(run->mirror, start_tick, NULL);
-	if (n == 0 && fingerprint == NULL) {
+	if (n == 0 && !store) {
 		rc = EXIT_OK;
 	} else if (!mirror_begin(run->mirror)) {
 		log_error("%s", mirror_error(run->mirror));
@@ -80,8 +80,7 @@ int pubcheck_sync_indexes(Run *run, const char *fingerprint)
 			rc = EXIT_OK;
 		} else
 			log_error("%s", err.text);
-	} else if ((fingerprint != NULL &&
-		    !mirror_set_publication_fingerprint(run->mirror, fingerprint)) ||
+	} else if ((store && !mirror_set_publication_fingerprint(run->mirror, fingerprint)) ||
 		   !mirror_commit(run->mirror)) {
 		log_error("%s", mirror_error(run->mirror));
 		mirror_rollback(run->mirror);
@@ -150,7 +149,9 @@ int pubcheck_run(Run *run, Session *s, Applier *apply, char *const *resync, int 
 		/* asked on s, as the publications were */
 		if (s != NULL)
 			lookup_use_session(run->lookup, s);
-		rc = pubcheck_sync_indexes(run, run->sync_deferred ? NULL : fp.hash);
+		/* a sync left for later: the stored one goes too, so that a
+		 * restart reads the detail again */
+		rc = pubcheck_sync_indexes(run, true, run->sync_deferred ? NULL : fp.hash);
 		if (s != NULL)
 			lookup_use_session(run->lookup, NULL);
 	}

@@ -361,7 +361,7 @@ static int prepare(Run *run)
 		 * replication connection, idle until the stream starts: a
 		 * --once run with nothing more to ask connects once */
 		lookup_use_session(run->lookup, run->session);
-		rc = pubcheck_sync_indexes(run, fp.hash);
+		rc = pubcheck_sync_indexes(run, fp.hash != NULL, fp.hash);
 		lookup_use_session(run->lookup, NULL);
 	}
 	pub_fingerprint_clear(&fp);

@@ -160,10 +160,11 @@ int pubcheck_run(Run *run, Session *s, Applier *apply, char *const *resync, int 
 bool pubcheck_fingerprint(Run *run, Session *s, PubFingerprint *fp);
 /*
  * The source's indexes, made to match on every mirrored table, in one
- * SQLite transaction that also stores fingerprint (NULL: none), asked
- * through run->catalog; a signal rolls it back. Returns an exit code.
+ * SQLite transaction that also stores fingerprint when store (NULL: the
+ * stored one goes), asked through run->catalog; a signal rolls it back.
+ * Returns an exit code.
  */
-int pubcheck_sync_indexes(Run *run, const char *fingerprint);
+int pubcheck_sync_indexes(Run *run, bool store, const char *fingerprint);
 
 /* A table to sync (tablesync_sync()). */
 typedef struct SyncTarget {
