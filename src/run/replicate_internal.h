@@ -126,7 +126,8 @@ int renames_at_start(Run *run, const SourceTable *tables, int ntables);
  * that joined (after the renames, renames_at_start()), and syncs again
  * the mirror tables named in resync (all of them with resync_all; a name
  * from before a rename counts), those published differently now (their
- * stored definitions) and those the stream noted as to be copied again
+ * stored definitions), those whose columns on the source differ from the
+ * mirror's, and those the stream noted as to be copied again
  * (apply_unknown_relations()). s: the connection to read the publications
  * on (NULL: the plain connection of the catalog look-ups, run->lookup, so
  * that a service's check once a minute starts no walsender; the tables to
@@ -143,7 +144,7 @@ int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resyn
  * connection) and in a service's check (s NULL, as for
  * tablesync_reconcile()): asks their fingerprint, and only when it differs
  * from the one the mirror stored (or for a resync, a sync left for later,
- * tables the stream noted) reads and follows the detail
+ * tables the stream noted, a table that waits) reads and follows the detail
  * (tablesync_reconcile(), same arguments) and makes the mirror's indexes
  * match, storing the fingerprint with them. Returns an exit code.
  */
