@@ -23,7 +23,9 @@ CREATE TABLE IF NOT EXISTS pgmirror_state (
     last_rebuild_reason TEXT,                 -- why (slot lost, mirror damaged, ...)
     last_error        TEXT,                   -- the last run's error; NULL once a run succeeds
     last_error_time   TEXT,                   -- UTC: when it happened
-    last_generation   INTEGER NOT NULL DEFAULT 1 -- the last pgmirror_tables.generation given
+    last_generation   INTEGER NOT NULL DEFAULT 1, -- the last pgmirror_tables.generation given
+    publication_fingerprint TEXT              -- the publications' fingerprint whose consequences
+                                              -- are in the mirror (format 4; NULL: none)
 );
 
 -- One row per mirrored column, in source order.

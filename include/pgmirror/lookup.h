@@ -70,6 +70,10 @@ const char *lookup_position_error(const Lookup *l);
  */
 bool lookup_publication_tables(Lookup *l, char *const *pubs, int npubs, bool (*stopping)(void),
 			       SourceTable **out, int *n) PGM_MUST_CHECK;
+/* The publications' fingerprint (session_publication_fingerprint()), the
+ * same way. */
+bool lookup_publication_fingerprint(Lookup *l, char *const *pubs, int npubs,
+				    bool (*stopping)(void), PubFingerprint *out) PGM_MUST_CHECK;
 
 /* session_unreadable_tables() over l's plain connection (or the session
  * it borrows): a service's check asks it without a walsender. */

@@ -23,7 +23,8 @@ typedef struct MirrorTable MirrorTable;
  * longer use a mirror correctly; mirror_open() refuses a newer one.
  */
 #define MIRROR_FORMAT_VERSION 4 /* 2: pgmirror_tables.sync_lsn; 3: health, generation,
-				  * definition; 4: copy_state, copy_rows, copy_estimate */
+				  * definition; 4: copy_state, copy_rows, copy_estimate,
+				  * publication_fingerprint */
 
 /* Results of mirror_open(). */
 typedef enum MirrorOpenResult {
@@ -450,6 +451,25 @@ bool mirror_set_definition(Mirror *m, uint32_t oid, const char *definition) PGM_
  * MirrorTableInfo); within a transaction. */
 bool mirror_set_copy_state(Mirror *m, uint32_t oid, const char *state, int64_t rows,
 			   int64_t estimate) PGM_MUST_CHECK;
+
+/*
+ * The publications' fingerprint stored in the mirror (session.h's
+ * PubFingerprint hash; *out NULL when none, when a mirror table lacks its
+ * definition, which the detail fills in, or when a table waits: what it
+ * waits for, a GRANT say, is not in the fingerprint, and it is tried again
+ * at every check), and storing one, within a transaction: only once
+ * everything it led to is committed.
+ */
+bool mirror_publication_fingerprint(Mirror *m, char **out) PGM_MUST_CHECK;
+bool mirror_set_publication_fingerprint(Mirror *m, const char *hash) PGM_MUST_CHECK;
+/*
+ * The columns mirror table `table` records (pgmirror_columns), in order:
+ * name, type_oid, type_mod and attnum set, the rest zero. Free with
+ * mirror_table_columns_free().
+ */
+bool mirror_table_columns(Mirror *m, const char *table, MirrorColumnDef **cols, int *n)
+	PGM_MUST_CHECK;
+void mirror_table_columns_free(MirrorColumnDef *cols, int n);
 
 /* The mirrored tables' names, sorted; free with free() each and the array. */
 bool mirror_list_tables(Mirror *m, char ***names, int *n) PGM_MUST_CHECK;

@@ -48,6 +48,7 @@ typedef struct SourceColumn {
 	uint32_t type_oid;
 	int32_t type_mod;
 	bool is_key;        /* replica identity column (all for FULL) */
+	int attnum;         /* pg_attribute.attnum */
 } SourceColumn;
 
 typedef struct SourceTable {
@@ -131,7 +132,6 @@ bool session_connected(const Session *s);
 int session_server_version(const Session *s);
 
 bool session_identify(Session *s, SystemInfo *out) PGM_MUST_CHECK;
-bool session_check_wal_level(Session *s) PGM_MUST_CHECK;
 
 /* What session_source_kind() found out about the server. */
 typedef struct SourceKind {
@@ -141,7 +141,8 @@ typedef struct SourceKind {
 
 /*
  * Whether the source is a primary or a hot standby (pg_is_in_recovery()),
- * and the standby's hot_standby_feedback. Asked on each new replication
+ * and the standby's hot_standby_feedback; an error when its wal_level is
+ * not logical. Asked in one statement on each new replication
  * connection before any snapshot is taken; a standby promoted since answers
  * as a primary. The answer also makes session_create_slot() tell the user,
  * once it has waited a second, what a slot on a standby waits for.
@@ -159,6 +160,23 @@ bool session_missing_publications(Session *s, char *const *names, int n,
  */
 bool session_publication_tables(Session *s, char *const *pubs, int npubs,
 				SourceTable **out, int *n) PGM_MUST_CHECK;
+
+/*
+ * The fingerprint of what pgmirror follows of the publications (their
+ * tables by OID and name, row filters, column lists, options, partitions,
+ * catalog rows, and the published tables' columns and indexes), computed
+ * by the server in one statement (sql/source-fingerprint.sql); equal
+ * fingerprints mean nothing pgmirror follows changed. types: the distinct
+ * "typeoid:typmod" of the published tables' columns, comma-separated.
+ */
+typedef struct PubFingerprint {
+	char *hash;
+	char *types;
+} PubFingerprint;
+
+void pub_fingerprint_clear(PubFingerprint *fp);
+bool session_publication_fingerprint(Session *s, char *const *pubs, int npubs,
+				     PubFingerprint *out) PGM_MUST_CHECK;
 
 /* How session_create_slot() makes a slot (or-ed). */
 enum {

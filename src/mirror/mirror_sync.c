@@ -2,8 +2,9 @@
  * mirror_sync.c: the tables' sync LSNs (pgmirror_tables.sync_lsn: the
  * snapshot a table's rows came from) and publication definitions
  * (pgmirror_tables.definition: what made them; mirror_names.c reads both
- * with the rest of a table's row), and the upgrade of an older mirror file's own
- * tables to this format.
+ * with the rest of a table's row), the publications' fingerprint and the
+ * columns a table records (what a check compares with the source), and
+ * the upgrade of an older mirror file's own tables to this format.
  */
 #include "config.h"
 
@@ -36,6 +37,7 @@ static const struct {
 	{ "pgmirror_tables", "copy_state", "TEXT" },
 	{ "pgmirror_tables", "copy_rows", "INTEGER NOT NULL DEFAULT 0" },
 	{ "pgmirror_tables", "copy_estimate", "INTEGER" },
+	{ "pgmirror_state", "publication_fingerprint", "TEXT" },
 };
 
 bool mirror_upgrade(Mirror *m)
@@ -90,4 +92,75 @@ bool mirror_set_copy_state(Mirror *m, uint32_t oid, const char *state, int64_t r
 	return mirror_exec_owned(m, sqlite3_mprintf(
 		"UPDATE pgmirror_tables SET copy_state = %Q, copy_rows = %lld, copy_estimate = "
 		"%s WHERE relation_oid = %u", state, (long long)rows, est, oid));
+}
+
+bool mirror_publication_fingerprint(Mirror *m, char **out)
+{
+	sqlite3_stmt *q = mirror_prepare(
+		m, "SELECT publication_fingerprint FROM pgmirror_state WHERE id = 1 AND NOT EXISTS "
+		   "(SELECT 1 FROM pgmirror_tables WHERE definition IS NULL) AND NOT EXISTS "
+		   "(SELECT 1 FROM pgmirror_waiting) AND NOT EXISTS (SELECT 1 FROM pgmirror_tables "
+		   "WHERE copy_state IS NOT NULL AND substr(copy_state, -3) <> ' *' || char(10))",
+		false);
+	int rc;
+
+	*out = NULL;
+	if (q == NULL)
+		return false;
+	rc = sqlite3_step(q);
+	if (rc == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL)
+		*out = xstrdup((const char *)sqlite3_column_text(q, 0));
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		errbuf_set(&m->err, "could not read the publications' fingerprint: %s",
+			  sqlite3_errmsg(m->db));
+	sqlite3_finalize(q);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE;
+}
+
+bool mirror_set_publication_fingerprint(Mirror *m, const char *hash)
+{
+	return mirror_exec_owned(m, sqlite3_mprintf(
+		"UPDATE pgmirror_state SET publication_fingerprint = %Q WHERE id = 1 AND "
+		"publication_fingerprint IS NOT %Q", hash, hash)); /* the same: nothing written */
+}
+
+void mirror_table_columns_free(MirrorColumnDef *cols, int n)
+{
+	for (int i = 0; i < n; i++)
+		free((char *)cols[i].name);
+	free(cols);
+}
+
+bool mirror_table_columns(Mirror *m, const char *table, MirrorColumnDef **cols, int *n)
+{
+	sqlite3_stmt *q = mirror_prepare(
+		m, "SELECT column_name, type_oid, type_modifier, source_attnum FROM pgmirror_columns "
+		   "WHERE table_name = ?1 ORDER BY position", false);
+	int rc;
+
+	*cols = NULL;
+	*n = 0;
+	if (q == NULL)
+		return false;
+	sqlite3_bind_text(q, 1, table, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		MirrorColumnDef *c;
+
+		*cols = xreallocarray(*cols, (size_t)*n + 1, sizeof(MirrorColumnDef));
+		c = &(*cols)[(*n)++];
+		memset(c, 0, sizeof(*c));
+		c->name = xstrdup((const char *)sqlite3_column_text(q, 0));
+		c->type_oid = (uint32_t)sqlite3_column_int64(q, 1);
+		c->type_mod = sqlite3_column_int(q, 2);
+		c->attnum = sqlite3_column_int(q, 3);
+	}
+	sqlite3_finalize(q);
+	if (rc == SQLITE_DONE)
+		return true;
+	errbuf_set(&m->err, "could not read the columns of mirror table \"%s\": %s", table,
+		  sqlite3_errmsg(m->db));
+	mirror_table_columns_free(*cols, *n);
+	*cols = NULL;
+	*n = 0;
+	return false;
 }

@@ -19,7 +19,6 @@
 
 #include "pgmirror/copy_parts.h"
 #include "pgmirror/notify.h"
-#include "pgmirror/indexes.h"
 #include "replicate_internal.h"
 #include "waiting.h"
 
@@ -122,6 +121,8 @@ static int connect_source(Run *run)
 	int rc;
 
 	system_info_clear(&run->sys);
+	free(run->pub_types); /* of another connection */
+	run->pub_types = NULL;
 	run->conn_failed = run->unreachable = false;
 	if (!session_connect(run->session, &run->opt->conn) ||
 	    !session_identify(run->session, &run->sys)) {
@@ -133,8 +134,7 @@ static int connect_source(Run *run)
 		/* a service tries again (replicate_run() says so) */
 		return EXIT_ERROR;
 	}
-	if (!session_check_wal_level(run->session) ||
-	    !session_source_kind(run->session, &run->kind)) {
+	if (!session_source_kind(run->session, &run->kind)) {
 		replicate_log_session_error(run->session);
 		return EXIT_ERROR;
 	}
@@ -297,66 +297,6 @@ done:
 	return rc;
 }
 
-/* The mirror's tick while the indexes are made: stop when asked to. */
-static bool start_tick(void *ctx)
-{
-	(void)ctx;
-	notify_alive(); /* SQLite works on them */
-	return !replicate_stopping();
-}
-
-/*
- * The source's indexes, made to match on every mirrored table, in one
- * SQLite transaction: at each start (indexes made or dropped while
- * pgmirror was not running, on tables the stream may say nothing of), and
- * so after the initial copy, which leaves them to this step. A signal
- * rolls it back; the next start does it again.
- */
-static int sync_indexes(Run *run)
-{
-	MirrorTableInfo *mt = NULL;
-	char **names;
-	uint32_t *oids;
-	int n = 0, rc = EXIT_ERROR;
-	ErrBuf err = {{0}};
-	bool lost = false;
-
-	if (run->mirror == NULL)
-		return EXIT_OK;
-	if (!mirror_table_infos(run->mirror, &mt, &n)) {
-		log_error("%s", mirror_error(run->mirror));
-		return EXIT_ERROR;
-	}
-	names = xcalloc((size_t)n + 1, sizeof(char *));
-	oids = xcalloc((size_t)n + 1, sizeof(uint32_t));
-	for (int i = 0; i < n; i++) {
-		names[i] = mt[i].name; /* borrowed from mt */
-		oids[i] = mt[i].relation_oid;
-	}
-	mirror_set_tick(run->mirror, start_tick, NULL);
-	if (n == 0) {
-		rc = EXIT_OK;
-	} else if (!mirror_begin(run->mirror)) {
-		log_error("%s", mirror_error(run->mirror));
-	} else if (!indexes_sync(run->mirror, run->catalog, names, oids, n, 0, &err, &lost)) {
-		mirror_rollback(run->mirror);
-		run->conn_failed = lost;
-		if (replicate_stopping()) {
-			log_info("stopped by a signal while making the mirror's indexes; the next "
-				 "run makes them");
-			rc = EXIT_OK;
-		} else
-			log_error("%s", err.text);
-	} else if (!mirror_commit(run->mirror)) {
-		log_error("%s", mirror_error(run->mirror));
-	} else
-		rc = EXIT_OK;
-	mirror_set_tick(run->mirror, NULL, NULL);
-	free(names);
-	free(oids);
-	mirror_table_infos_free(mt, n);
-	return rc;
-}
 
 /*
  * Connects and checks the source, the publications and the slot, and runs
@@ -367,7 +307,8 @@ static int prepare(Run *run)
 {
 	char **pubs = NULL;
 	int npubs;
-	bool rebuild = false, heal = run->heal;
+	bool rebuild = false, heal = run->heal, checked = false;
+	PubFingerprint fp = {0}; /* a first run's, stored once it is done */
 	int rc = connect_source(run);
 
 	if (rc == EXIT_OK) {
@@ -390,26 +331,31 @@ static int prepare(Run *run)
 	if (heal || rc != EXIT_OK)
 		;
 	else if (rebuild || !run->state.present || !run->state.initial_copy_done)
-		rc = firstrun_run(run, rebuild);
+		rc = pubcheck_fingerprint(run, run->session, &fp) ? firstrun_run(run, rebuild)
+								   : EXIT_ERROR;
 	else {
-		/* tables that joined or left since, and --resync (once) */
+		/* what the publications publish, if it changed (with the
+		 * indexes), and --resync (once) */
 		bool resync = run->opt->resync && !run->resync_done;
 
-		rc = tablesync_reconcile(run, run->session, NULL, run->opt->resync_tables,
-					 resync ? run->opt->nresync : 0,
-					 resync && run->opt->nresync == 0, NULL, NULL);
+		checked = true;
+		rc = pubcheck_run(run, run->session, NULL, run->opt->resync_tables,
+				  resync ? run->opt->nresync : 0, resync && run->opt->nresync == 0,
+				  NULL, NULL);
 		if (rc == EXIT_OK && !replicate_stopping())
 			run->resync_done = true;
 	}
 	if (rc == EXIT_OK && rebuild)
 		run->slot_unreadable = false;
-	if (rc == EXIT_OK && !replicate_stopping()) {
-		/* asked on the replication connection, idle until the stream
-		 * starts: a --once run with nothing more to ask connects once */
+	if (rc == EXIT_OK && !checked && !replicate_stopping()) {
+		/* the indexes of a first run or a rebuild, asked on the
+		 * replication connection, idle until the stream starts: a
+		 * --once run with nothing more to ask connects once */
 		lookup_use_session(run->lookup, run->session);
-		rc = sync_indexes(run);
+		rc = pubcheck_sync_indexes(run, fp.hash != NULL, fp.hash);
 		lookup_use_session(run->lookup, NULL);
 	}
+	pub_fingerprint_clear(&fp);
 	if (rc != EXIT_OK && !session_connected(run->session))
 		run->conn_failed = true;
 	return rc;
@@ -620,6 +566,7 @@ done:
 		mirror_close(run.mirror);
 	heal_forget_copy(&run);
 	free(run.heal_why);
+	free(run.pub_types);
 	free(run.pubs_text);
 	return rc;
 }

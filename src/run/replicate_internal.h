@@ -51,6 +51,9 @@ typedef struct Run {
 	Mirror *heal_copy;      /* a damaged mirror's copy with its header made
 				 * anew (heal_read_settings()), or NULL */
 	char *heal_copy_path;
+	char *pub_types;        /* the published columns' types as the last check
+				 * on run->session's connection found them
+				 * (PubFingerprint's types), or NULL */
 	Lsn text_until;         /* a binary stream met a column it cannot read
 				 * in the transaction committed at this LSN:
 				 * streams start in text until it is durable
@@ -148,7 +151,8 @@ int renames_at_start(Run *run, const SourceTable *tables, int ntables);
  * that joined (after the renames, renames_at_start()), and syncs again
  * the mirror tables named in resync (all of them with resync_all; a name
  * from before a rename counts), those published differently now (their
- * stored definitions) and those the stream noted as to be copied again
+ * stored definitions), those whose columns on the source differ from the
+ * mirror's, and those the stream noted as to be copied again
  * (apply_unknown_relations()). s: the connection to read the publications
  * on (NULL: the plain connection of the catalog look-ups, run->lookup, so
  * that a service's check once a minute starts no walsender; the tables to
@@ -159,6 +163,34 @@ int renames_at_start(Run *run, const SourceTable *tables, int ntables);
  */
 int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resync,
 			int nresync, bool resync_all, TickFn tick, void *tick_ctx);
+
+/*
+ * The check of the publications (pubcheck.c), at start (s: the run's
+ * connection) and in a service's check (s NULL, as for
+ * tablesync_reconcile()): asks their fingerprint, and only when it differs
+ * from the one the mirror stored (or for a resync, a sync left for later,
+ * tables the stream noted, a table that waits) reads and follows the detail
+ * (tablesync_reconcile(), same arguments) and makes the mirror's indexes
+ * match, storing the fingerprint with them. Returns an exit code.
+ */
+int pubcheck_run(Run *run, Session *s, Applier *apply, char *const *resync, int nresync,
+		 bool resync_all, TickFn tick, void *tick_ctx);
+/*
+ * The publications' fingerprint (session_publication_fingerprint()), asked
+ * on s or (NULL) on the look-ups' plain connection; asked on the run's
+ * connection, its types are kept for the stream (run->pub_types). False
+ * with the error logged and run->conn_failed set when the connection was
+ * lost. A first run asks it before it reads the tables, and stores it
+ * with the indexes (pubcheck_sync_indexes()) once it has copied them.
+ */
+bool pubcheck_fingerprint(Run *run, Session *s, PubFingerprint *fp);
+/*
+ * The source's indexes, made to match on every mirrored table, in one
+ * SQLite transaction that also stores fingerprint when store (NULL: the
+ * stored one goes), asked through run->catalog; a signal rolls it back.
+ * Returns an exit code.
+ */
+int pubcheck_sync_indexes(Run *run, bool store, const char *fingerprint);
 
 /* A table to sync (tablesync_sync()). */
 typedef struct SyncTarget {

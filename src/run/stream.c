@@ -376,7 +376,7 @@ static bool step_reconcile(Stream *s, int64_t now)
 		s->end = replicate_stopping() ? STREAM_DONE : STREAM_FAILED;
 		return false;
 	}
-	rc = tablesync_reconcile(s->run, NULL, s->apply, NULL, 0, false, stream_tick, s);
+	rc = pubcheck_run(s->run, NULL, s->apply, NULL, 0, false, stream_tick, s);
 	s->last_reconcile = mono_usecs();
 	if (rc == EXIT_OK)
 		return true;

@@ -22,6 +22,8 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "pgmirror/catalog.h"
 #include "pgmirror/values.h"
@@ -67,12 +69,57 @@ static void type_label(Run *run, Applier *apply, Session *session, uint32_t type
 	source_type_clear(&st);
 }
 
+/*
+ * The published columns' types, "oid:typmod,...": as the check on this
+ * connection found them (pubcheck.c), else asked now (a first run, a
+ * rebuild); NULL with the session's error when they cannot be read.
+ * malloc'd.
+ */
+static char *published_types(Run *run, char *const *pubs, int npubs)
+{
+	PubFingerprint fp = {0};
+	char *types;
+
+	if (run->pub_types != NULL)
+		return xstrdup(run->pub_types);
+	if (!session_publication_fingerprint(run->session, pubs, npubs, &fp))
+		return NULL;
+	types = fp.types;
+	fp.types = NULL;
+	pub_fingerprint_clear(&fp);
+	return types;
+}
+
+/* With -v: which published column of type oid (typmod) keeps the stream
+ * in text, from the detail of the published tables. */
+static void log_text_column(Run *run, char *const *pubs, int npubs, uint32_t oid,
+			    int32_t typmod)
+{
+	SourceTable *tables = NULL;
+	int ntables = 0;
+	char type[TYPE_TEXT_SIZE];
+
+	type_label(run, NULL, run->session, oid, type, sizeof(type));
+	if (session_publication_tables(run->session, pubs, npubs, &tables, &ntables))
+		for (int i = 0; i < ntables; i++)
+			for (int k = 0; k < tables[i].ncols; k++)
+				if (tables[i].cols[k].type_oid == oid &&
+				    tables[i].cols[k].type_mod == typmod) {
+					log_debug("streaming in text: column \"%s\".\"%s\".\"%s\" of "
+						  "type %s is not read in binary", tables[i].nspname,
+						  tables[i].relname, tables[i].cols[k].name, type);
+					source_tables_free(tables, ntables);
+					return;
+				}
+	source_tables_free(tables, ntables);
+	log_debug("streaming in text: a column of a published table is of type %s, not read "
+		  "in binary", type);
+}
+
 bool stream_format_choose(Run *run, Lsn durable, char *const *pubs, int npubs, bool *binary)
 {
 	int version = session_server_version(run->session);
-	SourceTable *tables = NULL;
-	int ntables = 0;
-	char lsn[LSN_TEXT_SIZE], type[TYPE_TEXT_SIZE];
+	char *types, *p, lsn[LSN_TEXT_SIZE];
 
 	*binary = false;
 	if (run->opt->no_binary) {
@@ -89,28 +136,23 @@ bool stream_format_choose(Run *run, Lsn durable, char *const *pubs, int npubs, b
 			  lsn_format(run->text_until, lsn));
 		return true;
 	}
-	if (!session_publication_tables(run->session, pubs, npubs, &tables, &ntables))
+	if ((types = published_types(run, pubs, npubs)) == NULL)
 		return false;
 	*binary = true;
-	for (int i = 0; i < ntables && *binary; i++) {
-		const SourceTable *t = &tables[i];
+	for (p = types; *p != '\0' && *binary; p += strcspn(p, ","), p += *p == ',') {
+		char *end;
+		uint32_t oid = (uint32_t)strtoul(p, &end, 10);
+		int32_t typmod = *end == ':' ? (int32_t)strtol(end + 1, NULL, 10) : -1;
 
-		for (int k = 0; k < t->ncols && *binary; k++) {
-			if (format_type_binary(t->cols[k].type_oid, t->cols[k].type_mod, version))
-				continue;
-			*binary = false;
-			if (log_get_level() >= LOG_DEBUG) {
-				type_label(run, NULL, run->session, t->cols[k].type_oid, type,
-					   sizeof(type));
-				log_debug("streaming in text: column \"%s\".\"%s\".\"%s\" of type %s "
-					  "is not read in binary", t->nspname, t->relname,
-					  t->cols[k].name, type);
-			}
-		}
+		if (format_type_binary(oid, typmod, version))
+			continue;
+		*binary = false;
+		if (log_get_level() >= LOG_DEBUG)
+			log_text_column(run, pubs, npubs, oid, typmod);
 	}
 	if (*binary)
 		log_debug("streaming in binary: every published column's type is read in binary");
-	source_tables_free(tables, ntables);
+	free(types);
 	return true;
 }
 

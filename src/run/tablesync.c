@@ -18,7 +18,9 @@
  * mirror table stores the text of what made its published contents when it
  * was copied (SourceTable's definition: memberships by catalog row, row
  * filter, column list, publish_via_partition_root, a root's partitions);
- * a table whose text differs now is synced again, the same way.
+ * a table whose text differs now is synced again, the same way. So is a
+ * table whose columns on the source differ from the mirror's: the stream
+ * would follow them only with the table's next change.
  */
 #include "config.h"
 
@@ -526,6 +528,33 @@ static bool definition_changed(const MirrorTableInfo *mt, const SourceTable *t)
 	       strcmp(mt->definition, t->definition) != 0;
 }
 
+/*
+ * Whether the published columns of t (number, name, type, typmod) differ
+ * from those mirror table mt records: a column added, dropped, renamed or
+ * retyped on the source, which the stream follows only with the table's
+ * next change. An attnum the mirror does not know (0) matches any. False
+ * with the error logged when the mirror cannot be read.
+ */
+static bool columns_changed(Run *run, const MirrorTableInfo *mt, const SourceTable *t,
+			    bool *changed)
+{
+	MirrorColumnDef *cols;
+	int n;
+
+	if (!mirror_table_columns(run->mirror, mt->name, &cols, &n)) {
+		log_error("%s", mirror_error(run->mirror));
+		return false;
+	}
+	*changed = n != t->ncols;
+	for (int i = 0; i < n && !*changed; i++)
+		*changed = strcmp(cols[i].name, t->cols[i].name) != 0 ||
+			   cols[i].type_oid != t->cols[i].type_oid ||
+			   cols[i].type_mod != t->cols[i].type_mod ||
+			   (cols[i].attnum != 0 && cols[i].attnum != t->cols[i].attnum);
+	mirror_table_columns_free(cols, n);
+	return true;
+}
+
 int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resync,
 			int nresync, bool resync_all, TickFn tick, void *tick_ctx)
 {
@@ -581,6 +610,7 @@ int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resyn
 	for (int j = 0; j < nmt; j++) {
 		const SourceTable *t = find_published(pub, npub, mt[j].relation_oid);
 		bool asked = resync_all, needed = t != NULL && definition_changed(&mt[j], t);
+		bool recolumned = false;
 
 		for (int k = 0; k < noids && !asked; k++)
 			asked = oids[k] == mt[j].relation_oid;
@@ -592,13 +622,22 @@ int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resyn
 							   mt[j].source_table, NULL, false};
 			continue;
 		}
-		if (t == NULL || !(asked || needed))
+		if (t != NULL && !(asked || needed) &&
+		    !columns_changed(run, &mt[j], t, &recolumned)) {
+			rc = EXIT_ERROR;
+			goto done;
+		}
+		if (t == NULL || !(asked || needed || recolumned))
 			continue;
 		if (!asked && definition_changed(&mt[j], t))
 			log_info("the publications changed what they publish of source table "
 				 "\"%s.%s\" (its memberships, row filter, column list or "
 				 "partitions); mirror table \"%s\" is synced again", t->nspname,
 				 t->relname, mt[j].name);
+		else if (recolumned)
+			log_info("the columns of source table \"%s.%s\" changed (added, dropped, "
+				 "renamed or retyped) and no change of its rows brought them; mirror "
+				 "table \"%s\" is synced again", t->nspname, t->relname, mt[j].name);
 		/* a resync the user asked for fails rather than waits */
 		targets[ntargets++] = (SyncTarget){mt[j].relation_oid, mt[j].source_schema,
 						   mt[j].source_table, mt[j].name, asked};

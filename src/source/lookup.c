@@ -210,6 +210,17 @@ bool lookup_publication_tables(Lookup *l, char *const *pubs, int npubs, bool (*s
 	return ok;
 }
 
+bool lookup_publication_fingerprint(Lookup *l, char *const *pubs, int npubs,
+				    bool (*stopping)(void), PubFingerprint *out)
+{
+	bool ok;
+
+	session_set_stop_check(l->own, stopping);
+	ok = LOOKUP(l, session_publication_fingerprint(l->session, pubs, npubs, out));
+	session_set_stop_check(l->own, NULL);
+	return ok;
+}
+
 bool lookup_unreadable_tables(Lookup *l, const SourceTable *tables, int n, char **grants)
 {
 	return LOOKUP(l, session_unreadable_tables(l->session, tables, n, grants));

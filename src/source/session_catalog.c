@@ -582,6 +582,7 @@ bool session_publication_tables(Session *s, char *const *pubs, int npubs,
 		c->type_oid = (uint32_t)strtoul(PQgetvalue(res, row, 7), NULL, 10);
 		c->type_mod = (int32_t)strtol(PQgetvalue(res, row, 8), NULL, 10);
 		c->is_key = strcmp(PQgetvalue(res, row, 9), "t") == 0;
+		c->attnum = atoi(PQgetvalue(res, row, 13));
 		t->generated = t->generated || strcmp(PQgetvalue(res, row, 12), "t") == 0;
 	}
 	*out = tables;

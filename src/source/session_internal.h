@@ -129,5 +129,6 @@ extern const char session_sql_relation_name[];
 extern const char session_sql_unreadable_table[];
 extern const char session_sql_indexes[];
 extern const char session_sql_xid_visible[];
+extern const char session_sql_fingerprint[];
 
 #endif

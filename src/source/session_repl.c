@@ -60,34 +60,26 @@ done:
 	return ok;
 }
 
-bool session_check_wal_level(Session *s)
-{
-	PGresult *res;
-	bool ok;
-
-	if (!session_run(s, "SHOW wal_level", 0, NULL, PGRES_TUPLES_OK, &res, "read wal_level"))
-		return false;
-	ok = PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "logical") == 0;
-	if (!ok)
-		errbuf_set(&s->err, "the source has wal_level = %s, but logical replication needs "
-			  "wal_level = logical: set it in postgresql.conf and restart the server",
-			  PQntuples(res) == 1 ? PQgetvalue(res, 0, 0) : "?");
-	PQclear(res);
-	return ok;
-}
-
 bool session_source_kind(Session *s, SourceKind *out)
 {
 	PGresult *res;
+	const char *level;
 	bool ok;
 
 	memset(out, 0, sizeof(*out));
 	if (!session_run(s, "SELECT pg_catalog.pg_is_in_recovery(), "
-			 "pg_catalog.current_setting('hot_standby_feedback')",
+			 "pg_catalog.current_setting('hot_standby_feedback'), "
+			 "pg_catalog.current_setting('wal_level')",
 			 0, NULL, PGRES_TUPLES_OK, &res, "ask whether the source is a standby"))
 		return false;
-	ok = PQntuples(res) == 1 && PQnfields(res) == 2 && !PQgetisnull(res, 0, 0);
-	if (ok) {
+	ok = PQntuples(res) == 1 && PQnfields(res) == 3 && !PQgetisnull(res, 0, 0);
+	level = ok ? PQgetvalue(res, 0, 2) : "?";
+	if (ok && strcmp(level, "logical") != 0) {
+		errbuf_set(&s->err, "the source has wal_level = %s, but logical replication needs "
+			  "wal_level = logical: set it in postgresql.conf and restart the server",
+			  level);
+		ok = false;
+	} else if (ok) {
 		out->standby = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
 		out->hs_feedback = strcmp(PQgetvalue(res, 0, 1), "on") == 0;
 	} else

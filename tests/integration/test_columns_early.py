@@ -1,0 +1,98 @@
+"""A column change on a table that gets no further row change is followed at
+the next run, and within a service's check (SIGHUP asks for one at once):
+the source's columns and values, not the old ones. `ALTER TABLE t DROP b,
+ADD b char` left the mirror's b with its old integers (and --verify said
+differs) until the table's next change, since the stream sends a table's
+columns only with a change of its rows. A column renamed, one added with a
+default and one dropped are followed too; a table nothing happened to keeps
+its rows (its generation stays); and the run after that asks nothing more
+(the publications' fingerprint is the one it stored: no table synced)."""
+
+import os
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import check, fail  # noqa: E402
+
+TABLES = ("recol", "renamed", "added", "dropped", "calm")
+
+
+def generations(ctx, path):
+    return dict(ctx.mirror_query(path, "SELECT table_name, generation FROM pgmirror_tables"))
+
+
+def verify_ok(ctx, path, slot):
+    rc, out, err = ctx.run(ctx.mirror_args(path, slot, "pub", "--verify"))
+    if rc != 0:
+        fail("--verify exited %d:\n%s\n%s" % (rc, out, err))
+
+
+def test(ctx):
+    ctx.sql("""
+        CREATE TABLE recol (id int PRIMARY KEY, a int, b int);
+        CREATE TABLE renamed (id int PRIMARY KEY, v text);
+        CREATE TABLE added (id int PRIMARY KEY, v text);
+        CREATE TABLE dropped (id int PRIMARY KEY, v text, gone int);
+        CREATE TABLE calm (id int PRIMARY KEY, v text);
+        INSERT INTO recol SELECT g, g, 10 * g FROM generate_series(1, 20) g;
+        INSERT INTO renamed SELECT g, 'r' || g FROM generate_series(1, 20) g;
+        INSERT INTO added SELECT g, 'a' || g FROM generate_series(1, 20) g;
+        INSERT INTO dropped SELECT g, 'd' || g, g FROM generate_series(1, 20) g;
+        INSERT INTO calm SELECT g, 'c' || g FROM generate_series(1, 20) g;
+        CREATE PUBLICATION pub FOR TABLE recol, renamed, added, dropped, calm;
+    """)
+    ctx.create_marker("pub")
+    path, slot = ctx.path(), ctx.slot()
+    ctx.once(path, slot, "pub")
+    ctx.once(path, slot, "pub")  # the fingerprint is stored
+    ctx.assert_mirror_equals_source(path, *TABLES)
+    gen0 = generations(ctx, path)
+
+    # column changes, and no row change after them
+    ctx.sql("""
+        ALTER TABLE recol DROP b, ADD b char;
+        ALTER TABLE renamed RENAME v TO w;
+        ALTER TABLE added ADD c int DEFAULT 7;
+        ALTER TABLE dropped DROP gone;
+    """)
+    _, _, err = ctx.once(path, slot, "pub", "-v")
+    ctx.assert_mirror_equals_source(path, *TABLES)
+    check(ctx.mirror_query(path, "SELECT count(*) FROM recol WHERE b IS NOT NULL") == [(0,)],
+          "recol.b kept values after it was dropped and added again")
+    gen1 = generations(ctx, path)
+    for t in ("recol", "renamed", "added", "dropped"):
+        check(gen1[t] != gen0[t], "mirror table %s was not synced again: generation %s"
+              % (t, gen1[t]))
+        check('the columns of source table "public.%s" changed' % t in err,
+              "no line says %s's columns changed:\n%s" % (t, err))
+    check(gen1["calm"] == gen0["calm"], "mirror table calm was synced again")
+    verify_ok(ctx, path, slot)
+
+    # nothing changed since: nothing is read again, nothing synced
+    _, _, err = ctx.once(path, slot, "pub", "-v")
+    check("the publications are as the mirror follows them" in err and "synced again" not in err,
+          "a run after the sync read the publications again:\n%s" % err)
+    check(generations(ctx, path) == gen1, "a quiet run synced a table again")
+
+    # a service: SIGHUP makes it check at once
+    proc = ctx.start_follow(path, slot, "pub", "-v")
+    ctx.catch_up(path, proc=proc)
+    ctx.sql("ALTER TABLE calm DROP v, ADD v char")
+    proc.popen.send_signal(signal.SIGHUP)
+    deadline = time.time() + 60 * harness.SLOW
+    while generations(ctx, path)["calm"] == gen1["calm"]:
+        check(proc.poll() is None, "pgmirror exited %s:\n%s" % (proc.poll(), proc.stderr()))
+        if time.time() > deadline:
+            fail("the service did not follow calm's new column within 60 s:\n%s"
+                 % proc.stderr())
+        time.sleep(0.2)
+    ctx.catch_up(path, proc=proc)
+    ctx.assert_mirror_equals_source(path, *TABLES)
+    check(ctx.stop(proc) == 0, "the service did not exit 0:\n%s" % proc.stderr())
+    verify_ok(ctx, path, slot)
+
+
+harness.main(test)

@@ -1,0 +1,71 @@
+"""A quiet --once asks the source one question about the publications, a
+fingerprint the server computes in one statement, and reads them in detail
+only when it changed: at 2 published tables and at 300 it sends the same
+7 statements and receives the same bytes, give or take a few (counted
+through a forwarder on loopback, countproxy.py). Before, a quiet run sent
+10 statements and read the published tables twice, one row per column:
+300 tables moved some 190 kB. The run after a table joins reads the detail
+(and syncs the table), and the run after that is quiet again."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import countproxy  # noqa: E402
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
+STATEMENTS = 7
+MORE_BYTES = 100  # positions and OIDs written with more digits
+
+
+def quiet(ctx, proxy, path, *extra):
+    proxy.counter = countproxy.Counter()
+    dsn = harness.make_dsn(dbname=ctx.dbname, host="127.0.0.1", port=proxy.port,
+                           user=os.environ.get("PGUSER"),
+                           password=os.environ.get("PGPASSWORD"),
+                           sslmode="disable", gssencmode="disable")
+    rc, out, err = ctx.run(["-d", dsn, "--once"] + list(extra) + [path])
+    check(rc == 0, "pgmirror --once exited %d:\n%s" % (rc, err))
+    c = proxy.counter
+    harness.log("quiet run: %d statements, %d bytes from the source, %d to it"
+                % (c.statements, c.down, c.up))
+    return c, err
+
+
+def test(ctx):
+    ctx.sql("CREATE TABLE t0 (id int PRIMARY KEY, a int, b text, c timestamptz);"
+            "CREATE TABLE t1 (id int PRIMARY KEY, a int, b text, c timestamptz);"
+            "INSERT INTO t0 VALUES (1, 1, 'x', now()); INSERT INTO t1 VALUES (1, 1, 'x', now());"
+            "CREATE PUBLICATION pub FOR TABLE t0, t1")
+    path, slot = ctx.path(), ctx.slot()
+    ctx.once(path, slot, "pub")
+    proxy = countproxy.CountProxy(os.environ.get("PGHOST") or "/var/run/postgresql",
+                                  os.environ.get("PGPORT") or 5432)
+    proxy.start()
+    small, _ = quiet(ctx, proxy, path)
+    check(small.statements == STATEMENTS, "a quiet run at 2 tables sent %d statements, not %d"
+          % (small.statements, STATEMENTS))
+
+    ctx.sql("DO $$ BEGIN FOR i IN 2..299 LOOP EXECUTE format('CREATE TABLE t%s (id int "
+            "PRIMARY KEY, a int, b text, c timestamptz)', i); EXECUTE format('ALTER "
+            "PUBLICATION pub ADD TABLE t%s', i); END LOOP; END $$")
+    _, err = quiet(ctx, proxy, path, "-v")
+    check("joined the mirror" in err and "reading them" in err,
+          "the run after 298 tables joined did not read the publications:\n%s" % err)
+    check(len(ctx.mirror_tables(path)) == 300, "mirror has %d tables, not 300"
+          % len(ctx.mirror_tables(path)))
+    big, err = quiet(ctx, proxy, path, "-v")
+    check("the publications are as the mirror follows them" in err,
+          "a quiet run at 300 tables read the publications:\n%s" % err)
+    check(big.statements == STATEMENTS, "a quiet run at 300 tables sent %d statements, not %d"
+          % (big.statements, STATEMENTS))
+    check(big.down <= small.down + MORE_BYTES,
+          "a quiet run received %d bytes at 300 tables, %d at 2: more than %d bytes more"
+          % (big.down, small.down, MORE_BYTES))
+    check(big.up <= small.up + MORE_BYTES,
+          "a quiet run sent %d bytes at 300 tables, %d at 2: more than %d bytes more"
+          % (big.up, small.up, MORE_BYTES))
+
+
+harness.main(test)
