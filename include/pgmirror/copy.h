@@ -36,6 +36,10 @@ void copy_free(Copier *c);
 void copy_set_schema_only(Copier *c);
 /* The last error; owned by the copier. */
 const char *copy_error(const Copier *c);
+/* Whether copy_one_table() failed on a value of the table that the mirror
+ * cannot store (values.h refused it): a reason of that table, not of the
+ * source or the mirror. */
+bool copy_failed_on_value(const Copier *c);
 
 /*
  * Begins a transaction at consistent_point, drops every mirrored table

@@ -71,6 +71,7 @@ typedef struct Reader {
 	bool done;               /* the reader ended (see failed) */
 	bool failed;             /* ... with an error in err (or stopped) */
 	bool stopped;            /* ... because the stop check said so */
+	bool bad_value;          /* ... on a value the mirror cannot store */
 	/* the reader's own, not shared until done */
 	const SourceTable *t;
 	const ColumnType *types; /* the applier's, read-only meanwhile */
@@ -93,6 +94,7 @@ struct Copier {
 	Reader rd;               /* buffers kept from table to table */
 	int ncols_cap;           /* of rd.fields and rd.scratch */
 	bool schema_only;        /* make the tables, copy no rows */
+	bool bad_value;          /* the last error is of a value (copy.h) */
 	ErrBuf err;              /* the last error */
 };
 
@@ -155,6 +157,11 @@ void copy_free(Copier *c)
 const char *copy_error(const Copier *c)
 {
 	return c->err.text;
+}
+
+bool copy_failed_on_value(const Copier *c)
+{
+	return c->bad_value;
 }
 
 /* --- feeding the applier ------------------------------------------------ */
@@ -263,6 +270,7 @@ static int batch_add_row(Reader *rd, Batch *b, char *row, size_t len)
 				     err, sizeof(err)))) {
 			errbuf_set(&rd->err, "could not apply Insert to \"%s.%s\": column \"%s\": %s",
 				   t->nspname, t->relname, t->cols[i].name, err);
+			rd->bad_value = true;
 			return -1;
 		}
 		if (v->kind == VAL_TEXT || v->kind == VAL_BLOB) {
@@ -458,7 +466,7 @@ static void reader_setup(Copier *c, const SourceTable *t, const ColumnType *type
 	copy_binary_start(&rd->bin);
 	rd->head = rd->nfilled = 0;
 	rd->filled_bytes = 0;
-	rd->done = rd->failed = rd->stopped = false;
+	rd->done = rd->failed = rd->stopped = rd->bad_value = false;
 	rd->rows = 0;
 	rd->waited_room = rd->waited_rows = rd->reader_cpu = 0;
 	rd->err.text[0] = '\0';
@@ -514,6 +522,7 @@ static bool write_rows(Copier *c, const SourceTable *t, pthread_t reader, uint64
 		ok = false;
 		if (!rd->stopped || !stopped(c, t))
 			errbuf_set(&c->err, "%s", rd->err.text);
+		c->bad_value = rd->bad_value;
 	}
 	*nrows = rows;
 	return ok;
@@ -596,6 +605,7 @@ bool copy_begin_at(Copier *c, Lsn lsn)
 
 bool copy_one_table(Copier *c, const SourceTable *t, Lsn sync_lsn)
 {
+	c->bad_value = false;
 	return !stopped(c, t) && make_table(c, t, sync_lsn) &&
 	       (c->schema_only || copy_rows(c, t));
 }

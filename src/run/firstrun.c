@@ -390,7 +390,8 @@ int firstrun_run(Run *run, bool rebuild)
 				 each ? "keeps the tables copied and copies the others"
 				      : "starts the copy over");
 			rc = EXIT_OK;
-		} else if (copy_failed && each && session_error_privilege(run->session)) {
+		} else if (copy_failed && each &&
+			   (session_error_privilege(run->session) || copy_failed_on_value(copier))) {
 			rc = copy_refused(run, copier, tables, ntables, reasons);
 		} else if (copy_failed)
 			log_error("%s", copy_error(copier));
