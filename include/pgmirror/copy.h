@@ -42,6 +42,17 @@ const char *copy_error(const Copier *c);
 bool copy_failed_on_value(const Copier *c);
 
 /*
+ * For copy_tables(): a table whose rows the source refuses for want of a
+ * privilege, or that hold a value the mirror cannot store, is handed to
+ * fn (its error in copy_error()) instead of failing the copy; the source
+ * goes back to before its COPY (a savepoint per table), and the copy goes
+ * on with the others when fn, which drops what it made, says true
+ * (privilege: the source refused it; else a value).
+ */
+typedef bool (*CopyRefusedFn)(void *ctx, const SourceTable *t, bool privilege);
+void copy_set_refused(Copier *c, CopyRefusedFn fn, void *ctx);
+
+/*
  * Begins a transaction at consistent_point, drops every mirrored table
  * (apply_reset()), makes the n tables, then copies their rows
  * (session_copy_begin() on each, in the caller's snapshot transaction), and

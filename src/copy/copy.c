@@ -95,6 +95,8 @@ struct Copier {
 	int ncols_cap;           /* of rd.fields and rd.scratch */
 	bool schema_only;        /* make the tables, copy no rows */
 	bool bad_value;          /* the last error is of a value (copy.h) */
+	CopyRefusedFn refused;   /* copy_set_refused() */
+	void *refused_ctx;
 	ErrBuf err;              /* the last error */
 };
 
@@ -162,6 +164,12 @@ const char *copy_error(const Copier *c)
 bool copy_failed_on_value(const Copier *c)
 {
 	return c->bad_value;
+}
+
+void copy_set_refused(Copier *c, CopyRefusedFn fn, void *ctx)
+{
+	c->refused = fn;
+	c->refused_ctx = ctx;
 }
 
 /* --- feeding the applier ------------------------------------------------ */
@@ -540,6 +548,26 @@ static bool make_table(Copier *c, const SourceTable *t, Lsn sync_lsn)
 	return true;
 }
 
+/*
+ * A value of the COPY's was refused (c->bad_value): its other rows are
+ * read and let go, so that the connection is ready for the next command of
+ * the snapshot's transaction (copy.h: the table waits, the others go on).
+ * A failure to read them is the copy's error then.
+ */
+static void drain_copy(Copier *c)
+{
+	char *row;
+	size_t len;
+	int r;
+
+	while ((r = session_copy_next(c->s, &row, &len)) > 0)
+		;
+	if (r < 0) {
+		c->bad_value = false;
+		errbuf_set(&c->err, "%s", session_error(c->s));
+	}
+}
+
 /* Copies the rows of t into its table, made by make_table(). */
 static bool copy_rows(Copier *c, const SourceTable *t)
 {
@@ -578,6 +606,8 @@ static bool copy_rows(Copier *c, const SourceTable *t)
 	}
 	ok = write_rows(c, t, reader, &rows);
 	session_set_stop_check(c->s, c->stopping);
+	if (!ok && c->bad_value)
+		drain_copy(c);
 	if (!ok)
 		return false;
 	elapsed = mono_usecs() - started;
@@ -622,6 +652,31 @@ bool copy_commit_at(Copier *c, Lsn lsn)
 	return feed(c, &msg);
 }
 
+/* copy_rows() of one table of copy_tables(), under a savepoint when a
+ * table refused is to be handed on (copy_set_refused()). */
+static bool copy_rows_or_hand_on(Copier *c, const SourceTable *t)
+{
+	bool privilege;
+
+	c->bad_value = false;
+	if (c->refused == NULL)
+		return copy_rows(c, t);
+	if (!session_copy_savepoint(c->s, false)) {
+		errbuf_set(&c->err, "%s", session_error(c->s));
+		return false;
+	}
+	if (copy_rows(c, t))
+		return true;
+	privilege = !c->bad_value && session_error_privilege(c->s);
+	if (stopped(c, t) || !(c->bad_value || privilege) || !session_connected(c->s))
+		return false;
+	if (!session_copy_savepoint(c->s, true)) {
+		errbuf_set(&c->err, "%s", session_error(c->s));
+		return false;
+	}
+	return c->refused(c->refused_ctx, t, privilege);
+}
+
 bool copy_tables(Copier *c, const SourceTable *tables, int n, Lsn consistent_point)
 {
 	if (!copy_begin_at(c, consistent_point))
@@ -638,7 +693,7 @@ bool copy_tables(Copier *c, const SourceTable *tables, int n, Lsn consistent_poi
 	for (int i = 0; i < n && !c->schema_only; i++) {
 		notify_status("copying table %d of %d: %s.%s", i + 1, n, tables[i].nspname,
 			      tables[i].relname);
-		if (stopped(c, &tables[i]) || !copy_rows(c, &tables[i]))
+		if (stopped(c, &tables[i]) || !copy_rows_or_hand_on(c, &tables[i]))
 			return false;
 	}
 	return copy_commit_at(c, consistent_point);

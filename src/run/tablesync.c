@@ -274,16 +274,12 @@ static bool refused_table(Run *run, Applier *apply, Session *ss, Copier *c,
 			  const SyncTarget *tg, const SourceTable *tables, int ntables)
 {
 	const SourceTable *t = find_published(tables, ntables, tg->oid);
-	bool privilege = session_error_privilege(ss), ok;
+	bool privilege = !copy_failed_on_value(c) && session_error_privilege(ss), ok;
 	char *why;
 
 	if (t == NULL || !(privilege || copy_failed_on_value(c)) || replicate_stopping())
 		return false;
-	why = privilege ? xasprintf("%s; on the source, give the role pgmirror connects as the "
-				    "privilege the copy of \"%s\".\"%s\" lacks", copy_error(c),
-				    t->nspname, t->relname)
-			: xasprintf("%s, a value the mirror cannot store; its rows are copied "
-				    "once the source holds no such value", copy_error(c));
+	why = waiting_copy_reason(t, copy_error(c), privilege);
 	mirror_rollback(run->mirror);
 	ok = mirror_begin(run->mirror) &&
 	     (tg->replace == NULL || mirror_table_drop(run->mirror, tg->oid));
