@@ -237,7 +237,12 @@ static bool convert_tuple(Applier *a, RelEntry *r, const PgoTuple *tup, char kin
 					       &vals[i], err, sizeof(err)))) {
 				errbuf_set(&a->err, "could not apply %s to \"%s\": column \"%s\": %s",
 					  what, r->display, r->cols[i].name, err);
-				a->bad_value = true;
+				/* a value refused, not one in a format the stream
+				 * should not have sent (convert_binary()) */
+				a->bad_value = v->kind == PGO_COL_TEXT ||
+					       values_binary_supported(r->cols[i].type_oid,
+								       r->types[i],
+								       a->server_version);
 				return false;
 			}
 			break;
