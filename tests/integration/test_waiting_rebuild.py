@@ -21,10 +21,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from harness import check, qident  # noqa: E402
-from waiting import waiting_json, with_role  # noqa: E402
-
-DEEP = "ARRAY[repeat('[', 7000) || repeat(']', 7000)]::json[]"
-
+from waiting import DEEP_JSON as DEEP, waiting_json, with_role  # noqa: E402
 
 def run_all(ctx, role):
     dsn = ctx.dsn + " user=%s password=pw" % role
