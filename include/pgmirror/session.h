@@ -231,6 +231,10 @@ bool session_copy_savepoint(Session *s, bool back) PGM_MUST_CHECK;
  */
 bool session_copy_begin(Session *s, const SourceTable *t, bool binary) PGM_MUST_CHECK;
 int session_copy_next(Session *s, char **row, size_t *len);
+/* Reads the rest of a COPY whose rows are no longer wanted and lets them
+ * go, so that the connection serves the next command; false with the
+ * error set. */
+bool session_copy_drain(Session *s) PGM_MUST_CHECK;
 
 /* START_REPLICATION ... LOGICAL start (proto_version, publication_names,
  * and binary 'true' when binary: PostgreSQL 14 or later). */

@@ -548,26 +548,6 @@ static bool make_table(Copier *c, const SourceTable *t, Lsn sync_lsn)
 	return true;
 }
 
-/*
- * A value of the COPY's was refused (c->bad_value): its other rows are
- * read and let go, so that the connection is ready for the next command of
- * the snapshot's transaction (copy.h: the table waits, the others go on).
- * A failure to read them is the copy's error then.
- */
-static void drain_copy(Copier *c)
-{
-	char *row;
-	size_t len;
-	int r;
-
-	while ((r = session_copy_next(c->s, &row, &len)) > 0)
-		;
-	if (r < 0) {
-		c->bad_value = false;
-		errbuf_set(&c->err, "%s", session_error(c->s));
-	}
-}
-
 /* Copies the rows of t into its table, made by make_table(). */
 static bool copy_rows(Copier *c, const SourceTable *t)
 {
@@ -606,8 +586,11 @@ static bool copy_rows(Copier *c, const SourceTable *t)
 	}
 	ok = write_rows(c, t, reader, &rows);
 	session_set_stop_check(c->s, c->stopping);
-	if (!ok && c->bad_value)
-		drain_copy(c);
+	/* a value refused: the connection is to serve the next command */
+	if (!ok && c->bad_value && !session_copy_drain(c->s)) {
+		c->bad_value = false;
+		errbuf_set(&c->err, "%s", session_error(c->s));
+	}
 	if (!ok)
 		return false;
 	elapsed = mono_usecs() - started;

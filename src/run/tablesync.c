@@ -275,11 +275,14 @@ static bool refused_table(Run *run, Applier *apply, Session *ss, Copier *c,
 {
 	const SourceTable *t = find_published(tables, ntables, tg->oid);
 	bool privilege = !copy_failed_on_value(c) && session_error_privilege(ss), ok;
-	char *why;
+	char *why = NULL;
 
 	if (t == NULL || !(privilege || copy_failed_on_value(c)) || replicate_stopping())
 		return false;
-	why = waiting_copy_reason(t, copy_error(c), privilege);
+	/* the privilege check's reason gives the GRANT to run, when it sees
+	 * what the server refused (a --resync after a REVOKE) */
+	if (!privilege || !waiting_sort(run, NULL, t, 1, NULL, NULL, 0, true, &why) || why == NULL)
+		why = waiting_copy_reason(t, copy_error(c), privilege);
 	mirror_rollback(run->mirror);
 	ok = mirror_begin(run->mirror) &&
 	     (tg->replace == NULL || mirror_table_drop(run->mirror, tg->oid));

@@ -289,6 +289,17 @@ int session_copy_next(Session *s, char **row, size_t *len)
 	return ok ? 0 : -1;
 }
 
+bool session_copy_drain(Session *s)
+{
+	char *row;
+	size_t len;
+	int r;
+
+	while ((r = session_copy_next(s, &row, &len)) > 0)
+		;
+	return r == 0;
+}
+
 bool session_drop_slot(Session *s, const char *slot)
 {
 	char *id = session_quote(s, slot, true), *sql;

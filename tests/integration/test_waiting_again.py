@@ -76,8 +76,7 @@ def run_all(ctx, role):
     waiting, _ = waiting_json(ctx, path)
     check(sorted(waiting) == ["public.deep", "public.r1", "public.r2"],
           "waiting after --resync: %s\n%s" % (sorted(waiting), err))
-    check("GRANT SELECT ON public.r1" in waiting["public.r1"]["reason"] or
-          "permission denied for table r1" in waiting["public.r1"]["reason"],
+    check("GRANT SELECT ON public.r1 TO %s" % role in waiting["public.r1"]["reason"],
           "r1's reason: %r" % waiting["public.r1"]["reason"])
     check("permission denied for function guard" in waiting["public.r2"]["reason"] and
           "cannot store" not in waiting["public.r2"]["reason"],
