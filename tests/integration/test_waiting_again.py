@@ -29,7 +29,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from harness import check, qident  # noqa: E402
-from waiting import DEEP_JSON as DEEP, slot_lsn, waiting_json, with_role  # noqa: E402
+from waiting import DEEP_JSON as DEEP, slot_lsn, status, waiting_json, with_role  # noqa: E402
 
 def run_all(ctx, role):
     dsn = ctx.dsn + " user=%s password=pw" % role
@@ -74,6 +74,7 @@ def run_all(ctx, role):
     check(rc == 1, "--once --resync=r1 with r1, r2 refused and a bad value in deep: exit %d, "
           "expected 1\n%s" % (rc, err))
     waiting, _ = waiting_json(ctx, path)
+    print("--status --json after --resync:\n" + status(ctx, path, "--json"))
     check(sorted(waiting) == ["public.deep", "public.r1", "public.r2"],
           "waiting after --resync: %s\n%s" % (sorted(waiting), err))
     check("GRANT SELECT ON public.r1 TO %s" % role in waiting["public.r1"]["reason"],
