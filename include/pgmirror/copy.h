@@ -36,6 +36,21 @@ void copy_free(Copier *c);
 void copy_set_schema_only(Copier *c);
 /* The last error; owned by the copier. */
 const char *copy_error(const Copier *c);
+/* Whether copy_one_table() failed on a value of the table that the mirror
+ * cannot store (values.h refused it): a reason of that table, not of the
+ * source or the mirror. */
+bool copy_failed_on_value(const Copier *c);
+
+/*
+ * For copy_tables(): a table whose rows the source refuses for want of a
+ * privilege, or that hold a value the mirror cannot store, is handed to
+ * fn (its error in copy_error()) instead of failing the copy; the source
+ * goes back to before its COPY (a savepoint per table), and the copy goes
+ * on with the others when fn, which drops what it made, says true
+ * (privilege: the source refused it; else a value).
+ */
+typedef bool (*CopyRefusedFn)(void *ctx, const SourceTable *t, bool privilege);
+void copy_set_refused(Copier *c, CopyRefusedFn fn, void *ctx);
 
 /*
  * Begins a transaction at consistent_point, drops every mirrored table

@@ -234,6 +234,10 @@ bool session_snapshot_slot(Session *s, const ConnParams *cp, const char *slot, L
  */
 void session_temp_slot_name(const char *base, const char *what, char name[SLOT_NAME_SIZE]);
 bool session_commit(Session *s) PGM_MUST_CHECK;
+/* In the copy's snapshot transaction: marks where one table's copy begins
+ * (back false), or goes back there after that copy failed (back true),
+ * the transaction and its snapshot going on. */
+bool session_copy_savepoint(Session *s, bool back) PGM_MUST_CHECK;
 
 /*
  * COPY (SELECT columns FROM table [WHERE rowfilter]) TO STDOUT in text
@@ -268,6 +272,10 @@ bool session_server_utf8(Session *s);
 bool session_table_sizes(Session *s, const SourceTable *t, int n, int64_t *est_rows,
 			 int64_t *est_bytes) PGM_MUST_CHECK;
 int session_copy_next(Session *s, char **row, size_t *len);
+/* Reads the rest of a COPY whose rows are no longer wanted and lets them
+ * go, so that the connection serves the next command; false with the
+ * error set. */
+bool session_copy_drain(Session *s) PGM_MUST_CHECK;
 
 /* START_REPLICATION ... LOGICAL start (proto_version, publication_names,
  * and binary 'true' when binary: PostgreSQL 14 or later). */

@@ -204,6 +204,7 @@ static bool convert_tuple(Applier *a, RelEntry *r, const PgoTuple *tup, char kin
 	ValueBuf *bufs = is_new ? r->newbufs : r->oldbufs;
 	char err[256];
 
+	a->bad_value = false;
 	if (tup->ncols != r->ncols) {
 		errbuf_set(&a->err, "protocol error: %s for \"%s\" has %u columns, its Relation "
 			  "message %d", what, r->display, tup->ncols, r->ncols);
@@ -236,6 +237,12 @@ static bool convert_tuple(Applier *a, RelEntry *r, const PgoTuple *tup, char kin
 					       &vals[i], err, sizeof(err)))) {
 				errbuf_set(&a->err, "could not apply %s to \"%s\": column \"%s\": %s",
 					  what, r->display, r->cols[i].name, err);
+				/* a value refused, not one in a format the stream
+				 * should not have sent (convert_binary()) */
+				a->bad_value = v->kind == PGO_COL_TEXT ||
+					       values_binary_supported(r->cols[i].type_oid,
+								       r->types[i],
+								       a->server_version);
 				return false;
 			}
 			break;
@@ -247,6 +254,29 @@ static bool convert_tuple(Applier *a, RelEntry *r, const PgoTuple *tup, char kin
 		}
 	}
 	return true;
+}
+
+/*
+ * A change's tuple could not be converted (convert_tuple() failed). A value
+ * the mirror cannot store is a reason of its table, which waits (its
+ * mirror table goes in this transaction, with its rows of it; its changes
+ * are skipped until a check can copy it), while the others' changes of the
+ * transaction are applied: true then, the change skipped. Else false, the
+ * error set.
+ */
+static bool tuple_failed(Applier *a, RelEntry *r)
+{
+	char lsn[LSN_TEXT_SIZE], *why;
+	bool waits;
+
+	if (!a->bad_value || a->sync_mode || r->table == NULL)
+		return false;
+	why = xasprintf("%s (in the transaction committed at %s), a value the mirror cannot "
+			"store; the table is copied again once the source holds no such value",
+			a->err.text, lsn_format(a->txn_final_lsn, lsn));
+	waits = apply_wait_table(a, r, why);
+	free(why);
+	return waits;
 }
 
 static bool mirror_failed(Applier *a, const RelEntry *r, const char *what)
@@ -340,7 +370,7 @@ static bool apply_insert(Applier *a, const PgoInsert *ins)
 	if (r == NULL)
 		return skip;
 	if (!convert_tuple(a, r, &ins->newtup, 'N', true, "Insert"))
-		return false;
+		return tuple_failed(a, r);
 	if (apply_ranges_active(a, r) && !apply_ranges_row(a, r, r->newvals))
 		return true; /* its range's snapshot, or the copy to come, has it */
 	/*
@@ -423,10 +453,10 @@ static bool apply_update(Applier *a, const PgoUpdate *up)
 	if (r == NULL)
 		return skip;
 	if (!convert_tuple(a, r, &up->newtup, 'N', true, "Update"))
-		return false;
+		return tuple_failed(a, r);
 	if (up->old_kind != 0) {
 		if (!convert_tuple(a, r, &up->oldtup, up->old_kind, false, "Update"))
-			return false;
+			return tuple_failed(a, r);
 		match = r->oldvals;
 	} else {
 		/* The key did not change: the new tuple holds it. */
@@ -458,8 +488,9 @@ static bool apply_delete(Applier *a, const PgoDelete *del)
 
 	if (r == NULL)
 		return skip;
-	if (!convert_tuple(a, r, &del->oldtup, del->old_kind, false, "Delete") ||
-	    !check_key(a, r, "Delete"))
+	if (!convert_tuple(a, r, &del->oldtup, del->old_kind, false, "Delete"))
+		return tuple_failed(a, r);
+	if (!check_key(a, r, "Delete"))
 		return false;
 	if (apply_ranges_active(a, r) && !apply_ranges_row(a, r, r->oldvals))
 		return true;

@@ -86,6 +86,7 @@ struct Applier {
 	bool source_lost;        /* the last error was not reaching the source */
 	bool defer_indexes;      /* rel_sync leaves the indexes to the caller */
 	bool sync_mode;          /* a table sync's copy: see apply_set_sync_mode() */
+	bool bad_value;          /* the last error is of a value (apply.c) */
 	uint32_t *unknown;       /* changed relations the mirror does not have */
 	int nunknown;
 	MirrorUserObjects *reset_saved; /* apply_reset set them aside: made again

@@ -75,6 +75,7 @@ typedef struct Reader {
 	bool done;               /* the reader ended (see failed) */
 	bool failed;             /* ... with an error in err (or stopped) */
 	bool stopped;            /* ... because the stop check said so */
+	bool bad_value;          /* ... on a value the mirror cannot store */
 	/* the reader's own, not shared until done */
 	const SourceTable *t;
 	const ColumnType *types; /* the applier's, read-only meanwhile */
@@ -100,6 +101,9 @@ struct Copier {
 	const SourceOrder *order; /* the next table's key order (copy_parts.c) */
 	CopyBatchHook hook;      /* ... and what to do after each batch of it */
 	void *hook_ctx;
+	bool bad_value;          /* the last error is of a value (copy.h) */
+	CopyRefusedFn refused;   /* copy_set_refused() */
+	void *refused_ctx;
 	ErrBuf err;              /* the last error */
 };
 
@@ -162,6 +166,17 @@ void copy_free(Copier *c)
 const char *copy_error(const Copier *c)
 {
 	return c->err.text;
+}
+
+bool copy_failed_on_value(const Copier *c)
+{
+	return c->bad_value;
+}
+
+void copy_set_refused(Copier *c, CopyRefusedFn fn, void *ctx)
+{
+	c->refused = fn;
+	c->refused_ctx = ctx;
 }
 
 /* --- feeding the applier ------------------------------------------------ */
@@ -270,6 +285,7 @@ static int batch_add_row(Reader *rd, Batch *b, char *row, size_t len)
 				     err, sizeof(err)))) {
 			errbuf_set(&rd->err, "could not apply Insert to \"%s.%s\": column \"%s\": %s",
 				   t->nspname, t->relname, t->cols[i].name, err);
+			rd->bad_value = true;
 			return -1;
 		}
 		if (v->kind == VAL_TEXT || v->kind == VAL_BLOB) {
@@ -465,7 +481,7 @@ static void reader_setup(Copier *c, const SourceTable *t, const ColumnType *type
 	copy_binary_start(&rd->bin);
 	rd->head = rd->nfilled = 0;
 	rd->filled_bytes = 0;
-	rd->done = rd->failed = rd->stopped = false;
+	rd->done = rd->failed = rd->stopped = rd->bad_value = false;
 	rd->rows = 0;
 	rd->waited_room = rd->waited_rows = rd->reader_cpu = 0;
 	rd->err.text[0] = '\0';
@@ -525,6 +541,7 @@ static bool write_rows(Copier *c, const SourceTable *t, pthread_t reader, uint64
 		ok = false;
 		if (!rd->stopped || !stopped(c, t))
 			errbuf_set(&c->err, "%s", rd->err.text);
+		c->bad_value = rd->bad_value;
 	}
 	*nrows = rows;
 	return ok;
@@ -580,6 +597,11 @@ static bool copy_rows(Copier *c, const SourceTable *t)
 	}
 	ok = write_rows(c, t, reader, &rows);
 	session_set_stop_check(c->s, c->stopping);
+	/* a value refused: the connection is to serve the next command */
+	if (!ok && c->bad_value && !session_copy_drain(c->s)) {
+		c->bad_value = false;
+		errbuf_set(&c->err, "%s", session_error(c->s));
+	}
 	if (!ok)
 		return false;
 	elapsed = mono_usecs() - started;
@@ -637,6 +659,7 @@ bool copy_begin_at(Copier *c, Lsn lsn)
 
 bool copy_one_table(Copier *c, const SourceTable *t, Lsn sync_lsn)
 {
+	c->bad_value = false;
 	return !stopped(c, t) && copy_make_table(c, t, sync_lsn) &&
 	       (c->schema_only || copy_rows(c, t));
 }
@@ -651,6 +674,31 @@ bool copy_commit_at(Copier *c, Lsn lsn)
 	msg.u.commit.commit_lsn = lsn;
 	msg.u.commit.end_lsn = lsn;
 	return feed(c, &msg);
+}
+
+/* copy_rows() of one table of copy_tables(), under a savepoint when a
+ * table refused is to be handed on (copy_set_refused()). */
+static bool copy_rows_or_hand_on(Copier *c, const SourceTable *t)
+{
+	bool privilege;
+
+	c->bad_value = false;
+	if (c->refused == NULL)
+		return copy_rows(c, t);
+	if (!session_copy_savepoint(c->s, false)) {
+		errbuf_set(&c->err, "%s", session_error(c->s));
+		return false;
+	}
+	if (copy_rows(c, t))
+		return true;
+	privilege = !c->bad_value && session_error_privilege(c->s);
+	if (stopped(c, t) || !(c->bad_value || privilege) || !session_connected(c->s))
+		return false;
+	if (!session_copy_savepoint(c->s, true)) {
+		errbuf_set(&c->err, "%s", session_error(c->s));
+		return false;
+	}
+	return c->refused(c->refused_ctx, t, privilege);
 }
 
 bool copy_tables(Copier *c, const SourceTable *tables, int n, Lsn consistent_point)
@@ -669,7 +717,7 @@ bool copy_tables(Copier *c, const SourceTable *tables, int n, Lsn consistent_poi
 	for (int i = 0; i < n && !c->schema_only; i++) {
 		notify_status("copying table %d of %d: %s.%s", i + 1, n, tables[i].nspname,
 			      tables[i].relname);
-		if (stopped(c, &tables[i]) || !copy_rows(c, &tables[i]))
+		if (stopped(c, &tables[i]) || !copy_rows_or_hand_on(c, &tables[i]))
 			return false;
 	}
 	return copy_commit_at(c, consistent_point);

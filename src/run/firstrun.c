@@ -258,6 +258,40 @@ static int copy_refused(Run *run, Copier *copier, const SourceTable *tables, int
 	return resume_first_run(run, nmt);
 }
 
+/* What a rebuild's copy_tables() needs to set a refused table aside. */
+typedef struct Refused {
+	Run *run;
+	Applier *apply;
+	const SourceTable *tables; /* all published, as reasons */
+	int ntables;
+	char **reasons;
+	const Copier *copier;
+} Refused;
+
+/*
+ * A rebuild's copy (all tables in one transaction) met a table the source
+ * refuses for want of a privilege, or with a value the mirror cannot store
+ * (copy_set_refused()): its mirror table goes from the copy's transaction
+ * and it waits, stored with the others' reasons; the rebuild goes on.
+ */
+static bool rebuild_refused(void *ctx, const SourceTable *t, bool privilege)
+{
+	Refused *rf = ctx;
+
+	for (int i = 0; i < rf->ntables; i++) {
+		if (rf->tables[i].oid != t->oid || rf->reasons[i] != NULL)
+			continue;
+		rf->reasons[i] = waiting_copy_reason(t, copy_error(rf->copier), privilege);
+		log_info("%s; the rebuild goes on without it", copy_error(rf->copier));
+		apply_forget_table(rf->apply, t->oid);
+		if (mirror_table_drop(rf->run->mirror, t->oid))
+			return true;
+		log_error("%s", mirror_error(rf->run->mirror));
+		return false;
+	}
+	return false;
+}
+
 /*
  * Makes the mirror's slot and fills the mirror from its snapshot: on a
  * first run, on a first run that did not finish (restart), and when the
@@ -307,6 +341,7 @@ int firstrun_run(Run *run, bool rebuild)
 	bool each = first && copy, copy_failed = true, ok;
 	bool opened = false, claimed = false; /* the file made here; the slot claimed in it */
 	bool made = false;                    /* the slot made here */
+	Refused refused = {0};
 
 	if (!session_slot_info(run->session, slot, &si) ||
 	    !replicate_wait_slot(run->session, slot, &si, SLOT_WAIT_MS)) {
@@ -418,8 +453,11 @@ int firstrun_run(Run *run, bool rebuild)
 	apply = apply_new(run->mirror, LSN_INVALID, run->catalog);
 	apply_defer_indexes(apply); /* made after the copy (replicate.c) */
 	copier = copy_new(run->session, apply, replicate_stopping);
+	refused = (Refused){run, apply, tables, ntables, reasons, copier};
 	if (!copy)
 		copy_set_schema_only(copier);
+	else if (!each)
+		copy_set_refused(copier, rebuild_refused, &refused);
 	/*
 	 * The applier's catalog questions (a type's, a column's attnum) are
 	 * asked on this connection, in the snapshot: they see the tables as
@@ -437,7 +475,8 @@ int firstrun_run(Run *run, bool rebuild)
 				 each ? "keeps the tables copied and copies the others"
 				      : "starts the copy over");
 			rc = EXIT_OK;
-		} else if (copy_failed && each && session_error_privilege(run->session)) {
+		} else if (copy_failed && each &&
+			   (session_error_privilege(run->session) || copy_failed_on_value(copier))) {
 			rc = copy_refused(run, copier, tables, ntables, reasons);
 		} else if (copy_failed)
 			log_error("%s", copy_error(copier));

@@ -317,23 +317,43 @@ static bool sync_order(Session *ss, const SyncTarget *tg, int n, const SourceTab
 }
 
 /*
- * The copy of a joining table tg failed for want of a privilege the check
- * before the snapshot did not see (granted then, or on some columns only):
- * it waits (waiting.c) rather than stop the others. True when it does.
+ * The copy of table tg failed for a reason of that table: a privilege the
+ * check before the snapshot did not see (granted then, or on some columns
+ * only), or a value the mirror cannot store. It waits (waiting.c) rather
+ * than stop the others, be it a table that joins or one synced again
+ * (--resync, its definition changed): that one's mirror table goes, in the
+ * waiting row's transaction, and its changes are skipped until a check can
+ * copy it. True when it waits.
  */
-static bool refused_join(Run *run, Session *ss, const SyncTarget *tg, const SourceTable *tables,
-			 int ntables, const char *err)
+static bool refused_table(Run *run, Applier *apply, Session *ss, Copier *c,
+			  const SyncTarget *tg, const SourceTable *tables, int ntables)
 {
 	const SourceTable *t = find_published(tables, ntables, tg->oid);
-	char *why;
-	bool ok;
+	bool privilege = !copy_failed_on_value(c) && session_error_privilege(ss), ok;
+	char *why = NULL;
 
-	if (t == NULL || tg->replace != NULL || tg->requested || !session_error_privilege(ss) ||
-	    replicate_stopping())
+	if (t == NULL || !(privilege || copy_failed_on_value(c)) || replicate_stopping())
 		return false;
-	why = xasprintf("%s; on the source, give the role pgmirror connects as the privilege "
-			"the copy of \"%s\".\"%s\" lacks", err, t->nspname, t->relname);
-	ok = waiting_store(run, t, 1, &why, true);
+	/* the privilege check's reason gives the GRANT to run, when it sees
+	 * what the server refused (a --resync after a REVOKE) */
+	if (!privilege || !waiting_sort(run, NULL, t, 1, NULL, NULL, 0, true, &why) || why == NULL)
+		why = waiting_copy_reason(t, copy_error(c), privilege);
+	mirror_rollback(run->mirror);
+	ok = mirror_begin(run->mirror) &&
+	     (tg->replace == NULL || mirror_table_drop(run->mirror, tg->oid));
+	if (!ok)
+		log_error("%s", mirror_error(run->mirror));
+	ok = ok && waiting_store(run, t, 1, &why, false);
+	if (ok && !mirror_commit(run->mirror)) {
+		log_error("%s", mirror_error(run->mirror));
+		ok = false;
+	}
+	mirror_rollback(run->mirror);
+	if (ok && tg->replace != NULL)
+		log_warning("mirror table \"%s\" is removed until source table \"%s.%s\" can be "
+			    "copied again", tg->replace, t->nspname, t->relname);
+	if (ok && apply != NULL)
+		apply_forget_table(apply, tg->oid);
 	free(why);
 	return ok;
 }
@@ -350,7 +370,7 @@ int tablesync_sync(Run *run, Applier *apply, const SyncTarget *given, int n)
 	char slot[SLOT_NAME_SIZE], lsn[LSN_TEXT_SIZE];
 	Lsn at = LSN_INVALID;
 	bool copy_failed = false, ok = true;
-	int rest = 0; /* tg[rest..n-1] are synced next (refused_join()) */
+	int rest = 0; /* tg[rest..n-1] are synced next (refused_table()) */
 
 	if (n == 0)
 		return EXIT_OK;
@@ -392,7 +412,7 @@ int tablesync_sync(Run *run, Applier *apply, const SyncTarget *given, int n)
 	} else if (replicate_stopping()) {
 		log_sync_stopped(run, copy_error(c), tg + i - 1, n - i + 1);
 		rc = EXIT_OK;
-	} else if (refused_join(run, ss, &tg[i - 1], tables, ntables, copy_error(c))) {
+	} else if (refused_table(run, apply, ss, c, &tg[i - 1], tables, ntables)) {
 		/* it waits; the others, in a snapshot of their own */
 		rest = i;
 	} else if (sync_tick != NULL && !sync_tick(sync_tick_ctx)) {
@@ -638,7 +658,6 @@ int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resyn
 			log_info("the columns of source table \"%s.%s\" changed (added, dropped, "
 				 "renamed or retyped) and no change of its rows brought them; mirror "
 				 "table \"%s\" is synced again", t->nspname, t->relname, mt[j].name);
-		/* a resync the user asked for fails rather than waits */
 		targets[ntargets++] = (SyncTarget){mt[j].relation_oid, mt[j].source_schema,
 						   mt[j].source_table, mt[j].name, asked};
 	}

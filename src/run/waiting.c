@@ -100,6 +100,16 @@ bool waiting_sort(Run *run, Session *s, const SourceTable *tables, int n, const 
 	return ok;
 }
 
+char *waiting_copy_reason(const SourceTable *t, const char *err, bool privilege)
+{
+	if (privilege)
+		return xasprintf("%s; on the source, give the role pgmirror connects as the "
+				 "privilege the copy of \"%s\".\"%s\" lacks", err, t->nspname,
+				 t->relname);
+	return xasprintf("%s, a value the mirror cannot store; its rows are copied once the "
+			 "source holds no such value", err);
+}
+
 void waiting_reasons_free(char **reasons, int n)
 {
 	for (int i = 0; i < n; i++) {

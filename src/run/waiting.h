@@ -27,6 +27,11 @@ bool waiting_sort(Run *run, Session *s, const SourceTable *tables, int n, const 
 	PGM_MUST_CHECK;
 void waiting_reasons_free(char **reasons, int n);
 
+/* Why t waits when its copy failed with err for a reason of its own: the
+ * source refused it for want of a privilege (privilege), or it holds a
+ * value the mirror cannot store (copy.h). malloc'd. */
+char *waiting_copy_reason(const SourceTable *t, const char *err, bool privilege);
+
 /*
  * Marks every table of tables[0..n-1] that has a reason as waiting, with a
  * warning when it begins to wait or its reason changed; in a transaction

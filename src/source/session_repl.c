@@ -186,6 +186,13 @@ bool session_commit(Session *s)
 			   "end the initial copy's transaction");
 }
 
+bool session_copy_savepoint(Session *s, bool back)
+{
+	return session_run(s, back ? "ROLLBACK TO SAVEPOINT pgmirror_copy" : "SAVEPOINT pgmirror_copy",
+			   0, NULL, PGRES_COMMAND_OK, NULL,
+			   back ? "go back past a table's copy" : "mark a table's copy");
+}
+
 int session_copy_next(Session *s, char **row, size_t *len)
 {
 	PGresult *res;
@@ -229,6 +236,17 @@ int session_copy_next(Session *s, char **row, size_t *len)
 	while ((res = PQgetResult(s->conn)) != NULL)
 		PQclear(res);
 	return ok ? 0 : -1;
+}
+
+bool session_copy_drain(Session *s)
+{
+	char *row;
+	size_t len;
+	int r;
+
+	while ((r = session_copy_next(s, &row, &len)) > 0)
+		;
+	return r == 0;
 }
 
 bool session_drop_slot(Session *s, const char *slot)

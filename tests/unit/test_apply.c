@@ -565,7 +565,38 @@ static void test_skip_applied(void **state)
 	assert_string_equal(query(f, "SELECT id FROM t ORDER BY id"), "1;2");
 }
 
-/* Errors name the column, and nothing of the transaction is kept. */
+/*
+ * A value the mirror cannot store makes its table wait: the table's mirror
+ * table goes with its rows of the transaction, its later changes are
+ * skipped, and the transaction's changes of other tables are applied; the
+ * reason names the column.
+ */
+static void test_value_makes_table_wait(void **state)
+{
+	Fixture *f = *state;
+	PgoValue buf[MAXCOLS];
+	PgoMessage m;
+
+	make_t(f);
+	relation_in_mirror(f, 1001, "b", 'f', 3, NAMES("i", "t", "n"),
+			   TYPES(OID_INT4, OID_TEXT, 1700), INTS(1, 1, 1));
+	begin(f);
+	insert(f, 1000, 3, ROW("5", "e", "big5"));
+	insert(f, 1001, 3, ROW("1", "a", "1.5"));
+	m = insert_msg(1000, 3, ROW("x", "e", "big"), buf);
+	assert_true(apply_message(f->a, &m));
+	insert(f, 1000, 3, ROW("6", "e", "big6"));
+	insert(f, 1001, 3, ROW("2", "b", "2.5"));
+	commit(f);
+	assert_true(apply_flush(f->a));
+	assert_string_equal(query(f, "SELECT count(*) FROM sqlite_master WHERE name = 't'"), "0");
+	assert_string_equal(query(f, "SELECT i FROM b ORDER BY i"), "1;2");
+	assert_string_equal(query(f, "SELECT reason LIKE '%Insert to \"public.t\": column \"id\"%"
+				  "cannot store%' FROM pgmirror_waiting WHERE relation_oid = 1000"),
+			    "1");
+}
+
+/* Protocol errors say what was wrong. */
 static void test_errors_name_columns(void **state)
 {
 	Fixture *f = *state;
@@ -573,14 +604,6 @@ static void test_errors_name_columns(void **state)
 	PgoMessage m;
 
 	make_t(f);
-	begin(f);
-	insert(f, 1000, 3, ROW("5", "e", "big5"));
-	m = insert_msg(1000, 3, ROW("x", "e", "big"), buf);
-	assert_false(apply_message(f->a, &m));
-	assert_non_null(strstr(apply_error(f->a),
-			       "could not apply Insert to \"public.t\": column \"id\": "));
-	assert_string_equal(query(f, "SELECT id FROM t ORDER BY id"), "1;2");
-
 	begin(f);
 	m = (PgoMessage){.type = PGO_DELETE};
 	m.u.delete.relid = 1000;
@@ -853,6 +876,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_added_column_keyless, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_added_text_column_keyless, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_skip_applied, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_value_makes_table_wait, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_errors_name_columns, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_binary_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_name_clash, setup, teardown),
