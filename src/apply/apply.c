@@ -1,9 +1,9 @@
 /*
  * apply.c: from decoded messages to mirror changes: transaction
  * boundaries, the grouping of source transactions into SQLite ones, the
- * dispatch of messages, and the row changes (and, for --verify, rows
- * converted without being applied). The relation cache and the
- * making of mirror tables are in apply_schema.c.
+ * dispatch of messages, and the row changes. A change's tuple is made
+ * into values in apply_tuple.c; the relation cache and the making of
+ * mirror tables are in apply_schema.c.
  *
  * One apply_X() per message kind behind a switch, as PostgreSQL's
  * apply_dispatch() does.
@@ -166,119 +166,6 @@ static bool apply_commit(Applier *a, const PgoCommit *c)
 
 static void abort_group(Applier *a);
 
-/*
- * apply_convert_value() for a value in binary format (pgoutput's 'b', in a
- * stream that asked for binary): values_convert_binary() stores exactly
- * what the text path stores.
- */
-static bool convert_binary(Applier *a, RelEntry *r, int col, const char *data, size_t len,
-			   ValueBuf *buf, Value *out, char *err, size_t errsize)
-{
-	bool ok;
-
-	/* pgoutput sends 'b' for every type with a send function: one that
-	 * is not read in binary means the stream should have gone back to
-	 * text at its Relation message (stream.c) */
-	if (!values_binary_supported(r->cols[col].type_oid, r->types[col], a->server_version)) {
-		snprintf(err, errsize, "a value in binary format of type OID %u, which pgmirror "
-			 "reads only in text format", (unsigned)r->cols[col].type_oid);
-		return false;
-	}
-	ok = values_convert_binary(r->cols[col].type_oid, r->types[col], a->server_version, data,
-				   len, buf, out, err, errsize);
-	if (buf->cap > VALUES_BUF_KEEP)
-		a->big_bufs = r->big_bufs = true;
-	return ok;
-}
-
-/*
- * Converts a tuple into vals. is_new: 'u' means "keep the current value"
- * (keep[i]); in an old tuple it means the column cannot identify the row
- * (used[i] false). For a key tuple ('K'), only key columns identify the
- * row; the others are sent as NULL and mean nothing.
- */
-static bool convert_tuple(Applier *a, RelEntry *r, const PgoTuple *tup, char kind,
-			  bool is_new, const char *what)
-{
-	Value *vals = is_new ? r->newvals : r->oldvals;
-	ValueBuf *bufs = is_new ? r->newbufs : r->oldbufs;
-	char err[256];
-
-	a->bad_value = false;
-	if (tup->ncols != r->ncols) {
-		errbuf_set(&a->err, "protocol error: %s for \"%s\" has %u columns, its Relation "
-			  "message %d", what, r->display, tup->ncols, r->ncols);
-		return false;
-	}
-	for (int i = 0; i < r->ncols; i++) {
-		const PgoValue *v = &tup->cols[i];
-
-		if (is_new)
-			r->keep[i] = false;
-		else
-			r->used[i] = kind == 'O' || r->is_key[i];
-		switch (v->kind) {
-		case PGO_COL_NULL:
-			vals[i].kind = VAL_NULL;
-			break;
-		case PGO_COL_UNCHANGED:
-			vals[i].kind = VAL_NULL;
-			if (is_new)
-				r->keep[i] = true;
-			else
-				r->used[i] = false;
-			break;
-		case PGO_COL_TEXT:
-		case PGO_COL_BINARY:
-			if (!(v->kind == PGO_COL_TEXT
-			      ? apply_convert_value(a, r, i, (const char *)v->data, v->len, &bufs[i],
-						    &vals[i], err, sizeof(err))
-			      : convert_binary(a, r, i, (const char *)v->data, v->len, &bufs[i],
-					       &vals[i], err, sizeof(err)))) {
-				errbuf_set(&a->err, "could not apply %s to \"%s\": column \"%s\": %s",
-					  what, r->display, r->cols[i].name, err);
-				/* a value refused, not one in a format the stream
-				 * should not have sent (convert_binary()) */
-				a->bad_value = v->kind == PGO_COL_TEXT ||
-					       values_binary_supported(r->cols[i].type_oid,
-								       r->types[i],
-								       a->server_version);
-				return false;
-			}
-			break;
-		default:
-			errbuf_set(&a->err, "protocol error: %s for \"%s\": column \"%s\" has "
-				  "unknown kind 0x%02x", what, r->display, r->cols[i].name,
-				  (unsigned char)v->kind);
-			return false;
-		}
-	}
-	return true;
-}
-
-/*
- * A change's tuple could not be converted (convert_tuple() failed). A value
- * the mirror cannot store is a reason of its table, which waits (its
- * mirror table goes in this transaction, with its rows of it; its changes
- * are skipped until a check can copy it), while the others' changes of the
- * transaction are applied: true then, the change skipped. Else false, the
- * error set.
- */
-static bool tuple_failed(Applier *a, RelEntry *r)
-{
-	char lsn[LSN_TEXT_SIZE], *why;
-	bool waits;
-
-	if (!a->bad_value || a->sync_mode || r->table == NULL)
-		return false;
-	why = xasprintf("%s (in the transaction committed at %s), a value the mirror cannot "
-			"store; the table is copied again once the source holds no such value",
-			a->err.text, lsn_format(a->txn_final_lsn, lsn));
-	waits = apply_wait_table(a, r, why);
-	free(why);
-	return waits;
-}
-
 static bool mirror_failed(Applier *a, const RelEntry *r, const char *what)
 {
 	char lsn[LSN_TEXT_SIZE];
@@ -369,8 +256,8 @@ static bool apply_insert(Applier *a, const PgoInsert *ins)
 
 	if (r == NULL)
 		return skip;
-	if (!convert_tuple(a, r, &ins->newtup, 'N', true, "Insert"))
-		return tuple_failed(a, r);
+	if (!apply_convert_tuple(a, r, &ins->newtup, 'N', true, "Insert"))
+		return apply_tuple_failed(a, r);
 	if (apply_ranges_active(a, r) && !apply_ranges_row(a, r, r->newvals))
 		return true; /* its range's snapshot, or the copy to come, has it */
 	/*
@@ -452,11 +339,11 @@ static bool apply_update(Applier *a, const PgoUpdate *up)
 
 	if (r == NULL)
 		return skip;
-	if (!convert_tuple(a, r, &up->newtup, 'N', true, "Update"))
-		return tuple_failed(a, r);
+	if (!apply_convert_tuple(a, r, &up->newtup, 'N', true, "Update"))
+		return apply_tuple_failed(a, r);
 	if (up->old_kind != 0) {
-		if (!convert_tuple(a, r, &up->oldtup, up->old_kind, false, "Update"))
-			return tuple_failed(a, r);
+		if (!apply_convert_tuple(a, r, &up->oldtup, up->old_kind, false, "Update"))
+			return apply_tuple_failed(a, r);
 		match = r->oldvals;
 	} else {
 		/* The key did not change: the new tuple holds it. */
@@ -488,8 +375,8 @@ static bool apply_delete(Applier *a, const PgoDelete *del)
 
 	if (r == NULL)
 		return skip;
-	if (!convert_tuple(a, r, &del->oldtup, del->old_kind, false, "Delete"))
-		return tuple_failed(a, r);
+	if (!apply_convert_tuple(a, r, &del->oldtup, del->old_kind, false, "Delete"))
+		return apply_tuple_failed(a, r);
 	if (!check_key(a, r, "Delete"))
 		return false;
 	if (apply_ranges_active(a, r) && !apply_ranges_row(a, r, r->oldvals))
@@ -687,39 +574,4 @@ int apply_unknown_relations(const Applier *a, const uint32_t **oids)
 void apply_clear_unknown(Applier *a)
 {
 	a->nunknown = 0;
-}
-
-/* Without a transaction and without a mirror table: --verify only reads. */
-static RelEntry *rel_described(Applier *a, uint32_t relid)
-{
-	RelEntry *r = apply_rel_find(a, relid);
-
-	if (r != NULL)
-		return r;
-	errbuf_set(&a->err, "no Relation message described relation OID %u", relid);
-	return NULL;
-}
-
-bool apply_relation_types(Applier *a, uint32_t relid, const ColumnType **types, int *ncols)
-{
-	RelEntry *r = rel_described(a, relid);
-
-	if (r == NULL)
-		return false;
-	*types = r->types;
-	*ncols = r->ncols;
-	return true;
-}
-
-bool apply_convert_row(Applier *a, uint32_t relid, const PgoTuple *tup, const Value **vals)
-{
-	RelEntry *r;
-
-	if (a->big_bufs)
-		apply_trim_scratch(a); /* the last row's values are used by now */
-	if ((r = rel_described(a, relid)) == NULL ||
-	    !convert_tuple(a, r, tup, 'N', true, "a row"))
-		return false;
-	*vals = r->newvals;
-	return true;
 }

@@ -118,6 +118,16 @@ void apply_catalog_failed(Applier *a);
  * invariant 14), in the open group; its changes are skipped until a check
  * syncs it as a joining table. False with a->err. */
 bool apply_wait_table(Applier *a, RelEntry *r, const char *why) PGM_MUST_CHECK;
+/*
+ * Converts a change's tuple into r's newvals (is_new) or oldvals
+ * (apply_tuple.c); kind is the tuple's ('N', 'K', 'O'). False with the
+ * error set, a->bad_value telling a value the mirror cannot store.
+ */
+bool apply_convert_tuple(Applier *a, RelEntry *r, const PgoTuple *tup, char kind, bool is_new,
+			 const char *what) PGM_MUST_CHECK;
+/* After apply_convert_tuple() failed: true when r's table now waits for a
+ * value it cannot store (the change skipped), else false, the error kept. */
+bool apply_tuple_failed(Applier *a, RelEntry *r) PGM_MUST_CHECK;
 
 /* apply_schema.c */
 /* Frees every cached relation (their mirror tables' statements too). */
