@@ -498,10 +498,13 @@ static void note_unknown(Applier *a, RelEntry *r)
 bool apply_sync_again(Applier *a, RelEntry *r)
 {
 	/* stored with the changes skipped: a run killed before the copy
-	 * leaves the next run's check a definition that differs */
+	 * leaves the next run's check a definition that differs, and no
+	 * publications' fingerprint, so that the check reads the definitions
+	 * (a fingerprint that matches would skip them) */
 	if (!apply_open_group(a) ||
 	    !mirror_set_definition(a->m, r->oid, "(to be synced again: a change came "
-				   "without a value)")) {
+				   "without a value)") ||
+	    !mirror_set_publication_fingerprint(a->m, NULL)) {
 		errbuf_set(&a->err, "could not mark mirror table \"%s\" to be synced again: %s",
 			  r->def.name, mirror_error(a->m));
 		return false;

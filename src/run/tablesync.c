@@ -642,7 +642,11 @@ int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resyn
 							   mt[j].source_table, NULL, false};
 			continue;
 		}
-		if (t != NULL && !(asked || needed) &&
+		/* columns changed with no change of rows to bring them: looked
+		 * for only once the stream has run (a check of a service), since
+		 * at start the stream may yet bring them with the rows' changes,
+		 * which a copy would replace without the user's triggers */
+		if (t != NULL && !(asked || needed) && tick != NULL &&
 		    !columns_changed(run, &mt[j], t, &recolumned)) {
 			rc = EXIT_ERROR;
 			goto done;

@@ -165,10 +165,10 @@ def part_decoding(ctx, path, slot):
     mark = len(proc.stderr().splitlines())
     m0 = ctx.mirror_lsn(path)
     t0 = time.time()
-    ctx.sql("INSERT INTO noise SELECT g, 'n' FROM generate_series(1, 500000) g")
+    ctx.sql("INSERT INTO noise SELECT g, 'n' FROM generate_series(1, 2000000) g")
     committed = time.time()
     end = ctx.source_flush_lsn()
-    harness.log("decoding: 500,000 rows committed in %.1f s, %d bytes of WAL"
+    harness.log("decoding: 2,000,000 rows committed in %.1f s, %d bytes of WAL"
                 % (committed - t0, end - m0))
     # the service's health while the walsender decodes: never in sync
     # past the big commit before the mirror has reached it
