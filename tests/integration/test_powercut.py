@@ -199,13 +199,19 @@ class Soak:
         self.mirror()
 
     def resumed_copy(self, i):
-        """A first copy cut in its middle, then its resume cut again."""
+        """A first copy cut in its middle, then its resume cut again; t1's
+        copy goes in parts of 500 rows, so the cuts fall between and in
+        the parts of a copy that resumes inside the table."""
         self.fresh()
-        env = self.pc.env(op="sync", nth=self.rnd.randint(3, 12), match="-wal")
-        self.ctx.run(self.args(), env=env, timeout=120)
-        self.ctx.wait_slot_inactive(self.slot)
-        self.pc.rewind()
-        self.cut("resumed_copy", i, self.args())
+        os.environ["PGMIRROR_TEST_PART_ROWS"] = "500"
+        try:
+            env = self.pc.env(op="sync", nth=self.rnd.randint(3, 12), match="-wal")
+            self.ctx.run(self.args(), env=env, timeout=120)
+            self.ctx.wait_slot_inactive(self.slot)
+            self.pc.rewind()
+            self.cut("resumed_copy", i, self.args())
+        finally:
+            del os.environ["PGMIRROR_TEST_PART_ROWS"]
 
     def streaming(self, i):
         self.mirror()
