@@ -80,10 +80,13 @@ static void time_metric(const char *name, const char *help, const char *slot,
 			const char *when)
 {
 	double secs = 0;
+	/* a stored time that cannot be read is not known; read before secs is
+	 * passed: the order in which a call's arguments are evaluated is the
+	 * compiler's (clang read secs first, so every time printed 0) */
+	bool known = when == NULL || pgtime_parse_utc(when, &secs);
 
 	metric_head(name, help);
-	/* a stored time that cannot be read is not known */
-	sample_double(name, slot, secs, when == NULL || pgtime_parse_utc(when, &secs));
+	sample_double(name, slot, secs, known);
 }
 
 /* The number of tables in state. */
