@@ -251,6 +251,12 @@ def random_cuts(ctx, link):
     rng = random.Random(int(os.environ.get("SEED", "0")) or None)
     stop = threading.Event()
     claimed = threading.Event()
+    # the gaps between cuts are drawn anew each time; after a try that
+    # stored nothing (on a loaded machine a try's start, its snapshot and
+    # first part can take longer than the gap) they grow, up to 8 times,
+    # so that each try gets a fair chance to store a part; a try that
+    # stored one brings them back
+    grace = [1.0]
 
     def cutter():
         while not stop.is_set():
@@ -262,12 +268,12 @@ def random_cuts(ctx, link):
                     pass
                 stop.wait(0.005)
                 continue
-            stop.wait(rng.uniform(0.3, 2.0))
+            stop.wait(rng.uniform(0.3, 2.0) * grace[0])
             link.cut()
 
     th = threading.Thread(target=cutter, daemon=True)
     th.start()
-    tries, rc, err = 0, 1, ""
+    tries, rc, err, rows_stored = 0, 1, "", 0
     try:
         while rc != 0:
             tries += 1
@@ -275,7 +281,10 @@ def random_cuts(ctx, link):
             rc, out, err = ctx.run(link_args(ctx, link, path, slot, "pubr", "--once", "-v"),
                                    env=ENV, timeout=120)
             check(rc in (0, 1), "try %d exited %d:\n%s" % (tries, rc, err))
-            rows, key = copy_progress(ctx, path, table)
+            before = rows_stored
+            rows_stored, key = copy_progress(ctx, path, table)
+            rows_stored = rows_stored or 0
+            grace[0] = 1.0 if rows_stored > before else min(grace[0] * 2, 8.0)
             if rc == 1 and key is not None:
                 changes(ctx, table, key, tries)
             ctx.wait_slot_inactive(slot)
