@@ -48,64 +48,6 @@
 #include "pgmirror/copy_text.h"
 #include "copy_internal.h"
 
-#define NBATCHES 32
-#define BATCH_ROWS 512
-#define BATCH_VALUES 4096       /* fewer rows of a wide table */
-#define BATCH_BYTES ((size_t)64 << 10)
-
-/* Rows converted by the reader for the writer; one of the ring. */
-typedef struct Batch {
-	int nrows;
-	Value *vals;         /* nrows x ncols; text and blobs point into data */
-	size_t *offs;        /* where each value's bytes start in data */
-	size_t nvals_cap;    /* of vals and offs */
-	char *data;          /* the values' bytes */
-	size_t len, cap;     /* of data */
-} Batch;
-
-/* The reader thread's state, shared with the writer under mu. */
-typedef struct Reader {
-	pthread_mutex_t mu;
-	pthread_cond_t filled;   /* a batch was filled, or the reader ended */
-	pthread_cond_t freed;    /* a batch was used, or the writer gave up */
-	Batch batches[NBATCHES];
-	int head;                /* the oldest filled batch */
-	int nfilled;             /* filled batches from head on */
-	size_t filled_bytes;     /* the bytes of their values */
-	bool done;               /* the reader ended (see failed) */
-	bool failed;             /* ... with an error in err (or stopped) */
-	bool stopped;            /* ... because the stop check said so */
-	bool bad_value;          /* ... on a value the mirror cannot store */
-	/* the reader's own, not shared until done */
-	const SourceTable *t;
-	const ColumnType *types; /* the applier's, read-only meanwhile */
-	bool binary;             /* the COPY is in binary format ... */
-	CopyBinary bin;          /* ... and is there */
-	int server_version;      /* the source's: binary values are read per it */
-	PgoValue *fields;        /* one row's fields */
-	ValueBuf *scratch;       /* per column, reused */
-	uint64_t rows;           /* rows read */
-	int64_t waited_room;     /* usecs the reader waited for a free batch */
-	int64_t waited_rows;     /* usecs the writer waited for a filled one */
-	int64_t reader_cpu;      /* usecs of CPU the reader used, once done */
-	ErrBuf err;
-} Reader;
-
-struct Copier {
-	Session *s;
-	Applier *a;
-	bool (*stopping)(void);  /* a signal asked pgmirror to stop */
-	Reader rd;               /* buffers kept from table to table */
-	int ncols_cap;           /* of rd.fields and rd.scratch */
-	bool schema_only;        /* make the tables, copy no rows */
-	const SourceOrder *order; /* the next table's key order (copy_parts.c) */
-	CopyBatchHook hook;      /* ... and what to do after each batch of it */
-	void *hook_ctx;
-	bool bad_value;          /* the last error is of a value (copy.h) */
-	CopyRefusedFn refused;   /* copy_set_refused() */
-	void *refused_ctx;
-	ErrBuf err;              /* the last error */
-};
 
 /*
  * The session's stop check during a copy: the writer giving up. The
@@ -181,7 +123,7 @@ void copy_set_refused(Copier *c, CopyRefusedFn fn, void *ctx)
 
 /* --- feeding the applier ------------------------------------------------ */
 
-static bool feed(Copier *c, const PgoMessage *msg)
+bool copy_feed(Copier *c, const PgoMessage *msg)
 {
 	if (!apply_message(c->a, msg)) {
 		errbuf_set(&c->err, "%s", apply_error(c->a));
@@ -219,13 +161,13 @@ static bool describe_table(Copier *c, const SourceTable *t)
 	bool ok;
 
 	copy_relation_message(t, cols, &msg);
-	ok = feed(c, &msg);
+	ok = copy_feed(c, &msg);
 	free(cols);
 	return ok;
 }
 
 /* True, with the error set, when a signal asked pgmirror to stop. */
-static bool stopped(Copier *c, const SourceTable *t)
+bool copy_stopped(Copier *c, const SourceTable *t)
 {
 	if (c->stopping == NULL || !c->stopping())
 		return false;
@@ -422,7 +364,7 @@ static Batch *batch_next(Copier *c, const SourceTable *t, bool *stop)
 
 		if (pthread_cond_timedwait(&rd->filled, &rd->mu, &ts) == ETIMEDOUT) {
 			pthread_mutex_unlock(&rd->mu);
-			if ((*stop = stopped(c, t)))
+			if ((*stop = copy_stopped(c, t)))
 				return NULL;
 			pthread_mutex_lock(&rd->mu);
 		}
@@ -508,7 +450,7 @@ static bool write_rows(Copier *c, const SourceTable *t, pthread_t reader, uint64
 		if (!ok)
 			errbuf_set(&c->err, "%s", apply_error(c->a));
 		/* a flag to look at, for every batch (at most 512 rows) */
-		else if (stopped(c, t))
+		else if (copy_stopped(c, t))
 			ok = false;
 		else {
 			rows += (uint64_t)b->nrows;
@@ -539,7 +481,7 @@ static bool write_rows(Copier *c, const SourceTable *t, pthread_t reader, uint64
 		ok = false;
 	else if (ok && rd->failed) {
 		ok = false;
-		if (!rd->stopped || !stopped(c, t))
+		if (!rd->stopped || !copy_stopped(c, t))
 			errbuf_set(&c->err, "%s", rd->err.text);
 		c->bad_value = rd->bad_value;
 	}
@@ -560,7 +502,7 @@ bool copy_make_table(Copier *c, const SourceTable *t, Lsn sync_lsn)
 }
 
 /* Copies the rows of t into its table, made by copy_make_table(). */
-static bool copy_rows(Copier *c, const SourceTable *t)
+bool copy_table_rows(Copier *c, const SourceTable *t)
 {
 	int64_t started = mono_usecs(), cpu = thread_cpu_usecs(), elapsed;
 	const ColumnType *types;
@@ -625,7 +567,7 @@ bool copy_rows_ordered(Copier *c, const SourceTable *t, const SourceOrder *order
 	c->order = order;
 	c->hook = hook;
 	c->hook_ctx = ctx;
-	ok = copy_rows(c, t);
+	ok = copy_table_rows(c, t);
 	c->order = NULL;
 	c->hook = NULL;
 	c->hook_ctx = NULL;
@@ -645,80 +587,4 @@ Session *copy_session(const Copier *c)
 void copy_set_error(Copier *c, const char *text)
 {
 	errbuf_set(&c->err, "%s", text);
-}
-
-bool copy_begin_at(Copier *c, Lsn lsn)
-{
-	PgoMessage msg;
-
-	memset(&msg, 0, sizeof(msg));
-	msg.type = PGO_BEGIN;
-	msg.u.begin.final_lsn = lsn;
-	return feed(c, &msg);
-}
-
-bool copy_one_table(Copier *c, const SourceTable *t, Lsn sync_lsn)
-{
-	c->bad_value = false;
-	return !stopped(c, t) && copy_make_table(c, t, sync_lsn) &&
-	       (c->schema_only || copy_rows(c, t));
-}
-
-bool copy_commit_at(Copier *c, Lsn lsn)
-{
-	PgoMessage msg;
-
-	/* No source commit time: the copy is of a snapshot, not of a commit. */
-	memset(&msg, 0, sizeof(msg));
-	msg.type = PGO_COMMIT;
-	msg.u.commit.commit_lsn = lsn;
-	msg.u.commit.end_lsn = lsn;
-	return feed(c, &msg);
-}
-
-/* copy_rows() of one table of copy_tables(), under a savepoint when a
- * table refused is to be handed on (copy_set_refused()). */
-static bool copy_rows_or_hand_on(Copier *c, const SourceTable *t)
-{
-	bool privilege;
-
-	c->bad_value = false;
-	if (c->refused == NULL)
-		return copy_rows(c, t);
-	if (!session_copy_savepoint(c->s, false)) {
-		errbuf_set(&c->err, "%s", session_error(c->s));
-		return false;
-	}
-	if (copy_rows(c, t))
-		return true;
-	privilege = !c->bad_value && session_error_privilege(c->s);
-	if (stopped(c, t) || !(c->bad_value || privilege) || !session_connected(c->s))
-		return false;
-	if (!session_copy_savepoint(c->s, true)) {
-		errbuf_set(&c->err, "%s", session_error(c->s));
-		return false;
-	}
-	return c->refused(c->refused_ctx, t, privilege);
-}
-
-bool copy_tables(Copier *c, const SourceTable *tables, int n, Lsn consistent_point)
-{
-	if (!copy_begin_at(c, consistent_point))
-		return false;
-	if (!apply_reset(c->a)) {
-		errbuf_set(&c->err, "%s", apply_error(c->a));
-		return false;
-	}
-	/* every table first, then the rows (above); many small tables take a
-	 * while too: look before each one */
-	for (int i = 0; i < n; i++)
-		if (stopped(c, &tables[i]) || !copy_make_table(c, &tables[i], LSN_INVALID))
-			return false;
-	for (int i = 0; i < n && !c->schema_only; i++) {
-		notify_status("copying table %d of %d: %s.%s", i + 1, n, tables[i].nspname,
-			      tables[i].relname);
-		if (stopped(c, &tables[i]) || !copy_rows_or_hand_on(c, &tables[i]))
-			return false;
-	}
-	return copy_commit_at(c, consistent_point);
 }
