@@ -76,3 +76,15 @@ CREATE TABLE IF NOT EXISTS pgmirror_waiting (
     reason        TEXT NOT NULL,              -- why it waits, and what to do
     since         TEXT NOT NULL               -- UTC: when it began to wait
 );
+
+-- The tables a sync (a first run, tables that join) is to copy and has not
+-- begun, with the source's estimate of their rows (NULL: not known), so
+-- that --status shows what is left; a table's row counts no more once it
+-- has a mirror table of its own (its copy began) or waits. Replaced by
+-- each sync when it starts, emptied when it ends.
+CREATE TABLE IF NOT EXISTS pgmirror_pending (
+    relation_oid  INTEGER PRIMARY KEY,        -- source pg_class OID
+    source_schema TEXT NOT NULL,
+    source_table  TEXT NOT NULL,
+    estimate      INTEGER                     -- the source's estimate of its rows
+);

@@ -642,7 +642,7 @@ bool mirror_drop_all_tables(Mirror *m)
 	}
 	free(names);
 	return ok && mirror_exec(m, "DELETE FROM pgmirror_tables; DELETE FROM pgmirror_columns; "
-				 "DELETE FROM pgmirror_waiting");
+				 "DELETE FROM pgmirror_waiting; DELETE FROM pgmirror_pending");
 }
 
 bool mirror_list_tables(Mirror *m, char ***names, int *n)

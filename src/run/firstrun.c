@@ -192,6 +192,7 @@ static bool copy_each_table(Run *run, Copier *copier, Applier *apply, const Sour
 	int64_t *rows = xcalloc((size_t)ntables + 1, sizeof(int64_t));
 	int64_t *bytes = xcalloc((size_t)ntables + 1, sizeof(int64_t));
 	int *perm = xcalloc((size_t)ntables + 1, sizeof(int));
+	SyncTarget *pend = NULL;
 	bool ok = false;
 
 	*copy_failed = false;
@@ -200,6 +201,13 @@ static bool copy_each_table(Run *run, Copier *copier, Applier *apply, const Sour
 		goto done;
 	}
 	copy_parts_order(run->session, tables, bytes, ntables, perm);
+	/* what is left to copy, for --status */
+	pend = xcalloc((size_t)ntables + 1, sizeof(SyncTarget));
+	for (int i = 0; i < ntables; i++)
+		pend[i] = (SyncTarget){tables[i].oid, tables[i].nspname, tables[i].relname, NULL,
+				       false};
+	if (!waiting_note_pending(run, pend, rows, ntables))
+		goto done;
 	for (int k = 0; k < ntables; k++) {
 		int i = perm[k];
 
@@ -217,8 +225,9 @@ static bool copy_each_table(Run *run, Copier *copier, Applier *apply, const Sour
 		}
 		run->worked = true; /* the copy made progress */
 	}
-	ok = true;
+	ok = waiting_note_pending(run, NULL, NULL, 0);
 done:
+	free(pend);
 	free(rows);
 	free(bytes);
 	free(perm);

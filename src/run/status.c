@@ -11,7 +11,9 @@
  * (RFC 8259: strings escaped, bytes that are not UTF-8 as U+FFFD, what is
  * not known as null), for a fleet's monitoring; --prometheus in
  * Prometheus' text format (status_prom.c). A table that waits
- * (pgmirror_waiting) is shown with its state, why and since when.
+ * (pgmirror_waiting) is shown with its state, why and since when; one a
+ * sync is still to copy and has not begun (pgmirror_pending) as
+ * "pending", with the source's estimate of its rows.
  */
 #include "config.h"
 
@@ -23,6 +25,7 @@
 
 #include "pgmirror/copy_ranges.h"
 #include "pgmirror/mirror.h"
+#include "pgmirror/mirror_pending.h"
 #include "pgmirror/mirror_waiting.h"
 #include "pgmirror/naming.h"
 #include "pgmirror/replicate.h" /* the exit codes */
@@ -92,8 +95,32 @@ static void json_waiting(const MirrorWaiting *w, int nw, bool first)
 	}
 }
 
+/* The tables a sync has still to copy (pgmirror_pending), last: state
+ * "pending", no rows, the copy's rows 0 of the source's estimate. */
+static void json_pending(const MirrorPending *p, int np, bool first)
+{
+	for (int i = 0; i < np; i++) {
+		char *name = naming_table(p[i].source_schema, p[i].source_table);
+		char *source = xasprintf("%s.%s", p[i].source_schema, p[i].source_table);
+
+		fputs(first && i == 0 ? "\n    {\"name\": " : ",\n    {\"name\": ", stdout);
+		json_string(name);
+		fputs(", \"source\": ", stdout);
+		json_string(source);
+		fputs(", \"rows\": null, \"generation\": null, \"state\": \"pending\", "
+		      "\"copy\": {\"rows\": 0, \"estimated_rows\": ", stdout);
+		if (p[i].estimate >= 0)
+			printf("%" PRId64 "}}", p[i].estimate);
+		else
+			fputs("null}}", stdout);
+		free(name);
+		free(source);
+	}
+}
+
 static void print_json(const char *path, const MirrorState *st, const MirrorHealth *h,
-		       const TableStatus *t, int n, const MirrorWaiting *w, int nw)
+		       const TableStatus *t, int n, const MirrorWaiting *w, int nw,
+		       const MirrorPending *p, int np)
 {
 	char lsn[LSN_TEXT_SIZE];
 
@@ -124,7 +151,7 @@ static void print_json(const char *path, const MirrorState *st, const MirrorHeal
 	json_field("last_error", h->last_error);
 	json_field("last_error_time", h->last_error_time);
 	json_key("tables", false);
-	fputs(n + nw ? "[" : "[]", stdout);
+	fputs(n + nw + np ? "[" : "[]", stdout);
 	for (int i = 0; i < n; i++) {
 		fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", stdout);
 		json_string(t[i].name);
@@ -141,7 +168,8 @@ static void print_json(const char *path, const MirrorState *st, const MirrorHeal
 			       "}}", t[i].copy_rows, t[i].copy_estimate);
 	}
 	json_waiting(w, nw, n == 0);
-	fputs(n + nw ? "\n  ]\n}\n" : "\n}\n", stdout);
+	json_pending(p, np, n + nw == 0);
+	fputs(n + nw + np ? "\n  ]\n}\n" : "\n}\n", stdout);
 }
 
 /*
@@ -184,7 +212,8 @@ static void text_waiting(const MirrorWaiting *w, int nw)
 }
 
 static void print_text(const char *path, const MirrorState *st, const MirrorHealth *h,
-		       const TableStatus *t, int n, const MirrorWaiting *w, int nw)
+		       const TableStatus *t, int n, const MirrorWaiting *w, int nw,
+		       const MirrorPending *p, int np)
 {
 	char lsn[LSN_TEXT_SIZE];
 
@@ -208,7 +237,7 @@ static void print_text(const char *path, const MirrorState *st, const MirrorHeal
 	text_field("last_rebuild_reason", h->last_rebuild_reason);
 	text_field("last_error", h->last_error);
 	text_field("last_error_time", h->last_error_time);
-	printf("tables: %d\ntables_waiting: %d\n", n, nw);
+	printf("tables: %d\ntables_waiting: %d\ntables_pending: %d\n", n, nw, np);
 	for (int i = 0; i < n; i++) {
 		char est[32] = "-";
 
@@ -224,23 +253,40 @@ static void print_text(const char *path, const MirrorState *st, const MirrorHeal
 		}
 	}
 	text_waiting(w, nw);
+	/* the tables not begun: "pending: ESTIMATE NAME", as a copying line */
+	for (int i = 0; i < np; i++) {
+		char *name = naming_table(p[i].source_schema, p[i].source_table);
+
+		if (p[i].estimate >= 0)
+			printf("pending: %" PRId64 " ", p[i].estimate);
+		else
+			fputs("pending: - ", stdout);
+		text_value(name);
+		putchar('\n');
+		free(name);
+	}
 }
 
 /* --prometheus, the waiting tables counted in pgmirror_tables{state="waiting"}
  * (they have no rows of their own: rows -1). */
 static void prom_print(const MirrorState *st, const MirrorHealth *h, const TableStatus *t, int n,
-		       const MirrorWaiting *w, int nw)
+		       const MirrorWaiting *w, int nw, const MirrorPending *p, int np)
 {
-	TableStatus *all = xcalloc((size_t)n + (size_t)nw + 1, sizeof(TableStatus));
+	TableStatus *all = xcalloc((size_t)n + (size_t)nw + (size_t)np + 1, sizeof(TableStatus));
 
 	memcpy(all, t, (size_t)n * sizeof(TableStatus));
 	for (int i = 0; i < nw; i++)
 		all[n + i] = (TableStatus){.name = naming_table(w[i].source_schema,
 								 w[i].source_table),
 					   .rows = -1, .generation = -1, .state = "waiting"};
-	status_prom_print(st, h, all, n + nw);
-	for (int i = 0; i < nw; i++)
-		free(all[n + i].name);
+	/* and those not begun, counted in pgmirror_tables{state="pending"} */
+	for (int i = 0; i < np; i++)
+		all[n + nw + i] = (TableStatus){.name = naming_table(p[i].source_schema,
+								      p[i].source_table),
+						.rows = -1, .generation = -1, .state = "pending"};
+	status_prom_print(st, h, all, n + nw + np);
+	for (int i = n; i < n + nw + np; i++)
+		free(all[i].name);
 	free(all);
 }
 
@@ -269,8 +315,9 @@ int status_print(const char *mirror_path, StatusFormat format)
 	MirrorHealth h = {0};
 	TableStatus *t = NULL;
 	MirrorWaiting *w = NULL;
+	MirrorPending *p = NULL;
 	char *err = NULL, **names = NULL;
-	int n = 0, nw = 0, rc = EXIT_ERROR;
+	int n = 0, nw = 0, np = 0, rc = EXIT_ERROR;
 	struct stat sb;
 	MirrorOpenResult r;
 
@@ -286,7 +333,8 @@ int status_print(const char *mirror_path, StatusFormat format)
 		return r == MIRROR_OPEN_LOCKED ? EXIT_IN_USE : EXIT_ERROR;
 	}
 	if (!mirror_read_state(m, &st) || !mirror_read_health(m, &h) ||
-	    !mirror_list_tables(m, &names, &n) || !mirror_waiting_list(m, &w, &nw)) {
+	    !mirror_list_tables(m, &names, &n) || !mirror_waiting_list(m, &w, &nw) ||
+	    !mirror_pending_list(m, &p, &np)) {
 		log_error("%s", mirror_error(m));
 		goto done;
 	}
@@ -308,16 +356,17 @@ int status_print(const char *mirror_path, StatusFormat format)
 		}
 	}
 	if (format == STATUS_JSON)
-		print_json(mirror_path, &st, &h, t, n, w, nw);
+		print_json(mirror_path, &st, &h, t, n, w, nw, p, np);
 	else if (format == STATUS_PROMETHEUS)
-		prom_print(&st, &h, t, n, w, nw);
+		prom_print(&st, &h, t, n, w, nw, p, np);
 	else
-		print_text(mirror_path, &st, &h, t, n, w, nw);
+		print_text(mirror_path, &st, &h, t, n, w, nw, p, np);
 	rc = EXIT_OK;
 done:
 	free(t);
 	strv_free(names, n);
 	mirror_waiting_free(w, nw);
+	mirror_pending_free(p, np);
 	mirror_health_clear(&h);
 	mirror_state_clear(&st);
 	mirror_close(m);

@@ -24,7 +24,7 @@
 
 /* the states a table can be in, each printed even when no table is in it,
  * so that an alert's series is there before it fires */
-static const char *const table_states[] = {"synced", "waiting", "copying"};
+static const char *const table_states[] = {"synced", "waiting", "copying", "pending"};
 
 /* A label value, escaped. */
 static void label_value(const char *text)

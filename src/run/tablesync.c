@@ -373,7 +373,7 @@ int tablesync_sync(Run *run, Applier *apply, const SyncTarget *given, int n)
 	int rest = 0; /* tg[rest..n-1] are synced next (refused_table()) */
 
 	if (n == 0)
-		return EXIT_OK;
+		return waiting_note_pending(run, NULL, NULL, 0) ? EXIT_OK : EXIT_ERROR;
 	copy_parts_stored_reset();
 	tg = (SyncTarget *)given; /* until ordered below, for the messages */
 	ss = session_new();
@@ -392,6 +392,8 @@ int tablesync_sync(Run *run, Applier *apply, const SyncTarget *given, int n)
 		rc = sync_failed(run, ss, session_error(ss), tg, n, false);
 		goto done;
 	}
+	if (!waiting_note_pending(run, tg, estimates, n))
+		goto done;
 	a = apply_new(run->mirror, LSN_INVALID, run->catalog);
 	apply_set_sync_mode(a);
 	c = copy_new(ss, a, sync_stopping);
@@ -406,7 +408,7 @@ int tablesync_sync(Run *run, Applier *apply, const SyncTarget *given, int n)
 		/* the rows are in the mirror: what is left is only the snapshot's end */
 		if (!session_commit(ss))
 			log_debug("%s", session_error(ss));
-		rc = EXIT_OK;
+		rc = waiting_note_pending(run, NULL, NULL, 0) ? EXIT_OK : EXIT_ERROR;
 	} else if (!copy_failed) {
 		rc = EXIT_ERROR; /* logged */
 	} else if (replicate_stopping()) {
