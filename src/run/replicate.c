@@ -464,6 +464,8 @@ int replicate_run(const ReplicateOptions *opt)
 		    (session_error_stopped(run.session) || (continuous && run.conn_failed)))
 			rc = EXIT_OK; /* a command that the signal cancelled, or a
 				       * service stopped while it waits for the source */
+		if (rc != EXIT_OK && opt->verify)
+			verify_tell_unfinished(&run); /* a copy it could not finish */
 		if (rc != EXIT_OK || (replicate_stopping() && !opt->verify))
 			goto done; /* a signal during the checks or the copy: exit 0 */
 		/* --verify: the mirror is brought to the snapshot's point, that is,

@@ -1,11 +1,16 @@
-"""--status lists every table still to copy, not only the one copying. A
+"""What is left of a copy: --status lists every table still to copy, not
+only the one copying, and --verify says which are still copying. A
 first sync of three tables (a small one, then two big ones, smallest
 first) over a slow link is cut while the first big table copies: --status
 (text, --json, --prometheus) shows the small table synced, the first big
 one copying with its rows and the source's estimate, and the second big
 one, not begun, as pending with the source's estimate. The next run
 finishes: nothing is pending any more. The same for two tables that join
-the publication and are cut in their sync."""
+the publication and are cut in their sync. A --verify that goes on with a
+cut first sync and is cut in turn compares nothing: it exits 1 (an error,
+not a difference, 4), names the table still copying with its rows and the
+source's estimate and the table still to copy, and prints no line on
+stdout; once the copy is done, --verify finds every table ok."""
 
 import json
 import os
@@ -31,17 +36,24 @@ def make(ctx, *names):
                 "ANALYZE %s" % (name, name, rows, name))
 
 
-def cut_in_first(ctx, link, path, slot, pub, first):
-    """Runs --once through link and cuts it once first has stored rows."""
-    proc = ctx.start(link_args(ctx, link, path, slot, pub, "--once", "-v"), env=ENV)
+def stored(ctx, path, table):
+    try:
+        got = ctx.mirror_query(path, "SELECT copy_rows FROM pgmirror_tables WHERE "
+                               "table_name = ?", (table,))
+    except Exception:  # noqa: BLE001 - the file is being made
+        got = []
+    return got[0][0] if got else 0
+
+
+def cut_in_first(ctx, link, path, slot, pub, first, *extra):
+    """Runs --once (or extra) through link and cuts it once first has
+    stored more rows; returns its stdout and stderr."""
+    before = stored(ctx, path, first)
+    proc = ctx.start(link_args(ctx, link, path, slot, pub, *(extra or ("--once",)), "-v"),
+                     env=ENV)
     deadline = time.time() + 60 * harness.SLOW
     while True:
-        try:
-            got = ctx.mirror_query(path, "SELECT copy_rows FROM pgmirror_tables WHERE "
-                                   "table_name = ?", (first,))
-        except Exception:  # noqa: BLE001 - the file is being made
-            got = []
-        if got and got[0][0] > 0:
+        if stored(ctx, path, first) > before:
             break
         check(proc.poll() is None and time.time() < deadline,
               "the copy of %s stored nothing before the run ended:\n%s" % (first, proc.stderr()))
@@ -50,6 +62,7 @@ def cut_in_first(ctx, link, path, slot, pub, first):
     rc = proc.popen.wait(60 * harness.SLOW)
     check(rc == 1, "the cut run exited %d, expected 1:\n%s" % (rc, proc.stderr()))
     ctx.wait_slot_inactive(slot)
+    return proc.stdout(), proc.stderr()
 
 
 def check_pending(ctx, path, copying, pending):
@@ -95,11 +108,24 @@ def first_sync(ctx, link):
     path, slot = ctx.path("first.db"), ctx.slot("f")
     cut_in_first(ctx, link, path, slot, "pubf", "big1")
     check_pending(ctx, path, "big1", "big2")
+    # --verify goes on with the copy, and is cut in turn
+    out, err = cut_in_first(ctx, link, path, slot, "pubf", "big1", "--verify")
+    rows = stored(ctx, path, "big1")
+    est = ctx.sql1("SELECT reltuples::int8 FROM pg_class WHERE relname = 'big1'")
+    check(out == "" and re.search(r'nothing was compared: mirror table "big1" is still copying '
+                                  r'\(%d of about %d rows stored\)' % (rows, est), err) and
+          'nothing was compared: source table "public.big2" is still to copy' in err,
+          "a cut --verify does not say which tables are still copying (%d of %d rows of "
+          "big1 stored):\nstdout:\n%s\nstderr:\n%s" % (rows, est, out, err))
+    check_pending(ctx, path, "big1", "big2")
     rc, out, err = ctx.run(link_args(ctx, link, path, slot, "pubf", "--once"), env=ENV,
                            timeout=120)
     check(rc == 0, "the next run exited %d:\n%s" % (rc, err))
     ctx.assert_mirror_equals_source(path, "small", "big1", "big2")
     check_none_pending(ctx, path)
+    rc, out, err = ctx.run(ctx.mirror_args(path, slot, "pubf", "--verify"))
+    check(rc == 0 and out == "big1: ok\nbig2: ok\nsmall: ok\n",
+          "--verify after the copy: exit %d\n%s%s" % (rc, out, err))
 
 
 def joining(ctx, link):
