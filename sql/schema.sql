@@ -88,3 +88,15 @@ CREATE TABLE IF NOT EXISTS pgmirror_pending (
     source_table  TEXT NOT NULL,
     estimate      INTEGER                     -- the source's estimate of its rows
 );
+
+-- A mirror table whose rows are copied again without readers seeing a
+-- part of it (--resync, a definition changed, a rebuild after a lost
+-- slot): the new copy goes into a staged table (pgmirror_stage_OID,
+-- registered in pgmirror_tables, in parts that survive a cut), while the
+-- old table keeps its name and its rows, frozen; once the copy is done the
+-- staged table takes the old one's place in one transaction (a rebuild's
+-- all at once).
+CREATE TABLE IF NOT EXISTS pgmirror_staged (
+    relation_oid  INTEGER PRIMARY KEY,        -- source pg_class OID
+    old_name      TEXT NOT NULL               -- the table readers see meanwhile
+);

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "mirror_internal.h"
+#include "pgmirror/mirror_stage.h"
 #include "pgmirror/durable.h"
 
 extern const char mirror_schema_sql[];
@@ -633,7 +634,7 @@ bool mirror_drop_all_tables(Mirror *m)
 	bool ok;
 
 	/* Names first: SQLite cannot drop a table while a SELECT is running. */
-	if (!mirror_list_tables(m, &names, &n))
+	if (!mirror_stage_forget_all(m) || !mirror_list_tables(m, &names, &n))
 		return false;
 	ok = true;
 	for (int i = 0; i < n; i++) {
