@@ -173,11 +173,19 @@ static bool finish_first_run(Run *run, MirrorState *st)
 static int resume_first_run(Run *run, int nkept)
 {
 	MirrorState st = run->state;
-	int rc;
+	MirrorStaged *old = NULL;
+	int rc, nold = 0;
 
-	log_warning("the first run of mirror \"%s\" did not finish; keeping the %d %s it "
-		    "copied and copying the others", run->opt->mirror_path, nkept,
-		    nkept == 1 ? "table" : "tables");
+	/* a rebuild's old tables, set aside (mirror_stage.h) */
+	if (!mirror_stage_list(run->mirror, &old, &nold)) {
+		log_error("%s", mirror_error(run->mirror));
+		return EXIT_ERROR;
+	}
+	mirror_stage_list_free(old, nold);
+	log_warning("the %s of mirror \"%s\" did not finish; keeping the %d %s it copied%s "
+		    "and copying the others", nold > 0 || run->healing ? "rebuild" : "first run",
+		    run->opt->mirror_path, nkept, nkept == 1 ? "table" : "tables",
+		    nold > 0 ? " (readers see the old ones until all are copied)" : "");
 	rc = tablesync_reconcile(run, run->session, NULL, NULL, 0, false, NULL, NULL);
 	if (rc != EXIT_OK || replicate_stopping()) {
 		if (rc == EXIT_OK)
@@ -343,7 +351,8 @@ int firstrun_run(Run *run, bool rebuild)
 		rc = EXIT_IN_USE;
 		goto done;
 	}
-	if (restart && !rebuild && can_resume(run, &si, &nkept)) {
+	/* a heal's new file too (heal.c), which no reader sees */
+	if (restart && (!rebuild || run->healing) && can_resume(run, &si, &nkept)) {
 		rc = resume_first_run(run, nkept);
 		goto done;
 	}
