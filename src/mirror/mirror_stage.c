@@ -70,15 +70,23 @@ void mirror_stage_list_free(MirrorStaged *s, int n)
 
 bool mirror_stage_list(Mirror *m, MirrorStaged **out, int *n)
 {
-	/* done: copied whole, or its ranges reach the end (copy_ranges.h) */
-	sqlite3_stmt *q = mirror_prepare(
-		m, "SELECT s.relation_oid, s.old_name, t.table_name, t.copy_state IS NULL OR "
-		   "substr(t.copy_state, -3) = ' *' || char(10) FROM pgmirror_staged s LEFT JOIN "
-		   "pgmirror_tables t ON t.relation_oid = s.relation_oid ORDER BY s.old_name", false);
+	sqlite3_stmt *q;
+	int64_t has = 0;
 	int rc;
 
 	*out = NULL;
 	*n = 0;
+	/* a mirror of an older pgmirror opened to read (--status) has none */
+	if (!mirror_scalar(m, "SELECT count(*) FROM sqlite_master WHERE name = %Q",
+			   "pgmirror_staged", &has))
+		return false;
+	if (has == 0)
+		return true;
+	/* done: copied whole, or its ranges reach the end (copy_ranges.h) */
+	q = mirror_prepare(
+		m, "SELECT s.relation_oid, s.old_name, t.table_name, t.copy_state IS NULL OR "
+		   "substr(t.copy_state, -3) = ' *' || char(10) FROM pgmirror_staged s LEFT JOIN "
+		   "pgmirror_tables t ON t.relation_oid = s.relation_oid ORDER BY s.old_name", false);
 	if (q == NULL)
 		return false;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {

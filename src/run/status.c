@@ -26,6 +26,7 @@
 #include "pgmirror/copy_ranges.h"
 #include "pgmirror/mirror.h"
 #include "pgmirror/mirror_pending.h"
+#include "pgmirror/mirror_stage.h"
 #include "pgmirror/mirror_waiting.h"
 #include "pgmirror/naming.h"
 #include "pgmirror/replicate.h" /* the exit codes */
@@ -155,10 +156,13 @@ static void print_json(const char *path, const MirrorState *st, const MirrorHeal
 	for (int i = 0; i < n; i++) {
 		fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", stdout);
 		json_string(t[i].name);
-		printf(", \"rows\": %" PRId64 ", \"generation\": %" PRId64 ", \"state\": ",
-		       t[i].rows, t[i].generation);
+		printf(", \"rows\": %" PRId64 ", \"generation\": ", t[i].rows);
+		if (t[i].generation >= 0)
+			printf("%" PRId64 ", \"state\": ", t[i].generation);
+		else
+			fputs("null, \"state\": ", stdout); /* set aside: mirror_stage.h */
 		json_string(t[i].state);
-		if (!t[i].copying)
+		if (!t[i].copying && !t[i].pending)
 			fputs(", \"copy\": null}", stdout);
 		else if (t[i].copy_estimate < 0)
 			printf(", \"copy\": {\"rows\": %" PRId64 ", \"estimated_rows\": null}}",
@@ -216,6 +220,7 @@ static void print_text(const char *path, const MirrorState *st, const MirrorHeal
 		       const MirrorPending *p, int np)
 {
 	char lsn[LSN_TEXT_SIZE];
+	int npend = 0; /* tables set aside whose copy again has not begun */
 
 	text_field("mirror", path);
 	text_field("slot", st->slot);
@@ -237,7 +242,9 @@ static void print_text(const char *path, const MirrorState *st, const MirrorHeal
 	text_field("last_rebuild_reason", h->last_rebuild_reason);
 	text_field("last_error", h->last_error);
 	text_field("last_error_time", h->last_error_time);
-	printf("tables: %d\ntables_waiting: %d\ntables_pending: %d\n", n, nw, np);
+	for (int i = 0; i < n; i++)
+		npend += t[i].pending ? 1 : 0;
+	printf("tables: %d\ntables_waiting: %d\ntables_pending: %d\n", n - npend, nw, np + npend);
 	for (int i = 0; i < n; i++) {
 		char est[32] = "-";
 
@@ -246,8 +253,11 @@ static void print_text(const char *path, const MirrorState *st, const MirrorHeal
 		putchar('\n');
 		if (t[i].copy_estimate >= 0)
 			snprintf(est, sizeof(est), "%" PRId64, t[i].copy_estimate);
-		if (t[i].copying) {
+		if (t[i].copying)
 			printf("copying: %" PRId64 " %s ", t[i].copy_rows, est);
+		else if (t[i].pending)
+			printf("pending: %s ", est);
+		if (t[i].copying || t[i].pending) {
 			text_value(t[i].name);
 			putchar('\n');
 		}
@@ -308,6 +318,50 @@ static bool copy_progress(Mirror *m, TableStatus *t)
 	return true;
 }
 
+/*
+ * The tables copied again behind the readers' backs (mirror_stage.h), as
+ * readers see them: under the old table's name, with its rows, copying
+ * (its staged table's progress) or, not begun, pending (with the source's
+ * estimate from p, whose entry goes); those not begun are added to *t and
+ * names (*n grows).
+ */
+static bool staged_view(Mirror *m, TableStatus **t, char ***names, int *n, MirrorPending *p,
+			int *np)
+{
+	MirrorStaged *s = NULL;
+	int ns = 0;
+	bool ok = mirror_stage_list(m, &s, &ns);
+
+	*t = xreallocarray(*t, (size_t)*n + (size_t)ns + 1, sizeof(TableStatus));
+	*names = xreallocarray(*names, (size_t)*n + (size_t)ns + 1, sizeof(char *));
+	for (int k = 0; ok && k < ns; k++) {
+		int i = 0;
+
+		while (i < *n && (s[k].staged == NULL || strcmp((*t)[i].name, s[k].staged) != 0))
+			i++;
+		if (i == *n) {
+			(*names)[(*n)++] = NULL;
+			(*t)[i] = (TableStatus){.state = "pending", .pending = true,
+						.copy_estimate = -1};
+		}
+		for (int j = 0; j < *np; j++) {
+			if (p[j].relation_oid != s[k].relation_oid)
+				continue;
+			(*t)[i].copy_estimate = (*t)[i].copying ? (*t)[i].copy_estimate : p[j].estimate;
+			free(p[j].source_schema);
+			free(p[j].source_table);
+			p[j--] = p[--*np];
+		}
+		free((*names)[i]);
+		(*names)[i] = xstrdup(s[k].old_name);
+		(*t)[i].name = (*names)[i];
+		(*t)[i].generation = -1;
+		ok = mirror_count_rows(m, s[k].old_name, &(*t)[i].rows);
+	}
+	mirror_stage_list_free(s, ns);
+	return ok;
+}
+
 int status_print(const char *mirror_path, StatusFormat format)
 {
 	Mirror *m = NULL;
@@ -354,6 +408,10 @@ int status_print(const char *mirror_path, StatusFormat format)
 			log_error("%s", mirror_error(m));
 			goto done;
 		}
+	}
+	if (!staged_view(m, &t, &names, &n, p, &np)) {
+		log_error("%s", mirror_error(m));
+		goto done;
 	}
 	if (format == STATUS_JSON)
 		print_json(mirror_path, &st, &h, t, n, w, nw, p, np);
