@@ -216,15 +216,3 @@ bool mirror_stage_forget(Mirror *m, uint32_t oid)
 	free(old);
 	return ok;
 }
-
-bool mirror_stage_forget_all(Mirror *m)
-{
-	MirrorStaged *s = NULL;
-	int n = 0;
-	bool ok = mirror_stage_list(m, &s, &n);
-
-	for (int i = 0; ok && i < n; i++)
-		ok = mirror_stage_forget(m, s[i].relation_oid);
-	mirror_stage_list_free(s, n);
-	return ok;
-}

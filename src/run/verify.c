@@ -23,6 +23,7 @@
 #include "pgmirror/copy_ranges.h"
 #include "pgmirror/copy_text.h"
 #include "pgmirror/mirror_pending.h"
+#include "pgmirror/mirror_stage.h"
 #include "pgmirror/mirror_verify.h"
 #include "pgmirror/mirror_waiting.h"
 #include "pgmirror/naming.h"
@@ -69,6 +70,8 @@ void verify_tell_unfinished(Run *run)
 	MirrorTableInfo *mt = NULL;
 	MirrorPending *p = NULL;
 	int nmt = 0, np = 0;
+	bool staged;
+	char *old;
 
 	if (run->mirror == NULL || !mirror_table_infos(run->mirror, &mt, &nmt))
 		return;
@@ -77,6 +80,12 @@ void verify_tell_unfinished(Run *run)
 
 		if (!copy_state_unfinished(mt[i].copy_state))
 			continue;
+		/* a table copied again shows under the name readers see */
+		if (mirror_stage_is_name(mt[i].name) && mirror_stage_of(run->mirror,
+		    mt[i].relation_oid, &staged, &old) && staged) {
+			free(mt[i].name);
+			mt[i].name = old;
+		}
 		if (mt[i].copy_estimate >= 0)
 			snprintf(est, sizeof(est), " of about %" PRId64, mt[i].copy_estimate);
 		log_error("nothing was compared: mirror table \"%s\" is still copying (%" PRId64
