@@ -23,16 +23,14 @@ void mirror_pending_free(MirrorPending *p, int n)
 bool mirror_pending_list(Mirror *m, MirrorPending **out, int *n)
 {
 	sqlite3_stmt *q;
-	int64_t has = 0;
+	bool has;
 	int rc;
 
 	*out = NULL;
 	*n = 0;
-	/* a mirror of an older pgmirror opened to read (--status) has none */
-	if (!mirror_scalar(m, "SELECT count(*) FROM sqlite_master WHERE name = %Q",
-			   "pgmirror_pending", &has))
+	if (!mirror_has_own_table(m, "pgmirror_pending", &has))
 		return false;
-	if (has == 0)
+	if (!has)
 		return true;
 	q = mirror_prepare(m, "SELECT relation_oid, source_schema, source_table, estimate "
 			   "FROM pgmirror_pending p WHERE NOT EXISTS (SELECT 1 FROM pgmirror_tables "

@@ -71,16 +71,14 @@ void mirror_stage_list_free(MirrorStaged *s, int n)
 bool mirror_stage_list(Mirror *m, MirrorStaged **out, int *n)
 {
 	sqlite3_stmt *q;
-	int64_t has = 0;
+	bool has;
 	int rc;
 
 	*out = NULL;
 	*n = 0;
-	/* a mirror of an older pgmirror opened to read (--status) has none */
-	if (!mirror_scalar(m, "SELECT count(*) FROM sqlite_master WHERE name = %Q",
-			   "pgmirror_staged", &has))
+	if (!mirror_has_own_table(m, "pgmirror_staged", &has))
 		return false;
-	if (has == 0)
+	if (!has)
 		return true;
 	/* done: copied whole, or its ranges reach the end (copy_ranges.h) */
 	q = mirror_prepare(

@@ -73,26 +73,34 @@ static void json_field(const char *key, const char *value)
 	json_string(value);
 }
 
+/* The head of an entry of "tables" for a published table without a
+ * mirror table of its own: its name, source, no rows, and state. */
+static void json_unmirrored(const char *schema, const char *table, const char *state, bool first)
+{
+	char *name = naming_table(schema, table);
+	char *source = xasprintf("%s.%s", schema, table);
+
+	fputs(first ? "\n    {\"name\": " : ",\n    {\"name\": ", stdout);
+	json_string(name);
+	fputs(", \"source\": ", stdout);
+	json_string(source);
+	fputs(", \"rows\": null, \"generation\": null, \"state\": ", stdout);
+	json_string(state);
+	free(name);
+	free(source);
+}
+
 /* The waiting tables (pgmirror_waiting), after the mirror's in "tables":
  * state "waiting", no rows, the reason and since when. */
 static void json_waiting(const MirrorWaiting *w, int nw, bool first)
 {
 	for (int i = 0; i < nw; i++) {
-		char *name = naming_table(w[i].source_schema, w[i].source_table);
-		char *source = xasprintf("%s.%s", w[i].source_schema, w[i].source_table);
-
-		fputs(first && i == 0 ? "\n    {\"name\": " : ",\n    {\"name\": ", stdout);
-		json_string(name);
-		fputs(", \"source\": ", stdout);
-		json_string(source);
-		fputs(", \"rows\": null, \"generation\": null, \"state\": \"waiting\", "
-		      "\"reason\": ", stdout);
+		json_unmirrored(w[i].source_schema, w[i].source_table, "waiting", first && i == 0);
+		fputs(", \"reason\": ", stdout);
 		json_string(w[i].reason);
 		fputs(", \"since\": ", stdout);
 		json_string(w[i].since);
 		putchar('}');
-		free(name);
-		free(source);
 	}
 }
 
@@ -101,21 +109,12 @@ static void json_waiting(const MirrorWaiting *w, int nw, bool first)
 static void json_pending(const MirrorPending *p, int np, bool first)
 {
 	for (int i = 0; i < np; i++) {
-		char *name = naming_table(p[i].source_schema, p[i].source_table);
-		char *source = xasprintf("%s.%s", p[i].source_schema, p[i].source_table);
-
-		fputs(first && i == 0 ? "\n    {\"name\": " : ",\n    {\"name\": ", stdout);
-		json_string(name);
-		fputs(", \"source\": ", stdout);
-		json_string(source);
-		fputs(", \"rows\": null, \"generation\": null, \"state\": \"pending\", "
-		      "\"copy\": {\"rows\": 0, \"estimated_rows\": ", stdout);
+		json_unmirrored(p[i].source_schema, p[i].source_table, "pending", first && i == 0);
+		fputs(", \"copy\": {\"rows\": 0, \"estimated_rows\": ", stdout);
 		if (p[i].estimate >= 0)
 			printf("%" PRId64 "}}", p[i].estimate);
 		else
 			fputs("null}}", stdout);
-		free(name);
-		free(source);
 	}
 }
 

@@ -1,8 +1,10 @@
 """A big table copied again goes on inside the table after a cut, as a
 first sync does: a --resync (cron mode, the same command run again after
 each cut), a row filter set on the publication (service mode, asked to
-check by SIGHUP, trying again by itself after each cut), and the rebuild
-after the mirror's slot was dropped (cron mode). pgmirror reaches the
+check by SIGHUP, trying again by itself after each cut), the rebuild
+after the mirror's slot was dropped (cron mode), and the heal of a damaged
+mirror file (cron mode; its new file, MIRROR.db.rebuild, is filled in
+parts too and goes on). pgmirror reaches the
 source through a slow link (linkproxy.py) that the test cuts while the
 table is copied; between the tries the source changes (updates, deletes,
 inserts, key changes inside, across and beyond the part copied, an update
@@ -206,6 +208,65 @@ def rebuild(ctx, link):
     after(ctx, path, slot, pub, t, "true")
 
 
+def heal(ctx, link):
+    """A damaged mirror is healed into MIRROR.db.rebuild, a new file no
+    reader sees, table by table in parts: a cut heal goes on there."""
+    t, pub = "bigh", "pubh"
+    make(ctx, t, pub)
+    path, slot = ctx.path("heal.db"), ctx.slot("h")
+    ctx.once(path, slot, pub)
+    con = ctx.mirror_connect(path)
+    ps = con.execute("PRAGMA page_size").fetchone()[0]
+    leaf = con.execute("SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf' "
+                       "ORDER BY pageno", (t,)).fetchall()[5][0]
+    con.execute("UPDATE pgmirror_state SET last_check_time = '2000-01-01 00:00:00'")
+    con.commit()
+    con.close()
+    with open(path, "r+b") as f:  # the daily check, due, finds it
+        f.seek((leaf - 1) * ps)
+        f.write(b"\xff" * ps)
+    fresh, stored = path + ".rebuild", 0
+    for r in range(1, CUTS + 1):
+        proc = ctx.start(link_args(ctx, link, path, slot, pub, "--once", "-v"),
+                         tag="heal%d" % r, env=ENV)
+        deadline = time.time() + 120 * harness.SLOW
+        while True:
+            try:
+                n = ctx.mirror_query(fresh, "SELECT copy_rows FROM pgmirror_tables WHERE "
+                                     "table_name = ? AND copy_state IS NOT NULL", (t,))
+            except Exception:  # noqa: BLE001 - being made
+                n = []
+            if n and n[0][0] > stored + 3 * PART_ROWS:
+                break
+            check(proc.poll() is None and time.time() < deadline,
+                  "the heal's copy did not pass %d rows:\n%s" % (stored, proc.stderr()))
+            time.sleep(0.005)
+        link.cut()
+        rc = proc.popen.wait(60 * harness.SLOW)
+        err = proc.stderr()
+        check(rc == 1, "heal try %d exited %d after the cut:\n%s" % (r, rc, err))
+        if r > 1:
+            check(re.search(r'copy of "public\.%s" goes on after the %d rows stored'
+                            % (t, stored), err),
+                  "heal try %d did not go on after the %d rows stored:\n%s" % (r, stored, err))
+        stored = ctx.mirror_query(fresh, "SELECT copy_rows FROM pgmirror_tables WHERE "
+                                  "table_name = ?", (t,))[0][0]
+        ctx.sql("UPDATE %s SET payload = payload || '-h' WHERE id %% 997 = 0" % t)
+        ctx.wait_slot_inactive(slot)
+    rc, out, err = ctx.run(link_args(ctx, link, path, slot, pub, "--once", "-v"), env=ENV,
+                           timeout=180)
+    check(rc == 0 and "goes on in" in err and re.search(
+        r'copy of "public\.%s" goes on after the %d rows stored' % (t, stored), err),
+          "the last heal try did not go on with the %d rows stored (exit %d):\n%s"
+          % (stored, rc, err))
+    check(os.path.exists(path + ".damaged") and not os.path.exists(fresh),
+          "the heal did not put the new file in place")
+    assert_equal(ctx, path, t)
+    ctx.sql("UPDATE %s SET payload = 'after' WHERE id < 50" % t)
+    ctx.once(path, slot, pub)
+    assert_equal(ctx, path, t)
+
+
 def service(ctx, link):
     t, pub = "bigs", "pubs"
     make(ctx, t, pub)
@@ -239,8 +300,8 @@ def service(ctx, link):
 
 def test(ctx):
     with linkproxy.LinkProxy(rate=1000000, down_only=True) as link:
-        harness.run_parts(ctx, {"resync": resync, "rebuild": rebuild, "service": service},
-                          link)
+        harness.run_parts(ctx, {"resync": resync, "rebuild": rebuild, "heal": heal,
+                                "service": service}, link)
 
 
 harness.main(test)
