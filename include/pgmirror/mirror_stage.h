@@ -63,7 +63,5 @@ bool mirror_stage_swap(Mirror *m, uint32_t oid, bool finish, char ***dropped, in
 /* Drops the table set aside for relation oid, if any (it is no longer
  * published, or waits); within a transaction. */
 bool mirror_stage_forget(Mirror *m, uint32_t oid) PGM_MUST_CHECK;
-/* The same for every table set aside (mirror_drop_all_tables()). */
-bool mirror_stage_forget_all(Mirror *m) PGM_MUST_CHECK;
 
 #endif
