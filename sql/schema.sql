@@ -76,3 +76,27 @@ CREATE TABLE IF NOT EXISTS pgmirror_waiting (
     reason        TEXT NOT NULL,              -- why it waits, and what to do
     since         TEXT NOT NULL               -- UTC: when it began to wait
 );
+
+-- The tables a sync (a first run, tables that join) is to copy and has not
+-- begun, with the source's estimate of their rows (NULL: not known), so
+-- that --status shows what is left; a table's row counts no more once it
+-- has a mirror table of its own (its copy began) or waits. Replaced by
+-- each sync when it starts, emptied when it ends.
+CREATE TABLE IF NOT EXISTS pgmirror_pending (
+    relation_oid  INTEGER PRIMARY KEY,        -- source pg_class OID
+    source_schema TEXT NOT NULL,
+    source_table  TEXT NOT NULL,
+    estimate      INTEGER                     -- the source's estimate of its rows
+);
+
+-- A mirror table whose rows are copied again without readers seeing a
+-- part of it (--resync, a definition changed, a rebuild after a lost
+-- slot): the new copy goes into a staged table (pgmirror_stage_OID,
+-- registered in pgmirror_tables, in parts that survive a cut), while the
+-- old table keeps its name and its rows, frozen; once the copy is done the
+-- staged table takes the old one's place in one transaction (a rebuild's
+-- all at once).
+CREATE TABLE IF NOT EXISTS pgmirror_staged (
+    relation_oid  INTEGER PRIMARY KEY,        -- source pg_class OID
+    old_name      TEXT NOT NULL               -- the table readers see meanwhile
+);

@@ -28,6 +28,7 @@
 #include <strings.h>
 
 #include "apply_internal.h"
+#include "pgmirror/mirror_stage.h"
 #include "pgmirror/naming.h"
 
 /* One table of the chain of renames. */
@@ -263,6 +264,27 @@ done:
 	return ok;
 }
 
+/*
+ * Whether r's mirror table is set aside to be copied again (*staged): its
+ * copy goes into its staged table, a name of its own that nobody holds
+ * and that does not follow the source's (mirror_stage.h).
+ */
+static bool stage_name(Applier *a, RelEntry *r, bool *staged)
+{
+	char *old = NULL, buf[32];
+
+	if (!mirror_stage_of(a->m, r->oid, staged, &old)) {
+		errbuf_set(&a->err, "%s", mirror_error(a->m));
+		return false;
+	}
+	free(old);
+	if (*staged) {
+		free((char *)r->def.name);
+		r->def.name = xstrdup(mirror_stage_name(r->oid, buf));
+	}
+	return true;
+}
+
 bool apply_follow_name(Applier *a, RelEntry *r)
 {
 	MirrorTableInfo cur;
@@ -270,8 +292,12 @@ bool apply_follow_name(Applier *a, RelEntry *r)
 	MirrorRename *rn = NULL;
 	int nmv = 0;
 	uint32_t drop = 0;
-	bool found, ok = false;
+	bool found, staged, ok = false;
 
+	if (!stage_name(a, r, &staged))
+		return false;
+	if (staged)
+		return true;
 	if (!mirror_table_by_oid(a->m, r->oid, &found, &cur)) {
 		errbuf_set(&a->err, "%s", mirror_error(a->m));
 		return false;

@@ -626,28 +626,10 @@ void mirror_rollback(Mirror *m)
 	mirror_writeback_end(m);
 }
 
-bool mirror_drop_all_tables(Mirror *m)
+/* The names of the tables sql (one text column) yields. */
+static bool names_of(Mirror *m, const char *sql, char ***names, int *n)
 {
-	char **names;
-	int n;
-	bool ok;
-
-	/* Names first: SQLite cannot drop a table while a SELECT is running. */
-	if (!mirror_list_tables(m, &names, &n))
-		return false;
-	ok = true;
-	for (int i = 0; i < n; i++) {
-		ok = ok && mirror_exec_owned(m, sqlite3_mprintf("DROP TABLE IF EXISTS \"%w\"", names[i]));
-		free(names[i]);
-	}
-	free(names);
-	return ok && mirror_exec(m, "DELETE FROM pgmirror_tables; DELETE FROM pgmirror_columns; "
-				 "DELETE FROM pgmirror_waiting");
-}
-
-bool mirror_list_tables(Mirror *m, char ***names, int *n)
-{
-	sqlite3_stmt *q = mirror_prepare(m, "SELECT table_name FROM pgmirror_tables ORDER BY 1", false);
+	sqlite3_stmt *q = mirror_prepare(m, sql, false);
 	int rc;
 
 	*names = NULL;
@@ -661,7 +643,35 @@ bool mirror_list_tables(Mirror *m, char ***names, int *n)
 	sqlite3_finalize(q);
 	if (rc != SQLITE_DONE) {
 		errbuf_set(&m->err, "could not read pgmirror_tables: %s", sqlite3_errmsg(m->db));
+		strv_free(*names, *n);
+		*names = NULL;
+		*n = 0;
 		return false;
 	}
 	return true;
+}
+
+bool mirror_drop_all_tables(Mirror *m)
+{
+	char **names;
+	int n;
+	bool ok;
+
+	/* Names first: SQLite cannot drop a table while a SELECT is running.
+	 * The tables set aside to be copied again go too (mirror_stage.h). */
+	if (!names_of(m, "SELECT table_name FROM pgmirror_tables UNION "
+		      "SELECT old_name FROM pgmirror_staged", &names, &n))
+		return false;
+	ok = true;
+	for (int i = 0; i < n; i++)
+		ok = ok && mirror_exec_owned(m, sqlite3_mprintf("DROP TABLE IF EXISTS \"%w\"", names[i]));
+	strv_free(names, n);
+	return ok && mirror_exec(m, "DELETE FROM pgmirror_tables; DELETE FROM pgmirror_columns; "
+				 "DELETE FROM pgmirror_waiting; DELETE FROM pgmirror_pending; "
+				 "DELETE FROM pgmirror_staged");
+}
+
+bool mirror_list_tables(Mirror *m, char ***names, int *n)
+{
+	return names_of(m, "SELECT table_name FROM pgmirror_tables ORDER BY 1", names, n);
 }

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "mirror_internal.h"
+#include "pgmirror/mirror_stage.h"
 
 #define INDEX_PREFIX "pgmirror_index_"
 #define MATCH_PREFIX "pgmirror_match_"
@@ -285,6 +286,10 @@ bool mirror_table_indexes(Mirror *m, const char *table, const MirrorIndexDef *de
 	int nw = 0;
 	bool ok;
 
+	/* a staged table's indexes would have the names of those of the
+	 * table it replaces: made once it is swapped in (mirror_stage.h) */
+	if (mirror_stage_is_name(table))
+		return true;
 	if (!read_table_info(m, table, &t))
 		return false;
 	for (int i = 0; i < n; i++) {

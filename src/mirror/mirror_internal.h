@@ -84,6 +84,10 @@ bool mirror_step_done(Mirror *m, sqlite3_stmt *st, const char *what) PGM_MUST_CH
 bool mirror_scalar(Mirror *m, const char *sql_fmt, const char *table, int64_t *out)
 	PGM_MUST_CHECK;
 
+/* Whether pgmirror's own table name is in the file (*has): one of a newer
+ * format is not in a file an older pgmirror made, opened to read. */
+bool mirror_has_own_table(Mirror *m, const char *name, bool *has) PGM_MUST_CHECK;
+
 /* Column i of the row st is on, as a malloc'd string; NULL for NULL. */
 char *mirror_column_dup(sqlite3_stmt *st, int i);
 

@@ -56,15 +56,13 @@ static bool read_rows(Mirror *m, sqlite3_stmt *q, MirrorWaiting **out, int *n)
 bool mirror_waiting_list(Mirror *m, MirrorWaiting **out, int *n)
 {
 	sqlite3_stmt *q;
-	int64_t has = 0;
+	bool has;
 
 	*out = NULL;
 	*n = 0;
-	/* a mirror of an older pgmirror opened to read (--status) has none */
-	if (!mirror_scalar(m, "SELECT count(*) FROM sqlite_master WHERE name = %Q",
-			   "pgmirror_waiting", &has))
+	if (!mirror_has_own_table(m, "pgmirror_waiting", &has))
 		return false;
-	if (has == 0)
+	if (!has)
 		return true;
 	q = mirror_prepare(m, WAITING_COLUMNS "ORDER BY source_schema, source_table, "
 			   "relation_oid", false);
@@ -145,4 +143,15 @@ bool mirror_waiting_remove(Mirror *m, uint32_t oid)
 {
 	return mirror_exec_owned(m, sqlite3_mprintf(
 		"DELETE FROM pgmirror_waiting WHERE relation_oid = %u", oid));
+}
+
+bool mirror_has_own_table(Mirror *m, const char *name, bool *has)
+{
+	int64_t n = 0;
+
+	*has = false;
+	if (!mirror_scalar(m, "SELECT count(*) FROM sqlite_master WHERE name = %Q", name, &n))
+		return false;
+	*has = n > 0;
+	return true;
 }

@@ -13,8 +13,10 @@
 #include "pgmirror/notify.h"
 #include "pgmirror/copy.h"
 #include "pgmirror/copy_parts.h"
+#include "pgmirror/mirror_stage.h"
 #include "pgmirror/naming.h"
 #include "replicate_internal.h"
+#include "tablestage.h"
 #include "waiting.h"
 
 /* Reads the published tables. */
@@ -135,15 +137,23 @@ static bool mirror_has_tables(Run *run)
 	return nmt > 0;
 }
 
-/* Marks the first run finished, keeping its position (the slot's start). */
+/* Marks the first run finished, keeping its position (the slot's start);
+ * a rebuild's copies take the place of the old tables in the same
+ * transaction (mirror_stage.h). */
 static bool finish_first_run(Run *run, MirrorState *st)
 {
+	int nswapped = 0;
+
 	if (!mirror_begin(run->mirror) || !mirror_write_state(run->mirror, st) ||
-	    !mirror_commit(run->mirror)) {
-		log_error("%s", mirror_error(run->mirror));
+	    !tablestage_swap_in(run, 0, true, &nswapped) || !mirror_commit(run->mirror)) {
+		if (mirror_error(run->mirror)[0] != '\0')
+			log_error("%s", mirror_error(run->mirror));
 		mirror_rollback(run->mirror);
 		return false;
 	}
+	if (nswapped > 0)
+		log_info("mirror \"%s\" rebuilt from a fresh copy (%d %s)", run->opt->mirror_path,
+			 nswapped, nswapped == 1 ? "table" : "tables");
 	mirror_state_clear(&run->state);
 	if (!mirror_read_state(run->mirror, &run->state)) {
 		log_error("%s", mirror_error(run->mirror));
@@ -163,11 +173,19 @@ static bool finish_first_run(Run *run, MirrorState *st)
 static int resume_first_run(Run *run, int nkept)
 {
 	MirrorState st = run->state;
-	int rc;
+	MirrorStaged *old = NULL;
+	int rc, nold = 0;
 
-	log_warning("the first run of mirror \"%s\" did not finish; keeping the %d %s it "
-		    "copied and copying the others", run->opt->mirror_path, nkept,
-		    nkept == 1 ? "table" : "tables");
+	/* a rebuild's old tables, set aside (mirror_stage.h) */
+	if (!mirror_stage_list(run->mirror, &old, &nold)) {
+		log_error("%s", mirror_error(run->mirror));
+		return EXIT_ERROR;
+	}
+	mirror_stage_list_free(old, nold);
+	log_warning("the %s of mirror \"%s\" did not finish; keeping the %d %s it copied%s "
+		    "and copying the others", nold > 0 || run->healing ? "rebuild" : "first run",
+		    run->opt->mirror_path, nkept, nkept == 1 ? "table" : "tables",
+		    nold > 0 ? " (readers see the old ones until all are copied)" : "");
 	rc = tablesync_reconcile(run, run->session, NULL, NULL, 0, false, NULL, NULL);
 	if (rc != EXIT_OK || replicate_stopping()) {
 		if (rc == EXIT_OK)
@@ -192,6 +210,7 @@ static bool copy_each_table(Run *run, Copier *copier, Applier *apply, const Sour
 	int64_t *rows = xcalloc((size_t)ntables + 1, sizeof(int64_t));
 	int64_t *bytes = xcalloc((size_t)ntables + 1, sizeof(int64_t));
 	int *perm = xcalloc((size_t)ntables + 1, sizeof(int));
+	SyncTarget *pend = NULL;
 	bool ok = false;
 
 	*copy_failed = false;
@@ -200,6 +219,13 @@ static bool copy_each_table(Run *run, Copier *copier, Applier *apply, const Sour
 		goto done;
 	}
 	copy_parts_order(run->session, tables, bytes, ntables, perm);
+	/* what is left to copy, for --status */
+	pend = xcalloc((size_t)ntables + 1, sizeof(SyncTarget));
+	for (int i = 0; i < ntables; i++)
+		pend[i] = (SyncTarget){tables[i].oid, tables[i].nspname, tables[i].relname, NULL,
+				       false};
+	if (!waiting_note_pending(run, pend, rows, ntables))
+		goto done;
 	for (int k = 0; k < ntables; k++) {
 		int i = perm[k];
 
@@ -217,8 +243,9 @@ static bool copy_each_table(Run *run, Copier *copier, Applier *apply, const Sour
 		}
 		run->worked = true; /* the copy made progress */
 	}
-	ok = true;
+	ok = waiting_note_pending(run, NULL, NULL, 0);
 done:
+	free(pend);
 	free(rows);
 	free(bytes);
 	free(perm);
@@ -258,40 +285,6 @@ static int copy_refused(Run *run, Copier *copier, const SourceTable *tables, int
 	return resume_first_run(run, nmt);
 }
 
-/* What a rebuild's copy_tables() needs to set a refused table aside. */
-typedef struct Refused {
-	Run *run;
-	Applier *apply;
-	const SourceTable *tables; /* all published, as reasons */
-	int ntables;
-	char **reasons;
-	const Copier *copier;
-} Refused;
-
-/*
- * A rebuild's copy (all tables in one transaction) met a table the source
- * refuses for want of a privilege, or with a value the mirror cannot store
- * (copy_set_refused()): its mirror table goes from the copy's transaction
- * and it waits, stored with the others' reasons; the rebuild goes on.
- */
-static bool rebuild_refused(void *ctx, const SourceTable *t, bool privilege)
-{
-	Refused *rf = ctx;
-
-	for (int i = 0; i < rf->ntables; i++) {
-		if (rf->tables[i].oid != t->oid || rf->reasons[i] != NULL)
-			continue;
-		rf->reasons[i] = waiting_copy_reason(t, copy_error(rf->copier), privilege);
-		log_info("%s; the rebuild goes on without it", copy_error(rf->copier));
-		apply_forget_table(rf->apply, t->oid);
-		if (mirror_table_drop(rf->run->mirror, t->oid))
-			return true;
-		log_error("%s", mirror_error(rf->run->mirror));
-		return false;
-	}
-	return false;
-}
-
 /*
  * Makes the mirror's slot and fills the mirror from its snapshot: on a
  * first run, on a first run that did not finish (restart), and when the
@@ -310,10 +303,15 @@ static bool rebuild_refused(void *ctx, const SourceTable *t, bool privilege)
  * What the copy reads (tables, row filters, column lists, keys) is read
  * inside the slot's snapshot, after the creation, which may have waited
  * minutes for older transactions: a table added meanwhile is copied. The
- * same check runs once before the creation too, to fail early. The old
- * tables are dropped, the copy made and the new position stored in one
- * SQLite transaction: readers keep the old contents until the new ones are
- * complete, and nothing half-done ever looks complete.
+ * same check runs once before the creation too, to fail early. Each table
+ * is copied in parts (copy_parts.h), committed with how far it got, so a
+ * cut loses at most a part and the next run goes on (resume_first_run()).
+ * A rebuild (or a restart that cannot go on) first sets the old tables
+ * aside, rows and all (mirror_stage.h), in the claim's transaction; the
+ * new copies go into staged tables and take the old ones' place all at
+ * once, with the first run's end, in one SQLite transaction: readers keep
+ * the old contents until the new ones are complete, and nothing half-done
+ * ever looks complete.
  *
  * --no-initial-copy applies to a mirror's very first run only: a rebuild
  * or a restart copies, since mirroring changes alone would leave it empty
@@ -338,10 +336,10 @@ int firstrun_run(Run *run, bool rebuild)
 	Lsn start = LSN_INVALID;
 	char lsn[LSN_TEXT_SIZE], snapshot_time[40];
 	int rc = EXIT_ERROR, nkept = 0;
-	bool each = first && copy, copy_failed = true, ok;
+	/* each table in parts (a rebuild's set aside until all are done) */
+	bool each = copy, copy_failed = true, ok;
 	bool opened = false, claimed = false; /* the file made here; the slot claimed in it */
 	bool made = false;                    /* the slot made here */
-	Refused refused = {0};
 
 	if (!session_slot_info(run->session, slot, &si) ||
 	    !replicate_wait_slot(run->session, slot, &si, SLOT_WAIT_MS)) {
@@ -353,7 +351,8 @@ int firstrun_run(Run *run, bool rebuild)
 		rc = EXIT_IN_USE;
 		goto done;
 	}
-	if (restart && !rebuild && can_resume(run, &si, &nkept)) {
+	/* a heal's new file too (heal.c), which no reader sees */
+	if (restart && (!rebuild || run->healing) && can_resume(run, &si, &nkept)) {
 		rc = resume_first_run(run, nkept);
 		goto done;
 	}
@@ -430,8 +429,12 @@ int firstrun_run(Run *run, bool rebuild)
 	st.confirmed_lsn = start; /* how a restart knows the slot (slot_is_ours()) */
 	st.last_commit_time = first ? NULL : run->state.last_commit_time;
 	st.initial_copy_done = false;
-	/* the claim; without a copy the final state below, in one commit, is it */
+	/* the claim; without a copy the final state below, in one commit, is
+	 * it. A rebuild sets every mirror table aside in it: readers keep the
+	 * old ones until the copy of all is done (finish_first_run()) */
 	if (copy && (!mirror_begin(run->mirror) || !mirror_write_state(run->mirror, &st) ||
+		     (!first && !mirror_stage_all(run->mirror)) ||
+		     (rebuild && !mirror_note_rebuild(run->mirror, run->rebuild_reason)) ||
 		     !mirror_commit(run->mirror))) {
 		log_error("%s", mirror_error(run->mirror));
 		goto done;
@@ -453,11 +456,8 @@ int firstrun_run(Run *run, bool rebuild)
 	apply = apply_new(run->mirror, LSN_INVALID, run->catalog);
 	apply_defer_indexes(apply); /* made after the copy (replicate.c) */
 	copier = copy_new(run->session, apply, replicate_stopping);
-	refused = (Refused){run, apply, tables, ntables, reasons, copier};
 	if (!copy)
 		copy_set_schema_only(copier);
-	else if (!each)
-		copy_set_refused(copier, rebuild_refused, &refused);
 	/*
 	 * The applier's catalog questions (a type's, a column's attnum) are
 	 * asked on this connection, in the snapshot: they see the tables as

@@ -204,6 +204,40 @@ static bool check_rebuilt(Run *run)
 	return ok;
 }
 
+/*
+ * The new file of a heal that did not finish, when it holds the copy of
+ * that heal, claimed with its slot (a first run's copy in parts, whose
+ * tables and parts are kept): opened into run->mirror, its state into
+ * run->state, so that firstrun_run() goes on with it. False (nothing
+ * opened): the heal starts over.
+ */
+static bool resume_heal(Run *run, const char *fresh)
+{
+	Mirror *m = NULL;
+	MirrorState st = {0};
+	char *err = NULL;
+	struct stat sb;
+	bool ok;
+
+	if (stat(fresh, &sb) != 0 || mirror_open(fresh, MIRROR_WRITE, &m, &err) != MIRROR_OPEN_OK) {
+		free(err);
+		return false;
+	}
+	ok = mirror_read_state(m, &st) && st.present && !st.initial_copy_done &&
+	     !claim_is_intent(&st) && strcmp(st.slot, run->state.slot) == 0 &&
+	     strcmp(st.publications, run->state.publications) == 0;
+	if (!ok) {
+		mirror_state_clear(&st);
+		mirror_close(m);
+		return false;
+	}
+	log_info("the copy of the heal that did not finish goes on in \"%s\"", fresh);
+	mirror_state_clear(&run->state);
+	run->state = st;
+	run->mirror = m;
+	return true;
+}
+
 int heal_rebuild(Run *run)
 {
 	const char *path = run->opt->mirror_path;
@@ -223,12 +257,14 @@ int heal_rebuild(Run *run)
 			    "are not made again", path);
 	if (!remember_settings(run))
 		goto done;
-	mirror_remove_files(fresh); /* of a heal that did not finish */
-	r = mirror_open(fresh, MIRROR_CREATE, &run->mirror, &err);
-	if (r != MIRROR_OPEN_OK) {
-		log_error("%s", err);
-		run->mirror = NULL;
-		goto done;
+	if (!resume_heal(run, fresh)) {
+		mirror_remove_files(fresh); /* of a heal that did not finish */
+		r = mirror_open(fresh, MIRROR_CREATE, &run->mirror, &err);
+		if (r != MIRROR_OPEN_OK) {
+			log_error("%s", err);
+			run->mirror = NULL;
+			goto done;
+		}
 	}
 	/* firstrun_run() waits for the walsender of a stream that met the
 	 * damage to let go of the slot (replicate_wait_slot()) */

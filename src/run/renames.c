@@ -21,6 +21,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "pgmirror/mirror_stage.h"
 #include "pgmirror/mirror_waiting.h"
 #include "pgmirror/naming.h"
 #include "replicate_internal.h"
@@ -91,8 +92,8 @@ int renames_at_start(Run *run, const SourceTable *tables, int ntables)
 		const SourceTable *t = published(tables, ntables, known[i].relation_oid);
 		char *name;
 
-		if (t == NULL)
-			continue; /* left the publications: not a rename */
+		if (t == NULL || mirror_stage_is_name(known[i].name))
+			continue; /* left the publications, or copied again: not a rename */
 		name = naming_table(t->nspname, t->relname);
 		if (strcmp(name, known[i].name) == 0) {
 			free(name);

@@ -20,6 +20,7 @@
 #include "pgmirror/copy_parts.h"
 #include "pgmirror/notify.h"
 #include "replicate_internal.h"
+#include "tablestage.h"
 #include "waiting.h"
 
 static bool file_exists(const char *path)
@@ -63,10 +64,11 @@ static int check_resync_names(Run *run)
 	}
 	for (int i = 0; i < run->opt->nresync && rc == EXIT_OK; i++) {
 		bool found = false;
+		uint32_t oid; /* a table copied again, set aside meanwhile */
 
 		for (int j = 0; j < nmt && !found; j++)
 			found = strcmp(mt[j].name, run->opt->resync_tables[i]) == 0;
-		if (!found) {
+		if (!found && !tablestage_oid_of(run, run->opt->resync_tables[i], &oid)) {
 			char *cmd = replicate_command(run->opt, "--status", NULL);
 
 			log_error("--resync: mirror \"%s\" has no table \"%s\"; name tables as the "
@@ -464,6 +466,8 @@ int replicate_run(const ReplicateOptions *opt)
 		    (session_error_stopped(run.session) || (continuous && run.conn_failed)))
 			rc = EXIT_OK; /* a command that the signal cancelled, or a
 				       * service stopped while it waits for the source */
+		if (rc != EXIT_OK && opt->verify)
+			verify_tell_unfinished(&run); /* a copy it could not finish */
 		if (rc != EXIT_OK || (replicate_stopping() && !opt->verify))
 			goto done; /* a signal during the checks or the copy: exit 0 */
 		/* --verify: the mirror is brought to the snapshot's point, that is,

@@ -285,6 +285,10 @@ StreamEnd stream_run(Run *run, Applier *apply);
  */
 typedef struct Verifier Verifier;
 Verifier *verify_begin(Run *run, int *rc);
+/* --verify could not bring the mirror to a point to compare at: says which
+ * tables are still copying, and how far each got (no table is compared
+ * while its copy is unfinished: it is not a difference, exit 1). */
+void verify_tell_unfinished(Run *run);
 Lsn verify_point(const Verifier *v);
 int verify_compare(Verifier *v, Run *run);
 void verify_free(Verifier *v);

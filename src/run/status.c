@@ -11,7 +11,9 @@
  * (RFC 8259: strings escaped, bytes that are not UTF-8 as U+FFFD, what is
  * not known as null), for a fleet's monitoring; --prometheus in
  * Prometheus' text format (status_prom.c). A table that waits
- * (pgmirror_waiting) is shown with its state, why and since when.
+ * (pgmirror_waiting) is shown with its state, why and since when; one a
+ * sync is still to copy and has not begun (pgmirror_pending) as
+ * "pending", with the source's estimate of its rows.
  */
 #include "config.h"
 
@@ -23,6 +25,8 @@
 
 #include "pgmirror/copy_ranges.h"
 #include "pgmirror/mirror.h"
+#include "pgmirror/mirror_pending.h"
+#include "pgmirror/mirror_stage.h"
 #include "pgmirror/mirror_waiting.h"
 #include "pgmirror/naming.h"
 #include "pgmirror/replicate.h" /* the exit codes */
@@ -69,31 +73,54 @@ static void json_field(const char *key, const char *value)
 	json_string(value);
 }
 
+/* The head of an entry of "tables" for a published table without a
+ * mirror table of its own: its name, source, no rows, and state. */
+static void json_unmirrored(const char *schema, const char *table, const char *state, bool first)
+{
+	char *name = naming_table(schema, table);
+	char *source = xasprintf("%s.%s", schema, table);
+
+	fputs(first ? "\n    {\"name\": " : ",\n    {\"name\": ", stdout);
+	json_string(name);
+	fputs(", \"source\": ", stdout);
+	json_string(source);
+	fputs(", \"rows\": null, \"generation\": null, \"state\": ", stdout);
+	json_string(state);
+	free(name);
+	free(source);
+}
+
 /* The waiting tables (pgmirror_waiting), after the mirror's in "tables":
  * state "waiting", no rows, the reason and since when. */
 static void json_waiting(const MirrorWaiting *w, int nw, bool first)
 {
 	for (int i = 0; i < nw; i++) {
-		char *name = naming_table(w[i].source_schema, w[i].source_table);
-		char *source = xasprintf("%s.%s", w[i].source_schema, w[i].source_table);
-
-		fputs(first && i == 0 ? "\n    {\"name\": " : ",\n    {\"name\": ", stdout);
-		json_string(name);
-		fputs(", \"source\": ", stdout);
-		json_string(source);
-		fputs(", \"rows\": null, \"generation\": null, \"state\": \"waiting\", "
-		      "\"reason\": ", stdout);
+		json_unmirrored(w[i].source_schema, w[i].source_table, "waiting", first && i == 0);
+		fputs(", \"reason\": ", stdout);
 		json_string(w[i].reason);
 		fputs(", \"since\": ", stdout);
 		json_string(w[i].since);
 		putchar('}');
-		free(name);
-		free(source);
+	}
+}
+
+/* The tables a sync has still to copy (pgmirror_pending), last: state
+ * "pending", no rows, the copy's rows 0 of the source's estimate. */
+static void json_pending(const MirrorPending *p, int np, bool first)
+{
+	for (int i = 0; i < np; i++) {
+		json_unmirrored(p[i].source_schema, p[i].source_table, "pending", first && i == 0);
+		fputs(", \"copy\": {\"rows\": 0, \"estimated_rows\": ", stdout);
+		if (p[i].estimate >= 0)
+			printf("%" PRId64 "}}", p[i].estimate);
+		else
+			fputs("null}}", stdout);
 	}
 }
 
 static void print_json(const char *path, const MirrorState *st, const MirrorHealth *h,
-		       const TableStatus *t, int n, const MirrorWaiting *w, int nw)
+		       const TableStatus *t, int n, const MirrorWaiting *w, int nw,
+		       const MirrorPending *p, int np)
 {
 	char lsn[LSN_TEXT_SIZE];
 
@@ -124,14 +151,17 @@ static void print_json(const char *path, const MirrorState *st, const MirrorHeal
 	json_field("last_error", h->last_error);
 	json_field("last_error_time", h->last_error_time);
 	json_key("tables", false);
-	fputs(n + nw ? "[" : "[]", stdout);
+	fputs(n + nw + np ? "[" : "[]", stdout);
 	for (int i = 0; i < n; i++) {
 		fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", stdout);
 		json_string(t[i].name);
-		printf(", \"rows\": %" PRId64 ", \"generation\": %" PRId64 ", \"state\": ",
-		       t[i].rows, t[i].generation);
+		printf(", \"rows\": %" PRId64 ", \"generation\": ", t[i].rows);
+		if (t[i].generation >= 0)
+			printf("%" PRId64 ", \"state\": ", t[i].generation);
+		else
+			fputs("null, \"state\": ", stdout); /* set aside: mirror_stage.h */
 		json_string(t[i].state);
-		if (!t[i].copying)
+		if (!t[i].copying && !t[i].pending)
 			fputs(", \"copy\": null}", stdout);
 		else if (t[i].copy_estimate < 0)
 			printf(", \"copy\": {\"rows\": %" PRId64 ", \"estimated_rows\": null}}",
@@ -141,7 +171,8 @@ static void print_json(const char *path, const MirrorState *st, const MirrorHeal
 			       "}}", t[i].copy_rows, t[i].copy_estimate);
 	}
 	json_waiting(w, nw, n == 0);
-	fputs(n + nw ? "\n  ]\n}\n" : "\n}\n", stdout);
+	json_pending(p, np, n + nw == 0);
+	fputs(n + nw + np ? "\n  ]\n}\n" : "\n}\n", stdout);
 }
 
 /*
@@ -184,9 +215,11 @@ static void text_waiting(const MirrorWaiting *w, int nw)
 }
 
 static void print_text(const char *path, const MirrorState *st, const MirrorHealth *h,
-		       const TableStatus *t, int n, const MirrorWaiting *w, int nw)
+		       const TableStatus *t, int n, const MirrorWaiting *w, int nw,
+		       const MirrorPending *p, int np)
 {
 	char lsn[LSN_TEXT_SIZE];
+	int npend = 0; /* tables set aside whose copy again has not begun */
 
 	text_field("mirror", path);
 	text_field("slot", st->slot);
@@ -208,7 +241,9 @@ static void print_text(const char *path, const MirrorState *st, const MirrorHeal
 	text_field("last_rebuild_reason", h->last_rebuild_reason);
 	text_field("last_error", h->last_error);
 	text_field("last_error_time", h->last_error_time);
-	printf("tables: %d\ntables_waiting: %d\n", n, nw);
+	for (int i = 0; i < n; i++)
+		npend += t[i].pending ? 1 : 0;
+	printf("tables: %d\ntables_waiting: %d\ntables_pending: %d\n", n - npend, nw, np + npend);
 	for (int i = 0; i < n; i++) {
 		char est[32] = "-";
 
@@ -217,30 +252,50 @@ static void print_text(const char *path, const MirrorState *st, const MirrorHeal
 		putchar('\n');
 		if (t[i].copy_estimate >= 0)
 			snprintf(est, sizeof(est), "%" PRId64, t[i].copy_estimate);
-		if (t[i].copying) {
+		if (t[i].copying)
 			printf("copying: %" PRId64 " %s ", t[i].copy_rows, est);
+		else if (t[i].pending)
+			printf("pending: %s ", est);
+		if (t[i].copying || t[i].pending) {
 			text_value(t[i].name);
 			putchar('\n');
 		}
 	}
 	text_waiting(w, nw);
+	/* the tables not begun: "pending: ESTIMATE NAME", as a copying line */
+	for (int i = 0; i < np; i++) {
+		char *name = naming_table(p[i].source_schema, p[i].source_table);
+
+		if (p[i].estimate >= 0)
+			printf("pending: %" PRId64 " ", p[i].estimate);
+		else
+			fputs("pending: - ", stdout);
+		text_value(name);
+		putchar('\n');
+		free(name);
+	}
 }
 
 /* --prometheus, the waiting tables counted in pgmirror_tables{state="waiting"}
  * (they have no rows of their own: rows -1). */
 static void prom_print(const MirrorState *st, const MirrorHealth *h, const TableStatus *t, int n,
-		       const MirrorWaiting *w, int nw)
+		       const MirrorWaiting *w, int nw, const MirrorPending *p, int np)
 {
-	TableStatus *all = xcalloc((size_t)n + (size_t)nw + 1, sizeof(TableStatus));
+	TableStatus *all = xcalloc((size_t)n + (size_t)nw + (size_t)np + 1, sizeof(TableStatus));
 
 	memcpy(all, t, (size_t)n * sizeof(TableStatus));
 	for (int i = 0; i < nw; i++)
 		all[n + i] = (TableStatus){.name = naming_table(w[i].source_schema,
 								 w[i].source_table),
 					   .rows = -1, .generation = -1, .state = "waiting"};
-	status_prom_print(st, h, all, n + nw);
-	for (int i = 0; i < nw; i++)
-		free(all[n + i].name);
+	/* and those not begun, counted in pgmirror_tables{state="pending"} */
+	for (int i = 0; i < np; i++)
+		all[n + nw + i] = (TableStatus){.name = naming_table(p[i].source_schema,
+								      p[i].source_table),
+						.rows = -1, .generation = -1, .state = "pending"};
+	status_prom_print(st, h, all, n + nw + np);
+	for (int i = n; i < n + nw + np; i++)
+		free(all[i].name);
 	free(all);
 }
 
@@ -262,6 +317,50 @@ static bool copy_progress(Mirror *m, TableStatus *t)
 	return true;
 }
 
+/*
+ * The tables copied again behind the readers' backs (mirror_stage.h), as
+ * readers see them: under the old table's name, with its rows, copying
+ * (its staged table's progress) or, not begun, pending (with the source's
+ * estimate from p, whose entry goes); those not begun are added to *t and
+ * names (*n grows).
+ */
+static bool staged_view(Mirror *m, TableStatus **t, char ***names, int *n, MirrorPending *p,
+			int *np)
+{
+	MirrorStaged *s = NULL;
+	int ns = 0;
+	bool ok = mirror_stage_list(m, &s, &ns);
+
+	*t = xreallocarray(*t, (size_t)*n + (size_t)ns + 1, sizeof(TableStatus));
+	*names = xreallocarray(*names, (size_t)*n + (size_t)ns + 1, sizeof(char *));
+	for (int k = 0; ok && k < ns; k++) {
+		int i = 0;
+
+		while (i < *n && (s[k].staged == NULL || strcmp((*t)[i].name, s[k].staged) != 0))
+			i++;
+		if (i == *n) {
+			(*names)[(*n)++] = NULL;
+			(*t)[i] = (TableStatus){.state = "pending", .pending = true,
+						.copy_estimate = -1};
+		}
+		for (int j = 0; j < *np; j++) {
+			if (p[j].relation_oid != s[k].relation_oid)
+				continue;
+			(*t)[i].copy_estimate = (*t)[i].copying ? (*t)[i].copy_estimate : p[j].estimate;
+			free(p[j].source_schema);
+			free(p[j].source_table);
+			p[j--] = p[--*np];
+		}
+		free((*names)[i]);
+		(*names)[i] = xstrdup(s[k].old_name);
+		(*t)[i].name = (*names)[i];
+		(*t)[i].generation = -1;
+		ok = mirror_count_rows(m, s[k].old_name, &(*t)[i].rows);
+	}
+	mirror_stage_list_free(s, ns);
+	return ok;
+}
+
 int status_print(const char *mirror_path, StatusFormat format)
 {
 	Mirror *m = NULL;
@@ -269,8 +368,9 @@ int status_print(const char *mirror_path, StatusFormat format)
 	MirrorHealth h = {0};
 	TableStatus *t = NULL;
 	MirrorWaiting *w = NULL;
+	MirrorPending *p = NULL;
 	char *err = NULL, **names = NULL;
-	int n = 0, nw = 0, rc = EXIT_ERROR;
+	int n = 0, nw = 0, np = 0, rc = EXIT_ERROR;
 	struct stat sb;
 	MirrorOpenResult r;
 
@@ -286,7 +386,8 @@ int status_print(const char *mirror_path, StatusFormat format)
 		return r == MIRROR_OPEN_LOCKED ? EXIT_IN_USE : EXIT_ERROR;
 	}
 	if (!mirror_read_state(m, &st) || !mirror_read_health(m, &h) ||
-	    !mirror_list_tables(m, &names, &n) || !mirror_waiting_list(m, &w, &nw)) {
+	    !mirror_list_tables(m, &names, &n) || !mirror_waiting_list(m, &w, &nw) ||
+	    !mirror_pending_list(m, &p, &np)) {
 		log_error("%s", mirror_error(m));
 		goto done;
 	}
@@ -307,17 +408,22 @@ int status_print(const char *mirror_path, StatusFormat format)
 			goto done;
 		}
 	}
+	if (!staged_view(m, &t, &names, &n, p, &np)) {
+		log_error("%s", mirror_error(m));
+		goto done;
+	}
 	if (format == STATUS_JSON)
-		print_json(mirror_path, &st, &h, t, n, w, nw);
+		print_json(mirror_path, &st, &h, t, n, w, nw, p, np);
 	else if (format == STATUS_PROMETHEUS)
-		prom_print(&st, &h, t, n, w, nw);
+		prom_print(&st, &h, t, n, w, nw, p, np);
 	else
-		print_text(mirror_path, &st, &h, t, n, w, nw);
+		print_text(mirror_path, &st, &h, t, n, w, nw, p, np);
 	rc = EXIT_OK;
 done:
 	free(t);
 	strv_free(names, n);
 	mirror_waiting_free(w, nw);
+	mirror_pending_free(p, np);
 	mirror_health_clear(&h);
 	mirror_state_clear(&st);
 	mirror_close(m);

@@ -16,6 +16,7 @@ typedef struct TableStatus {
 	int64_t generation;
 	const char *state; /* "synced", or what keeps the table from being it */
 	bool copying;      /* its copy in parts has not reached its end */
+	bool pending;      /* set aside to be copied again, not begun (mirror_stage.h) */
 	int64_t copy_rows; /* the rows that copy stored */
 	int64_t copy_estimate; /* the source's estimate of its rows; -1 */
 } TableStatus;

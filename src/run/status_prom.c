@@ -24,7 +24,7 @@
 
 /* the states a table can be in, each printed even when no table is in it,
  * so that an alert's series is there before it fires */
-static const char *const table_states[] = {"synced", "waiting", "copying"};
+static const char *const table_states[] = {"synced", "waiting", "copying", "pending"};
 
 /* A label value, escaped. */
 static void label_value(const char *text)
@@ -164,8 +164,8 @@ void status_prom_print(const MirrorState *st, const MirrorHealth *h, const Table
 	metric_head("pgmirror_table_generation",
 		    "Changes whenever pgmirror replaces a table's rows without applying changes");
 	for (int i = 0; i < n; i++) {
-		if (t[i].rows < 0)
-			continue;
+		if (t[i].rows < 0 || t[i].generation < 0)
+			continue; /* it waits, or is set aside (mirror_stage.h) */
 		sample_begin("pgmirror_table_generation", slot, "table", t[i].name);
 		printf(" %" PRId64 "\n", t[i].generation);
 	}

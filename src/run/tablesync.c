@@ -32,8 +32,10 @@
 #include "pgmirror/copy.h"
 #include "pgmirror/copy_parts.h"
 #include "pgmirror/copy_ranges.h"
+#include "pgmirror/mirror_stage.h"
 #include "pgmirror/mirror_waiting.h"
 #include "replicate_internal.h"
+#include "tablestage.h"
 #include "waiting.h"
 
 /* The tick of the stream that runs meanwhile (NULL at start): answered
@@ -84,24 +86,6 @@ static const SourceTable *find_published(const SourceTable *tables, int n, uint3
 		if (tables[i].oid == oid)
 			return &tables[i];
 	return NULL;
-}
-
-/* Makes the user's objects of resynced table name again (see mirror.h),
- * with a warning for each that no longer applies. */
-static bool restore_user_objects(Run *run, const MirrorUserObjects *u, const char *name)
-{
-	char **dropped;
-	int n;
-
-	if (!mirror_user_objects_restore(run->mirror, u, &dropped, &n)) {
-		log_error("%s", mirror_error(run->mirror));
-		return false;
-	}
-	for (int i = 0; i < n; i++)
-		log_warning("dropped the user's %s from the mirror: it no longer applies after "
-			    "mirror table \"%s\" was synced again", dropped[i], name);
-	strv_free(dropped, n);
-	return true;
 }
 
 /* The tables of a sync (below) from the first not yet synced, for a
@@ -210,11 +194,10 @@ static bool sync_one(Run *run, Applier *apply, Applier *a, Copier *c, const Sync
 		     bool *copy_failed)
 {
 	const SourceTable *t = find_published(tables, ntables, tg->oid);
-	MirrorUserObjects *user = NULL; /* set aside over a resync */
 	const char *replace = tg->replace;
 	char lsn[LSN_TEXT_SIZE], *why;
 	int64_t started = mono_usecs();
-	bool ok = false;
+	bool ok = false, again = false;
 
 	*copy_failed = false;
 	if (t == NULL) {
@@ -232,21 +215,18 @@ static bool sync_one(Run *run, Applier *apply, Applier *a, Copier *c, const Sync
 		*copy_failed = true;
 		goto done;
 	}
-	/* the user's objects on it are made again once the rows are in: its
-	 * triggers see nothing of the copy */
-	if (replace != NULL &&
-	    (!mirror_user_objects_save(run->mirror, &replace, 1, &user) ||
-	     !mirror_table_drop(run->mirror, tg->oid))) {
-		log_error("could not drop mirror table \"%s\" to sync it again: %s", replace,
+	/* one synced again is set aside, rows and all, until its new copy is
+	 * done (mirror_stage.h): readers see the old rows, and its user's
+	 * triggers nothing of the copy */
+	if (replace != NULL && !mirror_stage_begin(run->mirror, tg->oid)) {
+		log_error("could not set mirror table \"%s\" aside to sync it again: %s", replace,
 			  mirror_error(run->mirror));
 		goto done;
 	}
 	notify_status("copying table %s.%s (it joined, or is synced again)", t->nspname,
 		      t->relname);
-	/* a table that joins is copied in parts, going on from an earlier
-	 * try's; one synced again replaces its old rows in one transaction */
-	if (!(replace != NULL ? copy_one_table(c, t, at)
-	      : copy_table_parts(c, run->mirror, t, at, estimate))) {
+	/* copied in parts, going on from an earlier try's */
+	if (!copy_table_parts(c, run->mirror, t, at, estimate)) {
 		*copy_failed = true;
 		goto done;
 	}
@@ -259,15 +239,17 @@ static bool sync_one(Run *run, Applier *apply, Applier *a, Copier *c, const Sync
 		*copy_failed = true;
 		goto done;
 	}
-	if (user != NULL && !restore_user_objects(run, user, replace))
-		goto done;
 	if (!apply_flush(a)) {
 		log_error("%s", apply_error(a));
 		goto done;
 	}
+	if (apply != NULL)
+		apply_forget_table(apply, tg->oid); /* its name may change */
+	if (!tablestage_swap(run, tg->oid, &again))
+		goto done;
 	log_info("table \"%s.%s\" %s at %s in %.1f s", t->nspname, t->relname,
-		 replace != NULL ? "synced again" : "joined the mirror", lsn_format(at, lsn),
-		 (double)(mono_usecs() - started) / 1e6);
+		 again || replace != NULL ? "synced again" : "joined the mirror",
+		 lsn_format(at, lsn), (double)(mono_usecs() - started) / 1e6);
 	run->worked = true; /* the copy made progress */
 	ok = true;
 done:
@@ -275,7 +257,6 @@ done:
 	mirror_rollback(run->mirror);
 	if (apply != NULL)
 		apply_forget_table(apply, tg->oid); /* its rows and ranges are new */
-	mirror_user_objects_free(user);
 	return ok;
 }
 
@@ -329,8 +310,8 @@ static bool refused_table(Run *run, Applier *apply, Session *ss, Copier *c,
 			  const SyncTarget *tg, const SourceTable *tables, int ntables)
 {
 	const SourceTable *t = find_published(tables, ntables, tg->oid);
-	bool privilege = !copy_failed_on_value(c) && session_error_privilege(ss), ok;
-	char *why = NULL;
+	bool privilege = !copy_failed_on_value(c) && session_error_privilege(ss), ok, staged = false;
+	char *why = NULL, *old = NULL;
 
 	if (t == NULL || !(privilege || copy_failed_on_value(c)) || replicate_stopping())
 		return false;
@@ -339,8 +320,11 @@ static bool refused_table(Run *run, Applier *apply, Session *ss, Copier *c,
 	if (!privilege || !waiting_sort(run, NULL, t, 1, NULL, NULL, 0, true, &why) || why == NULL)
 		why = waiting_copy_reason(t, copy_error(c), privilege);
 	mirror_rollback(run->mirror);
-	ok = mirror_begin(run->mirror) &&
-	     (tg->replace == NULL || mirror_table_drop(run->mirror, tg->oid));
+	/* a table synced again, or set aside to be (mirror_stage.h), goes */
+	ok = mirror_begin(run->mirror) && mirror_stage_of(run->mirror, tg->oid, &staged, &old) &&
+	     (tg->replace == NULL || staged || mirror_table_drop(run->mirror, tg->oid)) &&
+	     (!staged || (mirror_table_drop(run->mirror, tg->oid) &&
+			  mirror_stage_forget(run->mirror, tg->oid)));
 	if (!ok)
 		log_error("%s", mirror_error(run->mirror));
 	ok = ok && waiting_store(run, t, 1, &why, false);
@@ -349,9 +333,10 @@ static bool refused_table(Run *run, Applier *apply, Session *ss, Copier *c,
 		ok = false;
 	}
 	mirror_rollback(run->mirror);
-	if (ok && tg->replace != NULL)
+	if (ok && (tg->replace != NULL || staged))
 		log_warning("mirror table \"%s\" is removed until source table \"%s.%s\" can be "
-			    "copied again", tg->replace, t->nspname, t->relname);
+			    "copied again", staged ? old : tg->replace, t->nspname, t->relname);
+	free(old);
 	if (ok && apply != NULL)
 		apply_forget_table(apply, tg->oid);
 	free(why);
@@ -373,7 +358,7 @@ int tablesync_sync(Run *run, Applier *apply, const SyncTarget *given, int n)
 	int rest = 0; /* tg[rest..n-1] are synced next (refused_table()) */
 
 	if (n == 0)
-		return EXIT_OK;
+		return waiting_note_pending(run, NULL, NULL, 0) ? EXIT_OK : EXIT_ERROR;
 	copy_parts_stored_reset();
 	tg = (SyncTarget *)given; /* until ordered below, for the messages */
 	ss = session_new();
@@ -392,6 +377,8 @@ int tablesync_sync(Run *run, Applier *apply, const SyncTarget *given, int n)
 		rc = sync_failed(run, ss, session_error(ss), tg, n, false);
 		goto done;
 	}
+	if (!waiting_note_pending(run, tg, estimates, n))
+		goto done;
 	a = apply_new(run->mirror, LSN_INVALID, run->catalog);
 	apply_set_sync_mode(a);
 	c = copy_new(ss, a, sync_stopping);
@@ -406,7 +393,7 @@ int tablesync_sync(Run *run, Applier *apply, const SyncTarget *given, int n)
 		/* the rows are in the mirror: what is left is only the snapshot's end */
 		if (!session_commit(ss))
 			log_debug("%s", session_error(ss));
-		rc = EXIT_OK;
+		rc = waiting_note_pending(run, NULL, NULL, 0) ? EXIT_OK : EXIT_ERROR;
 	} else if (!copy_failed) {
 		rc = EXIT_ERROR; /* logged */
 	} else if (replicate_stopping()) {
@@ -462,7 +449,8 @@ static int update_known(Run *run, Applier *apply, const MirrorTableInfo *mt, int
 		}
 		if (apply != NULL)
 			apply_forget_table(apply, mt[i].relation_oid);
-		if (!mirror_table_drop(run->mirror, mt[i].relation_oid))
+		if (!mirror_table_drop(run->mirror, mt[i].relation_oid) ||
+		    !mirror_stage_forget(run->mirror, mt[i].relation_oid))
 			goto failed;
 		log_warning("source table \"%s.%s\" is no longer published (it left the "
 			    "publications or was dropped); mirror table \"%s\" removed",
@@ -470,7 +458,7 @@ static int update_known(Run *run, Applier *apply, const MirrorTableInfo *mt, int
 	}
 	if (any && !mirror_commit(run->mirror))
 		goto failed;
-	return EXIT_OK;
+	return tablestage_forget_unpublished(run, pub, npub) ? EXIT_OK : EXIT_ERROR;
 failed:
 	log_error("%s", mirror_error(run->mirror));
 	mirror_rollback(run->mirror);
@@ -495,10 +483,14 @@ static bool resync_oids(Run *run, char *const *resync, int nresync, uint32_t **o
 		log_error("%s", mirror_error(run->mirror));
 		return false;
 	}
-	*oids = xcalloc((size_t)nmt + 1, sizeof(uint32_t));
+	*oids = xcalloc((size_t)nmt + (size_t)nresync + 1, sizeof(uint32_t));
 	for (int j = 0; j < nmt; j++)
 		if (strv_contains(resync, nresync, mt[j].name))
 			(*oids)[(*n)++] = mt[j].relation_oid;
+	/* a table set aside, copied again already: its copy goes on */
+	for (int j = 0; j < nresync; j++)
+		if (tablestage_oid_of(run, resync[j], &(*oids)[*n]))
+			++*n;
 	mirror_table_infos_free(mt, nmt);
 	return true;
 }
@@ -611,6 +603,11 @@ int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resyn
 	 * name has a new OID, and its old mirror table must go first. */
 	if ((rc = update_known(run, apply, mt, nmt, pub, npub)) != EXIT_OK)
 		goto done;
+	/* a copy done whose swap a kill stopped (mirror_stage.h) */
+	if (!tablestage_swap(run, 0, NULL)) {
+		rc = EXIT_ERROR;
+		goto done;
+	}
 	/* the tables that joined (but those that wait), then those to copy
 	 * again: all in one snapshot */
 	if ((rc = sort_joins(run, s, pub, npub, mt, nmt, &joins)) != EXIT_OK)

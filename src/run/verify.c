@@ -20,7 +20,10 @@
 #include <string.h>
 
 #include "pgmirror/copy.h"
+#include "pgmirror/copy_ranges.h"
 #include "pgmirror/copy_text.h"
+#include "pgmirror/mirror_pending.h"
+#include "pgmirror/mirror_stage.h"
 #include "pgmirror/mirror_verify.h"
 #include "pgmirror/mirror_waiting.h"
 #include "pgmirror/naming.h"
@@ -60,6 +63,42 @@ Verifier *verify_begin(Run *run, int *rc)
 	log_debug("verifying at %s (temporary slot \"%s\")", lsn_format(v->point, lsn), slot);
 	*rc = EXIT_OK;
 	return v;
+}
+
+void verify_tell_unfinished(Run *run)
+{
+	MirrorTableInfo *mt = NULL;
+	MirrorPending *p = NULL;
+	int nmt = 0, np = 0;
+	bool staged;
+	char *old;
+
+	if (run->mirror == NULL || !mirror_table_infos(run->mirror, &mt, &nmt))
+		return;
+	for (int i = 0; i < nmt; i++) {
+		char est[48] = "";
+
+		if (!copy_state_unfinished(mt[i].copy_state))
+			continue;
+		/* a table copied again shows under the name readers see */
+		if (mirror_stage_is_name(mt[i].name) && mirror_stage_of(run->mirror,
+		    mt[i].relation_oid, &staged, &old) && staged) {
+			free(mt[i].name);
+			mt[i].name = old;
+		}
+		if (mt[i].copy_estimate >= 0)
+			snprintf(est, sizeof(est), " of about %" PRId64, mt[i].copy_estimate);
+		log_error("nothing was compared: mirror table \"%s\" is still copying (%" PRId64
+			  "%s rows stored), and its copy goes on at the next run; run --verify "
+			  "again once it is done", mt[i].name, mt[i].copy_rows, est);
+	}
+	mirror_table_infos_free(mt, nmt);
+	if (!mirror_pending_list(run->mirror, &p, &np))
+		return;
+	for (int i = 0; i < np; i++)
+		log_error("nothing was compared: source table \"%s.%s\" is still to copy",
+			  p[i].source_schema, p[i].source_table);
+	mirror_pending_free(p, np);
 }
 
 Lsn verify_point(const Verifier *v)

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pgmirror/mirror_pending.h"
 #include "pgmirror/mirror_waiting.h"
 #include "pgmirror/naming.h"
 #include "replicate_internal.h"
@@ -205,4 +206,21 @@ int waiting_report(Run *run)
 			  w[i].source_table, w[i].since, w[i].reason);
 	mirror_waiting_free(w, nw);
 	return nw > 0 ? EXIT_ERROR : EXIT_OK;
+}
+
+/* Stores tg[0..n-1] (with the source's estimates of their rows) as the
+ * tables this sync is to copy, for --status; false logged. */
+bool waiting_note_pending(Run *run, const SyncTarget *tg, const int64_t *estimates, int n)
+{
+	MirrorPending *pend = xcalloc((size_t)n + 1, sizeof(MirrorPending));
+	bool ok;
+
+	for (int i = 0; i < n; i++)
+		pend[i] = (MirrorPending){tg[i].oid, (char *)tg[i].nspname, (char *)tg[i].relname,
+					  estimates[i]};
+	ok = mirror_pending_set(run->mirror, pend, n);
+	if (!ok)
+		log_error("%s", mirror_error(run->mirror));
+	free(pend);
+	return ok;
 }

@@ -51,4 +51,10 @@ bool waiting_forget(Run *run, const SourceTable *pub, int npub, const MirrorTabl
  * naming it, why it waits and what to do; else EXIT_OK. */
 int waiting_report(Run *run);
 
+/* Stores tg[0..n-1], with the source's estimates of their rows, as the
+ * tables a sync is to copy (pgmirror_pending, for --status; n 0: none);
+ * in a transaction of its own. False with the error logged. */
+bool waiting_note_pending(Run *run, const SyncTarget *tg, const int64_t *estimates, int n)
+	PGM_MUST_CHECK;
+
 #endif

@@ -3,7 +3,7 @@
 the documented lines in the documented order: mirror, slot, publications,
 system_identifier, database, confirmed_lsn, last_commit_time,
 initial_copy, the health keys (last_sync_time ... last_error_time), tables,
-tables_waiting, then "table: ROWS NAME" per table, sorted by name (a name
+tables_waiting, tables_pending, then "table: ROWS NAME" per table, sorted by name (a name
 with a space comes last on its line, whole), then for each table that waits
 "waiting: NAME", "waiting_since: TIME", "waiting_reason: TEXT"
 (test_waiting_tables).  While a continuous
@@ -26,7 +26,7 @@ KEYS = ["mirror", "slot", "publications", "system_identifier", "database",
         "confirmed_lsn", "last_commit_time", "initial_copy", "last_sync_time",
         "last_sync_lag_bytes", "last_sync_lag_seconds", "last_check_time",
         "last_check_result", "last_rebuild_time", "last_rebuild_reason",
-        "last_error", "last_error_time", "tables", "tables_waiting"]
+        "last_error", "last_error_time", "tables", "tables_waiting", "tables_pending"]
 
 
 def status(ctx, path, env=None):
