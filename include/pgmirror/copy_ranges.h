@@ -86,6 +86,11 @@ bool copy_ranges_applies(const CopyRanges *cr, const Value *vals, const bool *is
 /* The kind of key column k of cr, whose value v is. */
 char copy_ranges_kind(const CopyRanges *cr, int k, const Value *v);
 
+/* The text of key item it that the source takes as a literal of its
+ * column's type (the session's DateStyle ISO and TimeZone UTC read a time
+ * as the mirror holds it); malloc'd. */
+char *copy_key_literal(const CopyKeyItem *it);
+
 /* Compares key vals (nkeys values) with key items: <0, 0, >0. */
 int copy_key_compare(const Value *vals, const CopyKeyItem *key, int nkeys);
 

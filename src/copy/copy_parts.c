@@ -248,9 +248,7 @@ bool copy_table_parts(Copier *c, Mirror *m, const SourceTable *t, Lsn at, int64_
 		p.ranges = earlier;
 		after = xcalloc((size_t)earlier->nkeys + 1, sizeof(char *));
 		for (int k = 0; k < earlier->nkeys; k++)
-			after[k] = last->key[k].kind == COPY_KEY_INT
-				   ? xasprintf("%" PRId64, last->key[k].i)
-				   : xstrdup(last->key[k].s);
+			after[k] = copy_key_literal(&last->key[k]);
 		order.after = (const char *const *)after;
 		log_info("copy of \"%s.%s\" goes on after the %" PRId64 " rows stored, at %s",
 			 t->nspname, t->relname, p.rows, lsn_format(at, lsn));

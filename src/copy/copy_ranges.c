@@ -248,6 +248,11 @@ void copy_ranges_reach(CopyRanges *cr, Lsn lsn, const Value *vals)
 	}
 }
 
+char *copy_key_literal(const CopyKeyItem *it)
+{
+	return it->kind == COPY_KEY_INT ? xasprintf("%" PRId64, it->i) : xstrdup(it->s);
+}
+
 char copy_ranges_kind(const CopyRanges *cr, int k, const Value *v)
 {
 	if (cr->kinds != NULL && cr->kinds[k] != '\0')
