@@ -92,6 +92,11 @@ size_t copy_key_numeric_text(const Value *v, char *buf, const char **out)
 	}
 }
 
+static int cmp_i64(int64_t a, int64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
 /* Bytes, a shorter run first when it begins the longer (COLLATE "C"). */
 static int cmp_bytes(const char *a, size_t alen, const char *b, size_t blen)
 {
@@ -178,16 +183,11 @@ static int cmp_numeric(const char *a, size_t alen, const char *b, size_t blen)
 
 	if (!num_parse(a, alen, &x) || !num_parse(b, blen, &y))
 		return cmp_bytes(a, alen, b, blen); /* never from the mirror's values */
-	if (x.cls != y.cls)
-		return x.cls < y.cls ? -1 : 1;
-	if (x.cls != 1)
-		return 0;
-	if (x.sign != y.sign)
-		return x.sign < y.sign ? -1 : 1;
-	if (x.sign == 0)
-		return 0;
-	if (x.mag != y.mag)
-		c = x.mag < y.mag ? -1 : 1;
+	if (x.cls != y.cls || x.cls != 1) /* the special values, or a number */
+		return cmp_i64(x.cls, y.cls);
+	if (x.sign != y.sign || x.sign == 0)
+		return cmp_i64(x.sign, y.sign);
+	c = cmp_i64(x.mag, y.mag);
 	for (size_t i = x.first, j = y.first; c == 0; i++, j++) {
 		bool xend = i > x.last, yend = j > y.last;
 
@@ -240,12 +240,10 @@ static int cmp_time(const char *a, size_t alen, const char *b, size_t blen)
 
 	if (!stamp_parse(a, alen, &x) || !stamp_parse(b, blen, &y))
 		return cmp_bytes(a, alen, b, blen); /* never from the mirror's values */
-	if (x.cls != y.cls)
-		return x.cls < y.cls ? -1 : 1;
-	if (x.cls != 1)
-		return 0;
+	if (x.cls != y.cls || x.cls != 1) /* the infinities, or a time */
+		return cmp_i64(x.cls, y.cls);
 	if (x.year != y.year)
-		return x.year < y.year ? -1 : 1;
+		return cmp_i64(x.year, y.year);
 	/* the fields are fixed-width; a fraction of zeros is no fraction */
 	n = x.rlen < y.rlen ? x.rlen : y.rlen;
 	if ((c = memcmp(x.rest, y.rest, n)) != 0)

@@ -20,12 +20,12 @@ last key, and make new keys between them (odd g).
 import os
 import re
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 import linkproxy  # noqa: E402
 from harness import check  # noqa: E402
+import copyparts  # noqa: E402
 from copyparts import link_args  # noqa: E402
 
 ROWS = 30000
@@ -72,53 +72,12 @@ def setup(ctx, table, version):
     ctx.sql("VACUUM ANALYZE %s" % table)
 
 
-def parse_last_key(state):
-    """The literals of the last key in copy_state (copy_ranges.h), or None."""
-    if state is None:
-        return None
-    line = state.encode().rstrip(b"\n").split(b"\n")[-1]
-    rest = line.split(b" ", 1)[1]
-    if rest == b"*":
-        return None
-    items, i = [], 0
-    while i < len(rest):
-        kind, i = rest[i:i + 1], i + 1
-        if kind == b"i":
-            j = rest.index(b";", i)
-            items.append(rest[i:j].decode())
-            i = j + 1
-        else:
-            j = rest.index(b":", i)
-            n = int(rest[i:j])
-            items.append(rest[j + 1:j + 1 + n].decode())
-            i = j + 1 + n
-    return items
-
-
-def progress(ctx, path, table):
-    """(rows stored, the last key's literals or None)."""
-    try:
-        rows = ctx.mirror_query(path, "SELECT copy_rows, copy_state FROM pgmirror_tables "
-                                "WHERE table_name = ?", (table,))
-    except Exception:  # noqa: BLE001 - the file is being made
-        return 0, None
-    if not rows:
-        return 0, None
-    return rows[0][0] or 0, parse_last_key(rows[0][1])
-
-
 def wait_progress(ctx, path, table, more_than, proc):
-    deadline = time.time() + 120 * harness.SLOW
-    while True:
-        rows, key = progress(ctx, path, table)
-        if rows > more_than and key is not None:
-            return rows, key
-        check(proc.poll() is None, "pgmirror ended before it stored %d rows of %s in parts "
-              "(%d stored; a table copied whole stores none before its end):\n%s"
-              % (more_than, table, rows, proc.stderr()))
-        check(time.time() < deadline, "the copy of %s did not pass %d rows:\n%s"
-              % (table, more_than, proc.stderr()))
-        time.sleep(0.002)
+    rows, key = copyparts.wait_progress(ctx, path, table, more_than, proc)
+    check(key is not None, "pgmirror ended before it stored %d rows of %s in parts (%d "
+          "stored; a table copied whole stores none before its end):\n%s"
+          % (more_than, table, rows, proc.stderr()))
+    return rows, key
 
 
 def boundary(ctx, table, key):
@@ -192,7 +151,7 @@ def resume(ctx, link, table, version):
             check(re.search(r'copy of "public\.%s" goes on after the %d rows stored'
                             % (table, stored), err),
                   "try %d did not go on after the %d rows stored:\n%s" % (r, stored, err))
-        after, key = progress(ctx, path, table)
+        after, key = copyparts.progress(ctx, path, table)
         n = ctx.mirror_query(path, "SELECT count(*) FROM %s" % table)[0][0]
         check(after >= rows and n == after and 0 < n < total,
               "try %d: after the cut the mirror holds %d rows of %s (of %d), its copy "
