@@ -11,7 +11,8 @@ bytes, keyed by numeric (k_num_*: id numeric PRIMARY KEY) or timestamptz
 as a sequence or the time of insertion fills a table) or scattered
 (*_scat: keys in another order than the rows'), each in a publication of
 its own. For each table, REPEATS (default 3) first runs (--once, a fresh
-mirror and slot) of each binary in turn: wall seconds, and their median. A binary that copies such a table whole
+mirror and slot) of each binary in turn: wall seconds, and their median
+(ONLY=k_num_seq,... times only those tables). A binary that copies such a table whole
 reads it with COPY's own scan; one that copies it in parts reads it in key
 order through the primary key's index, in parts of about a second each.
 """
@@ -27,6 +28,7 @@ import psycopg2
 
 ROWS = int(os.environ.get("ROWS", "1000000"))
 REPEATS = int(os.environ.get("REPEATS", "3"))
+ONLY = [t for t in os.environ.get("ONLY", "").split(",") if t]  # tables to time
 # (table, key column, key of the row's place)
 TABLES = [("k_num", "id numeric", "(%s) * 0.37 - 5000"),
           ("k_tstz", "ts timestamptz",
@@ -75,6 +77,8 @@ def main():
         for table, _, _ in TABLES:
             for layout, _ in LAYOUTS:
                 name = "%s_%s" % (table, layout)
+                if ONLY and name not in ONLY:
+                    continue
                 # the binaries in turn in each repeat: a neighbour's load
                 # moves them alike
                 times = [[] for _ in binaries]

@@ -18,9 +18,11 @@
  *        [HH:MM:SS[.ffffff]][ BC]", years past 9999 with more digits),
  *        by time; '-infinity' first, 'infinity' last
  *
- * Any other type (float, whose -0 and 0 are one value but two texts; time,
- * interval, text on a database not in UTF8, a domain ...) has no kind: its
- * table is copied whole. Pure code: no SQLite, no libpq.
+ * Any other type has no kind, and its table is copied whole: an enum (it
+ * orders by its labels' creation, which its text does not say), text on a
+ * database not in UTF8 (its bytes order otherwise), and those whose order
+ * is not written here (float, time, timetz, interval, bytea, inet,
+ * arrays, a domain). Pure code: no SQLite, no libpq.
  */
 #ifndef PGMIRROR_COPY_KEYS_H
 #define PGMIRROR_COPY_KEYS_H

@@ -151,10 +151,10 @@ def test(ctx):
     version = int(ctx.sql1("SHOW server_version_num"))
     # pgmirror's own session settings (session.c), under which it reads text
     ctx.sql("SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET extra_float_digits = 3")
-    types = ["numeric", "numeric(15,5)", "numeric(15,0)", "numeric(7,2)", "numeric(30,10)",
-             "numeric(6,300)", "date", "timestamp", "timestamptz", "char(8)", "bpchar", "bool"]
-    if version >= 150000:
-        types += ["numeric(12,-3)", "numeric(4,6)"]
+    types = ["numeric", "numeric(15,5)", "numeric(15,0)", "numeric(7,2)", "numeric(15,15)",
+             "numeric(30,10)", "date", "timestamp", "timestamptz", "char(8)", "bpchar", "bool"]
+    if version >= 150000:  # a scale past the precision, or below 0
+        types += ["numeric(6,300)", "numeric(12,-3)", "numeric(4,6)"]
     total = 0
     for idx, typ in enumerate(types):
         total += check_type(ctx, idx, typ, rng, version, tool)
