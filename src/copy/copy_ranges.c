@@ -234,11 +234,11 @@ void copy_ranges_reach(CopyRanges *cr, Lsn lsn, const Value *vals)
 		const char *text = vals[k].p;
 
 		it->kind = copy_ranges_kind(cr, k, &vals[k]);
-		it->len = vals[k].len;
 		if (it->kind == COPY_KEY_INT) {
-			it->i = vals[k].i;
+			it->i = vals[k].i; /* a Value's len is the text's only */
 			continue;
 		}
+		it->len = vals[k].len;
 		if (it->kind == COPY_KEY_NUMERIC)
 			it->len = copy_key_numeric_text(&vals[k], buf, &text);
 		it->s = xmalloc(it->len + 1);

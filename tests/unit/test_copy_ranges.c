@@ -241,6 +241,24 @@ static void test_numeric_key(void **state)
 	copy_ranges_free(cr);
 }
 
+/* An integer Value's len is not its own (the copy's batches reuse their
+ * Values): an integer key is kept without it. */
+static void test_int_key_len(void **state)
+{
+	CopyRanges *cr = calloc(1, sizeof(*cr));
+	Value k = {.kind = VAL_INT, .i = 5, .len = SIZE_MAX / 2};
+	char *text;
+
+	(void)state;
+	cr->nkeys = 1;
+	cr->kinds = strdup("i");
+	copy_ranges_reach(cr, 0x100, &k);
+	text = copy_ranges_format(cr);
+	assert_string_equal(text, "pgmirror-copy 1 0000000000000000\n0/100 i5;\n");
+	free(text);
+	copy_ranges_free(cr);
+}
+
 /* Which key types have a kind; a numeric(p,s) held as a real past 1e-307
  * has none, nor text off UTF8. */
 static void test_kinds(void **state)
@@ -299,6 +317,7 @@ int main(void)
 		cmocka_unit_test(test_kind_order),
 		cmocka_unit_test(test_numeric_key),
 		cmocka_unit_test(test_kinds),
+		cmocka_unit_test(test_int_key_len),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
