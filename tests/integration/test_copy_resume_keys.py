@@ -4,7 +4,8 @@ with trailing zeros), a timestamptz key (BC, years past 9999, the
 infinities) and a composite key of date, char(n), bool and numeric(p,s).
 Each table is copied through a slow link (linkproxy.py) that the test cuts
 in the middle of the copy, three times, in cron mode (--once, exit 1, run
-again); after each cut the rows the copy stored are in the mirror (the
+again), and the composite one also in service mode (it tries again by
+itself); after each cut the rows the copy stored are in the mirror (the
 progress inside the table survives the cut: a copy made whole would leave
 nothing), and the source changes before the next try: updates, deletes,
 inserts, key changes inside the copied part, across its last key and
@@ -48,6 +49,8 @@ TABLES = {
                 "(ARRAY['a', 'ab', 'b', 'b z'])[(({g}) / 4) % 4 + 1]",
                 "(({g}) / 2) % 2 = 1", "(({g}) % 2) * 1.25 - 3.5"], 0, []),
 }
+CRON = list(TABLES)
+TABLES["r_svc"] = TABLES["r_comp"]  # the same, for a service
 
 
 def key_sql(table, g):
@@ -179,12 +182,44 @@ def resume(ctx, link, table, version):
     ctx.assert_mirror_equals_source(path, table)
 
 
+def service(ctx, link, version):
+    """The same in service mode: it tries again by itself after each cut."""
+    table = "r_svc"
+    setup(ctx, table, version)
+    pub = "pub_" + table
+    ctx.sql("CREATE PUBLICATION %s FOR TABLE %s" % (pub, table))
+    ctx.create_marker(pub)
+    path, slot = ctx.path(table + ".db"), ctx.slot("svc")
+    proc = ctx.start(link_args(ctx, link, path, slot, pub, "-v"), tag="service", env=ENV)
+    stored = 0
+    for r in range(1, CUTS + 1):
+        rows, key = wait_progress(ctx, path, table, stored + 3 * PART_ROWS, proc)
+        link.cut()
+        b = boundary(ctx, table, key)
+        changes(ctx, table, b, r)
+        stored, _ = copyparts.progress(ctx, path, table)
+        check(stored >= rows, "the service lost parts at cut %d (%d rows stored, then %d)"
+              % (r, rows, stored))
+        harness.log("%s: cut %d with %d rows stored, last key %s (g %s)"
+                    % (table, r, rows, key, b))
+    ctx.catch_up(path, "pgm_marker", timeout=240, proc=proc)
+    ctx.assert_mirror_equals_source(path, table)
+    err = proc.stderr()
+    check(len(re.findall(r'copy of "public\.%s" goes on after' % table, err)) >= CUTS,
+          "the service did not go on after each cut:\n%s" % err)
+    changes(ctx, table, ctx.sql1("SELECT max(g) FROM %s" % table) // 2, 9)
+    ctx.catch_up(path, "pgm_marker", proc=proc)
+    ctx.assert_mirror_equals_source(path, table)
+    check(ctx.stop(proc) == 0, "the service did not stop cleanly:\n%s" % proc.stderr())
+
+
 def test(ctx):
     version = int(ctx.sql1("SHOW server_version_num"))
     ctx.sql("SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'")
     with linkproxy.LinkProxy(rate=RATE, down_only=True) as link:
-        harness.run_parts(ctx, {t: (lambda c, lk, t=t: resume(c, lk, t, version))
-                                for t in TABLES}, link)
+        parts = {t: (lambda c, lk, t=t: resume(c, lk, t, version)) for t in CRON}
+        parts["service"] = lambda c, lk: service(c, lk, version)
+        harness.run_parts(ctx, parts, link)
 
 
 harness.main(test)
