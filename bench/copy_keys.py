@@ -24,7 +24,8 @@ import sys
 import tempfile
 import time
 
-import psycopg2
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tablesync import sql  # noqa: E402
 
 ROWS = int(os.environ.get("ROWS", "1000000"))
 REPEATS = int(os.environ.get("REPEATS", "3"))
@@ -36,16 +37,6 @@ TABLES = [("k_num", "id numeric", "(%s) * 0.37 - 5000"),
 # rows in key order as they were inserted (a time of insertion, a sequence),
 # or scattered (keys in another order than the rows', as after updates)
 LAYOUTS = [("seq", "g"), ("scat", "(g::int8 * 7919 %% %d)" % ROWS)]
-
-
-def sql(q):
-    c = psycopg2.connect("")
-    c.autocommit = True
-    cur = c.cursor()
-    cur.execute(q)
-    out = cur.fetchall() if cur.description else None
-    c.close()
-    return out
 
 
 def first_run(binary, tmp, table, tag):
