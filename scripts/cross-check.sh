@@ -56,7 +56,9 @@ if [ -n "\${LD_PRELOAD:-}" ]; then
 fi
 exec $qemu -L $root $build/pgmirror "\$@"
 EOF
-chmod +x qemu-run pgmirror-qemu
+printf '#!/bin/sh\nexec %s -L %s %s "$@"\n' "$qemu" "$root" "$build/tests/unit/key_order" \
+	>key-order-qemu
+chmod +x qemu-run pgmirror-qemu key-order-qemu
 
 tests='$(UNIT_TESTS) $(INTEGRATION_TESTS)'
 [ $# -eq 0 ] || tests="\$(UNIT_TESTS) $*"
@@ -66,4 +68,4 @@ rm -f test-suite.log
 pg_virtualenv -t -o wal_level=logical -o max_replication_slots=80 \
 	-o max_wal_senders=80 -o max_prepared_transactions=10 -o fsync=off \
 	make -s -j"$jobs" check TESTS="$tests" LOG_COMPILER="$build/qemu-run" \
-	PGMIRROR_BIN="$build/pgmirror-qemu"
+	PGMIRROR_BIN="$build/pgmirror-qemu" PGMIRROR_KEY_ORDER_BIN="$build/key-order-qemu"

@@ -172,7 +172,8 @@ run_major() {
 	# (check-TESTS would build the unit tests first: none of them here)
 	make -s -C "$testdir" -j"$jobs" check-TESTS TESTS="${tests# }" TEST_SUITE_LOG="$log" \
 		check_PROGRAMS= check_DATA= PGMIRROR_BIN="$build/pgmirror" \
-		FAULT_DIR="$build/tests/fault" || rc=1
+		FAULT_DIR="$build/tests/fault" PGMIRROR_KEY_ORDER_BIN="$build/tests/unit/key_order" ||
+		rc=1
 	[ -f "$log" ] || { echo "other-majors: no $log: the tests did not run" >&2; rc=1; }
 	if [ "$rc" -ne 0 ]; then
 		# why: each failed test's log (the next major overwrites them)

@@ -7,7 +7,8 @@
  *
  * A table can be copied in parts when it has a key (replica identity
  * DEFAULT or INDEX) whose every column orders on the source as it does
- * here: integers (int2, int4, int8, oid), uuid, and text and varchar on a
+ * here (copy_keys.h): integers (int2, int4, int8, oid), bool, numeric,
+ * date, timestamp, timestamptz, uuid, and text, varchar and char(n) on a
  * UTF8 database (read COLLATE "C"). Any other table is copied whole, in
  * one part.
  */

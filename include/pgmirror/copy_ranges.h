@@ -14,7 +14,8 @@
  *     LSN KEY\n                          (one line per try, keys ascending)
  *
  * where KEY is '*' (the copy reached the table's end) or one item per key
- * column: 'i' decimal ';' for an integer, 't' length ':' bytes for text.
+ * column: 'i' decimal ';' for an integer, or its kind's letter (copy_keys.h:
+ * 't', 'b', 'n', 'd') length ':' bytes for a key held as text.
  * Pure code: no SQLite, no libpq.
  */
 #ifndef PGMIRROR_COPY_RANGES_H
@@ -29,7 +30,7 @@
 
 /* One key column's value: an integer, or text (bytes owned). */
 typedef struct CopyKeyItem {
-	bool is_int;
+	char kind;          /* its column's kind (copy_keys.h); 'i': i, else s */
 	int64_t i;
 	char *s;
 	size_t len;
@@ -44,6 +45,9 @@ typedef struct CopyRange {
 typedef struct CopyRanges {
 	uint64_t signature; /* the table as it was copied (copy_ranges_signature()) */
 	int nkeys;          /* key columns */
+	char *kinds;        /* each key column's kind (copy_keys.h), malloc'd;
+			     * NULL, or a column's 0: from its values (an
+			     * integer 'i', else 't') */
 	int n;              /* ranges, keys ascending */
 	CopyRange *r;
 } CopyRanges;
@@ -65,8 +69,8 @@ bool copy_ranges_done(const CopyRanges *cr);
 Lsn copy_ranges_max_lsn(const CopyRanges *cr);
 /*
  * Sets the last key of the try at lsn to the key of vals (one per key
- * column; VAL_INT or VAL_TEXT), or to the end (vals NULL): the last range
- * when it is that try's, else a new one after it.
+ * column, kept as its kind says: copy_ranges_kind()), or to the end (vals
+ * NULL): the last range when it is that try's, else a new one after it.
  */
 void copy_ranges_reach(CopyRanges *cr, Lsn lsn, const Value *vals);
 
@@ -78,6 +82,14 @@ void copy_ranges_reach(CopyRanges *cr, Lsn lsn, const Value *vals);
  */
 bool copy_ranges_applies(const CopyRanges *cr, const Value *vals, const bool *is_key, int ncols,
 			 Lsn commit_lsn);
+
+/* The kind of key column k of cr, whose value v is. */
+char copy_ranges_kind(const CopyRanges *cr, int k, const Value *v);
+
+/* The text of key item it that the source takes as a literal of its
+ * column's type (the session's DateStyle ISO and TimeZone UTC read a time
+ * as the mirror holds it); malloc'd. */
+char *copy_key_literal(const CopyKeyItem *it);
 
 /* Compares key vals (nkeys values) with key items: <0, 0, >0. */
 int copy_key_compare(const Value *vals, const CopyKeyItem *key, int nkeys);

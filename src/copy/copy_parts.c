@@ -16,16 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pgmirror/copy_keys.h"
 #include "pgmirror/copy_parts.h"
 #include "pgmirror/copy_ranges.h"
 #include "copy_internal.h"
 
 #define PART_USECS 1000000
 #define PART_BYTES ((size_t)4 << 20)
-
-/* Key column types (pg_type.dat OIDs) that order here as on the source. */
-enum { T_INT8 = 20, T_INT2 = 21, T_INT4 = 23, T_TEXT = 25, T_OID = 26, T_VARCHAR = 1043,
-       T_UUID = 2950 };
 
 /* One table's copy in parts, for the batch hook. */
 typedef struct Parts {
@@ -44,18 +41,6 @@ typedef struct Parts {
 	int64_t test_rows;       /* PGMIRROR_TEST_PART_ROWS: a part every N rows */
 } Parts;
 
-static bool key_type_ok(uint32_t type_oid, bool utf8)
-{
-	switch (type_oid) {
-	case T_INT2: case T_INT4: case T_INT8: case T_OID: case T_UUID:
-		return true;
-	case T_TEXT: case T_VARCHAR:
-		return utf8;
-	default:
-		return false;
-	}
-}
-
 bool copy_parts_possible(Session *s, const SourceTable *t)
 {
 	bool utf8 = session_server_utf8(s);
@@ -66,7 +51,7 @@ bool copy_parts_possible(Session *s, const SourceTable *t)
 	for (int i = 0; i < t->ncols; i++) {
 		if (!t->cols[i].is_key)
 			continue;
-		if (!key_type_ok(t->cols[i].type_oid, utf8))
+		if (copy_key_kind(t->cols[i].type_oid, t->cols[i].type_mod, utf8) == 0)
 			return false;
 		nkeys++;
 	}
@@ -195,7 +180,9 @@ static bool earlier_ranges(Parts *p, bool possible, uint64_t sig, CopyRanges **o
 		if (*out == NULL)
 			log_warning("mirror table \"%s\" has a damaged copy_state (%s); it is copied "
 				    "again from the start", info.name, err);
-		else if ((*out)->signature != sig || copy_ranges_done(*out)) {
+		else if ((*out)->signature != sig || copy_ranges_done(*out) ||
+			 (*out)->kinds == NULL ||
+			 memcmp((*out)->kinds, p->ranges->kinds, (size_t)p->ranges->nkeys) != 0) {
 			copy_ranges_free(*out);
 			*out = NULL;
 		} else
@@ -233,6 +220,13 @@ bool copy_table_parts(Copier *c, Mirror *m, const SourceTable *t, Lsn at, int64_
 		if (t->cols[i].is_key)
 			p.keycols[p.ranges->nkeys++] = i;
 	p.key = xcalloc((size_t)p.ranges->nkeys + 1, sizeof(Value));
+	p.ranges->kinds = xcalloc((size_t)p.ranges->nkeys + 1, 1);
+	for (int k = 0; k < p.ranges->nkeys; k++) {
+		const SourceColumn *col = &t->cols[p.keycols[k]];
+
+		p.ranges->kinds[k] = copy_key_kind(col->type_oid, col->type_mod,
+						   session_server_utf8(copy_session(c)));
+	}
 	p.test_rows = knob != NULL ? strtoll(knob, NULL, 10) : 0;
 	if (!earlier_ranges(&p, possible, sig, &earlier))
 		goto done;
@@ -254,17 +248,14 @@ bool copy_table_parts(Copier *c, Mirror *m, const SourceTable *t, Lsn at, int64_
 		p.ranges = earlier;
 		after = xcalloc((size_t)earlier->nkeys + 1, sizeof(char *));
 		for (int k = 0; k < earlier->nkeys; k++)
-			after[k] = last->key[k].is_int ? xasprintf("%" PRId64, last->key[k].i)
-				   : xstrdup(last->key[k].s);
+			after[k] = copy_key_literal(&last->key[k]);
 		order.after = (const char *const *)after;
 		log_info("copy of \"%s.%s\" goes on after the %" PRId64 " rows stored, at %s",
 			 t->nspname, t->relname, p.rows, lsn_format(at, lsn));
 	}
 	bytewise = xcalloc((size_t)p.ranges->nkeys + 1, sizeof(bool));
 	for (int k = 0; k < p.ranges->nkeys; k++) {
-		uint32_t type = t->cols[p.keycols[k]].type_oid;
-
-		bytewise[k] = type == T_TEXT || type == T_VARCHAR;
+		bytewise[k] = copy_key_collated(t->cols[p.keycols[k]].type_oid);
 	}
 	order.nkeys = p.ranges->nkeys;
 	order.cols = p.keycols;

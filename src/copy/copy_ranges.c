@@ -2,10 +2,10 @@
  * copy_ranges.c: the key ranges of a copy in parts, their text in the
  * mirror, and which changes apply to a row in them (copy_ranges.h).
  *
- * Keys compare as the source orders them in the copy's query: integers by
- * value, text byte by byte (COLLATE "C", in UTF-8 on the source and here),
- * a shorter text before a longer one it begins; a uuid's text form orders
- * as its bytes do.
+ * Keys compare as the source orders them in the copy's query, each key
+ * column by its kind (copy_keys.h), which its every key in the text
+ * names: an integer by value, anything else by copy_keys.c's order of its
+ * text.
  */
 #include "config.h"
 
@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pgmirror/copy_keys.h"
 #include "pgmirror/copy_ranges.h"
 
 #define MAGIC "pgmirror-copy 1 "
@@ -35,6 +36,7 @@ void copy_ranges_free(CopyRanges *cr)
 	for (int i = 0; i < cr->n; i++)
 		key_free(cr->r[i].key, cr->nkeys);
 	free(cr->r);
+	free(cr->kinds);
 	free(cr);
 }
 
@@ -68,9 +70,11 @@ static bool read_number(const char **p, char stop, bool sign, int64_t *out)
 	return true;
 }
 
-/* One range's line from p, into r; false when malformed. */
-static bool parse_range(const char **p, int nkeys, CopyRange *r)
+/* One range's line from p, into r; false when malformed. Its key columns'
+ * kinds are those of cr's lines before it, or (the first) cr's from now. */
+static bool parse_range(const char **p, CopyRanges *cr, CopyRange *r)
 {
+	int nkeys = cr->nkeys;
 	const char *sp = strchr(*p, ' ');
 	char lsn[LSN_TEXT_SIZE];
 
@@ -92,11 +96,17 @@ static bool parse_range(const char **p, int nkeys, CopyRange *r)
 		char kind = *(*p)++;
 		int64_t len;
 
-		if (kind == 'i') {
-			it->is_int = true;
+		if (cr->kinds == NULL)
+			cr->kinds = xcalloc((size_t)nkeys + 1, 1);
+		if (cr->kinds[k] == '\0')
+			cr->kinds[k] = kind;
+		if (kind != cr->kinds[k] || !copy_key_kind_valid(kind))
+			return false;
+		it->kind = kind;
+		if (kind == COPY_KEY_INT) {
 			if (!read_number(p, ';', true, &it->i))
 				return false;
-		} else if (kind == 't') {
+		} else {
 			if (!read_number(p, ':', false, &len) || (size_t)len > strlen(*p))
 				return false;
 			it->s = xmalloc((size_t)len + 1);
@@ -104,8 +114,7 @@ static bool parse_range(const char **p, int nkeys, CopyRange *r)
 			it->s[len] = '\0';
 			it->len = (size_t)len;
 			*p += len;
-		} else
-			return false;
+		}
 	}
 	return *(*p)++ == '\n';
 }
@@ -134,7 +143,7 @@ CopyRanges *copy_ranges_parse(const char *text, int nkeys, char *err, size_t err
 		cr->r = xreallocarray(cr->r, (size_t)cr->n + 1, sizeof(CopyRange));
 		r = &cr->r[cr->n++];
 		memset(r, 0, sizeof(*r));
-		if (!parse_range(&p, nkeys, r))
+		if (!parse_range(&p, cr, r))
 			goto bad;
 		/* a later try has a later snapshot */
 		if (cr->n > 1 && r->lsn < cr->r[cr->n - 2].lsn)
@@ -170,11 +179,11 @@ char *copy_ranges_format(const CopyRanges *cr)
 		for (int k = 0; !r->to_end && k < cr->nkeys; k++) {
 			const CopyKeyItem *it = &r->key[k];
 
-			if (it->is_int) {
+			if (it->kind == COPY_KEY_INT) {
 				len += (size_t)snprintf(out + len, cap - len, "i%" PRId64 ";", it->i);
 				continue;
 			}
-			len += (size_t)snprintf(out + len, cap - len, "t%zu:", it->len);
+			len += (size_t)snprintf(out + len, cap - len, "%c%zu:", it->kind, it->len);
 			memcpy(out + len, it->s, it->len);
 			len += it->len;
 		}
@@ -221,33 +230,51 @@ void copy_ranges_reach(CopyRanges *cr, Lsn lsn, const Value *vals)
 	r->key = xcalloc((size_t)cr->nkeys, sizeof(CopyKeyItem));
 	for (int k = 0; k < cr->nkeys; k++) {
 		CopyKeyItem *it = &r->key[k];
+		char buf[COPY_KEY_NUMBER_SIZE];
+		const char *text = vals[k].p;
 
-		if (vals[k].kind == VAL_INT) {
-			it->is_int = true;
-			it->i = vals[k].i;
-		} else {
-			it->len = vals[k].len;
-			it->s = xmalloc(it->len + 1);
-			memcpy(it->s, vals[k].p, it->len);
-			it->s[it->len] = '\0';
+		it->kind = copy_ranges_kind(cr, k, &vals[k]);
+		if (it->kind == COPY_KEY_INT) {
+			it->i = vals[k].i; /* a Value's len is the text's only */
+			continue;
 		}
+		it->len = vals[k].len;
+		if (it->kind == COPY_KEY_NUMERIC)
+			it->len = copy_key_numeric_text(&vals[k], buf, &text);
+		it->s = xmalloc(it->len + 1);
+		if (it->len > 0)
+			memcpy(it->s, text, it->len);
+		it->s[it->len] = '\0';
 	}
+}
+
+char *copy_key_literal(const CopyKeyItem *it)
+{
+	return it->kind == COPY_KEY_INT ? xasprintf("%" PRId64, it->i) : xstrdup(it->s);
+}
+
+char copy_ranges_kind(const CopyRanges *cr, int k, const Value *v)
+{
+	if (cr->kinds != NULL && cr->kinds[k] != '\0')
+		return cr->kinds[k];
+	return v->kind == VAL_INT ? COPY_KEY_INT : COPY_KEY_BYTES;
 }
 
 static int compare_item(const Value *v, const CopyKeyItem *it)
 {
-	size_t n;
-	int c;
+	char buf[COPY_KEY_NUMBER_SIZE];
+	const char *text;
+	size_t len;
 
-	if (v->kind == VAL_INT && it->is_int)
+	if (it->kind == COPY_KEY_NUMERIC) {
+		len = copy_key_numeric_text(v, buf, &text);
+		return copy_key_cmp_text(it->kind, text, len, it->s, it->len);
+	}
+	if (v->kind == VAL_INT && it->kind == COPY_KEY_INT)
 		return v->i < it->i ? -1 : v->i > it->i;
-	if (v->kind == VAL_INT || it->is_int) /* never in one key column */
+	if (v->kind == VAL_INT || it->kind == COPY_KEY_INT) /* never in one key column */
 		return v->kind == VAL_INT ? -1 : 1;
-	n = v->len < it->len ? v->len : it->len;
-	c = n > 0 ? memcmp(v->p, it->s, n) : 0;
-	if (c != 0)
-		return c < 0 ? -1 : 1;
-	return v->len < it->len ? -1 : v->len > it->len;
+	return copy_key_cmp_text(it->kind, v->p != NULL ? v->p : "", v->len, it->s, it->len);
 }
 
 int copy_key_compare(const Value *vals, const CopyKeyItem *key, int nkeys)

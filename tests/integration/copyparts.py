@@ -2,6 +2,7 @@
 arguments through a link proxy, and the check of what a cut copy left."""
 
 import os
+import time
 
 import harness
 from harness import check
@@ -30,3 +31,55 @@ def check_parts_left(ctx, path, what):
                   % (what, n, name, stored))
         else:
             ctx.assert_mirror_equals_source(path, name)
+
+
+def parse_last_key(state):
+    """The last key in copy_state (copy_ranges.h) as its items' texts (an
+    integer's digits, or the text a key of another kind is kept as), or
+    None when there is none (no state, or the copy reached the end)."""
+    if state is None:
+        return None
+    line = state.encode().rstrip(b"\n").split(b"\n")[-1]
+    rest = line.split(b" ", 1)[1]
+    if rest == b"*":
+        return None
+    items, i = [], 0
+    while i < len(rest):
+        kind, i = rest[i:i + 1], i + 1
+        if kind == b"i":
+            j = rest.index(b";", i)
+            items.append(rest[i:j].decode())
+            i = j + 1
+        else:
+            j = rest.index(b":", i)
+            n = int(rest[i:j])
+            items.append(rest[j + 1:j + 1 + n].decode())
+            i = j + 1 + n
+    return items
+
+
+def progress(ctx, path, table):
+    """(rows stored, the last key's items or None) of the copy of table."""
+    try:
+        rows = ctx.mirror_query(path, "SELECT copy_rows, copy_state FROM pgmirror_tables "
+                                "WHERE table_name = ?", (table,))
+    except Exception:  # noqa: BLE001 - the file is being made
+        return 0, None
+    if not rows:
+        return 0, None
+    return rows[0][0] or 0, parse_last_key(rows[0][1])
+
+
+def wait_progress(ctx, path, table, more_than, proc):
+    """(rows, last key) once the copy of table stored more than more_than
+    rows in parts; (rows, None) when proc ended before."""
+    deadline = time.time() + 120 * harness.SLOW
+    while True:
+        rows, key = progress(ctx, path, table)
+        if rows > more_than and key is not None:
+            return rows, key
+        if proc.poll() is not None:
+            return rows, None
+        check(time.time() < deadline, "the copy of %s did not pass %d rows:\n%s"
+              % (table, more_than, proc.stderr()))
+        time.sleep(0.002)

@@ -21,12 +21,12 @@ import random
 import re
 import sys
 import threading
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 import linkproxy  # noqa: E402
 from harness import check  # noqa: E402
+import copyparts  # noqa: E402
 from copyparts import link_args  # noqa: E402
 
 ROWS = 120000        # ids 2, 4, ..., 2 * ROWS
@@ -52,29 +52,13 @@ def setup(ctx, table):
 
 def copy_progress(ctx, path, table):
     """(rows stored, last key id or None) of the copy of table in the mirror."""
-    try:
-        rows = ctx.mirror_query(path, "SELECT copy_rows, copy_state FROM pgmirror_tables "
-                                "WHERE table_name = ?", (table,))
-    except Exception:  # noqa: BLE001 - the file is being made
-        return 0, None
-    if not rows or rows[0][1] is None:
-        return (rows[0][0] if rows else 0), None
-    last = rows[0][1].rstrip("\n").split("\n")[-1]
-    m = re.match(r"\S+ i(-?\d+);i(-?\d+);$", last)
-    return rows[0][0], (int(m.group(1)) if m else None)
+    rows, key = copyparts.progress(ctx, path, table)
+    return rows, (int(key[0]) if key else None)
 
 
 def wait_progress(ctx, path, table, more_than, proc):
-    deadline = time.time() + 120 * harness.SLOW
-    while True:
-        rows, key = copy_progress(ctx, path, table)
-        if rows > more_than and key is not None:
-            return rows, key
-        if proc.poll() is not None:
-            return rows, None
-        check(time.time() < deadline, "the copy of %s did not pass %d rows:\n%s"
-              % (table, more_than, proc.stderr()))
-        time.sleep(0.002)
+    rows, key = copyparts.wait_progress(ctx, path, table, more_than, proc)
+    return rows, (int(key[0]) if key else None)
 
 
 def pick(ctx, table, cond, n=0, big=False):

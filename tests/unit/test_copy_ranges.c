@@ -16,6 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <math.h>
+
+#include "pgmirror/copy_keys.h"
 #include "pgmirror/copy_ranges.h"
 
 static Value int_val(int64_t i)
@@ -92,6 +95,9 @@ static void test_malformed(void **state)
 		"pgmirror-copy 1 01\n0/200 i1;i2;\n0/100 i3;i4;\n", /* an older try after */
 		"pgmirror-copy 1 01\n0/100 *\n0/200 i3;i4;\n",      /* after the end */
 		"pgmirror-copy 1 01\n0/100 i1;i2;x\n",
+		"pgmirror-copy 1 01\n0/100 i1;z1:a\n",           /* no such kind */
+		"pgmirror-copy 1 01\n0/100 i1;n1:1\n0/200 i2;d1:1\n", /* kinds differ */
+		"pgmirror-copy 1 01\n0/100 i1;n1:1\n0/200 t1:2i2;\n",
 	};
 	const char *good = "pgmirror-copy 1 01\n0/100 i1;t2:ab\n0/200 *\n";
 	char err[128];
@@ -121,8 +127,8 @@ static void test_malformed(void **state)
 
 static void test_key_order(void **state)
 {
-	CopyKeyItem it = {.is_int = true, .i = 7};
-	CopyKeyItem abc = {.s = "abc", .len = 3};
+	CopyKeyItem it = {.kind = 'i', .i = 7};
+	CopyKeyItem abc = {.kind = 't', .s = "abc", .len = 3};
 	Value v;
 
 	(void)state;
@@ -140,6 +146,137 @@ static void test_key_order(void **state)
 	assert_true(copy_key_compare(&v, &abc, 1) > 0);
 	v = text_val("abc");
 	assert_int_equal(copy_key_compare(&v, &abc, 1), 0);
+}
+
+/* Each list in the source's order (equal neighbours marked by "="): every
+ * pair compares as its places say. The server's own orderings of many
+ * more values are test_copy_key_order.py's. */
+static void check_sorted(char kind, const char *const *vals, int n)
+{
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++) {
+			int want = 0, got;
+
+			for (int k = i < j ? i : j; k < (i < j ? j : i); k++)
+				if (strcmp(vals[k + 1], "=") != 0 && strcmp(vals[k], "=") != 0)
+					want = i < j ? -1 : 1;
+			if (strcmp(vals[i], "=") == 0 || strcmp(vals[j], "=") == 0)
+				continue;
+			got = copy_key_cmp_text(kind, vals[i], strlen(vals[i]), vals[j],
+						strlen(vals[j]));
+			if ((got > 0) - (got < 0) != want)
+				fail_msg("kind %c: %s vs %s gave %d, expected %d", kind, vals[i], vals[j],
+					 got, want);
+		}
+}
+
+static void test_kind_order(void **state)
+{
+	static const char *const numeric[] = {
+		"-Infinity", "-1e+20", "-100", "-99.5", "-1.01", "-1", "=", "-1.000", "-0.5",
+		"-1.5e-05", "0", "=", "0.000", "=", "-0", "1e-300", "0.00001", "=", "1e-05",
+		"0.1", "1", "=", "1.0", "=", "1.00", "1.0000000000000000001", "1.5", "9.99",
+		"10", "=", "1e1", "99", "123456789012345678901234567890", "Infinity", "NaN",
+	};
+	static const char *const times[] = {
+		"-infinity", "4713-01-01 00:00:00 BC", "0044-03-15 12:00:00 BC",
+		"0001-12-31 23:59:59.999999 BC", "0001-01-01 00:00:00", "1999-12-31 23:59:59",
+		"1999-12-31 23:59:59.000001", "2000-01-01 00:00:00", "=", "2000-01-01 00:00:00.000000",
+		"2000-01-01 00:00:00.100000", "9999-12-31 23:59:59", "10000-01-01 00:00:00",
+		"294276-12-31 23:59:59.999999", "infinity",
+	};
+	static const char *const dates[] = {
+		"-infinity", "0002-01-01 BC", "0001-12-31 BC", "0001-01-01", "2024-02-29",
+		"9999-12-31", "10000-01-01", "5874897-12-31", "infinity",
+	};
+	static const char *const bpchars[] = {
+		"", "=", "  ", "a", "=", "a  ", "a b", "ab", "=", "ab ", "b", "\xc3\xa9",
+	};
+
+	(void)state;
+	check_sorted(COPY_KEY_NUMERIC, numeric, (int)(sizeof(numeric) / sizeof(numeric[0])));
+	check_sorted(COPY_KEY_TIME, times, (int)(sizeof(times) / sizeof(times[0])));
+	check_sorted(COPY_KEY_TIME, dates, (int)(sizeof(dates) / sizeof(dates[0])));
+	check_sorted(COPY_KEY_BPCHAR, bpchars, (int)(sizeof(bpchars) / sizeof(bpchars[0])));
+}
+
+/* A numeric key as the mirror holds it (integer, real or text) is kept as
+ * its exact text, and compares by value with every form. */
+static void test_numeric_key(void **state)
+{
+	CopyRanges *cr = calloc(1, sizeof(*cr));
+	Value k1 = {.kind = VAL_REAL, .r = 0.3};
+	Value k2 = {.kind = VAL_INT, .i = 7};
+	Value v;
+	bool is_key[1] = {true};
+	char *text, err[128];
+	CopyRanges *back;
+
+	(void)state;
+	cr->nkeys = 1;
+	cr->kinds = strdup("n");
+	copy_ranges_reach(cr, 0x100, &k1);
+	copy_ranges_reach(cr, 0x200, &k2);
+	text = copy_ranges_format(cr);
+	assert_string_equal(text, "pgmirror-copy 1 0000000000000000\n0/100 n3:0.3\n0/200 n1:7\n");
+	back = copy_ranges_parse(text, 1, err, sizeof(err));
+	assert_non_null(back);
+	assert_int_equal(back->kinds[0], 'n');
+	v = (Value){.kind = VAL_REAL, .r = 0.3};
+	assert_true(copy_ranges_applies(back, &v, is_key, 1, 0x100));
+	v.r = 0.31; /* past the first range */
+	assert_false(copy_ranges_applies(back, &v, is_key, 1, 0x100));
+	assert_true(copy_ranges_applies(back, &v, is_key, 1, 0x200));
+	v = (Value){.kind = VAL_INT, .i = 8};
+	assert_false(copy_ranges_applies(back, &v, is_key, 1, 0x900));
+	v = (Value){.kind = VAL_TEXT, .p = "NaN", .len = 3};
+	assert_false(copy_ranges_applies(back, &v, is_key, 1, 0x900));
+	v = (Value){.kind = VAL_TEXT, .p = "6.99", .len = 4};
+	assert_true(copy_ranges_applies(back, &v, is_key, 1, 0x200));
+	v = (Value){.kind = VAL_REAL, .r = -INFINITY};
+	assert_false(copy_ranges_applies(back, &v, is_key, 1, 0xff));
+	assert_true(copy_ranges_applies(back, &v, is_key, 1, 0x100));
+	free(text);
+	copy_ranges_free(back);
+	copy_ranges_free(cr);
+}
+
+/* An integer Value's len is not its own (the copy's batches reuse their
+ * Values): an integer key is kept without it. */
+static void test_int_key_len(void **state)
+{
+	CopyRanges *cr = calloc(1, sizeof(*cr));
+	Value k = {.kind = VAL_INT, .i = 5, .len = SIZE_MAX / 2};
+	char *text;
+
+	(void)state;
+	cr->nkeys = 1;
+	cr->kinds = strdup("i");
+	copy_ranges_reach(cr, 0x100, &k);
+	text = copy_ranges_format(cr);
+	assert_string_equal(text, "pgmirror-copy 1 0000000000000000\n0/100 i5;\n");
+	free(text);
+	copy_ranges_free(cr);
+}
+
+/* Which key types have a kind; a numeric(p,s) held as a real past 1e-307
+ * has none, nor text off UTF8. */
+static void test_kinds(void **state)
+{
+	(void)state;
+	assert_int_equal(copy_key_kind(16, -1, false), 'i');
+	assert_int_equal(copy_key_kind(1700, -1, false), 'n');
+	assert_int_equal(copy_key_kind(1700, ((15 << 16) | 307) + 4, false), 'n');
+	assert_int_equal(copy_key_kind(1700, ((15 << 16) | 308) + 4, false), 0);
+	assert_int_equal(copy_key_kind(1700, ((16 << 16) | 400) + 4, false), 'n');
+	assert_int_equal(copy_key_kind(1700, ((15 << 16) | (-5 & 0x7ff)) + 4, false), 'n');
+	assert_int_equal(copy_key_kind(1184, -1, false), 'd');
+	assert_int_equal(copy_key_kind(1042, 14, true), 'b');
+	assert_int_equal(copy_key_kind(1042, 14, false), 0);
+	assert_int_equal(copy_key_kind(701, -1, true), 0);  /* float8 */
+	assert_int_equal(copy_key_kind(1083, -1, true), 0); /* time */
+	assert_true(copy_key_collated(1042));
+	assert_false(copy_key_collated(2950));
 }
 
 static void test_applies(void **state)
@@ -177,6 +314,10 @@ int main(void)
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_key_order),
 		cmocka_unit_test(test_applies),
+		cmocka_unit_test(test_kind_order),
+		cmocka_unit_test(test_numeric_key),
+		cmocka_unit_test(test_kinds),
+		cmocka_unit_test(test_int_key_len),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
