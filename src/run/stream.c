@@ -68,6 +68,9 @@ typedef struct Stream {
 	StreamEnd end;          /* how the round ends, once a step says stop */
 	bool binary;            /* values come in binary format where they can */
 	Lsn txn_final;          /* the open transaction's commit LSN (Begin) */
+	int64_t link_bound;     /* the link's bound (session_link_bound_ms()), usecs */
+	int64_t asked_at;       /* when a silent server was first asked; 0: not */
+	int64_t last_link_ask;  /* when it was last asked */
 } Stream;
 
 
@@ -298,6 +301,45 @@ static bool step_message(Stream *s, const uint8_t *buf, size_t len)
 	return step_data(s, &f);
 }
 
+/*
+ * A link that vanished without a word (session_link.c): a server silent
+ * for a third of the link's bound is asked for a reply (a status update
+ * that asks for one, which a walsender answers at once, also while it
+ * decodes WAL the mirror has no part of), again every third; one that
+ * stays silent for two thirds more is lost, and the round ends as after a
+ * cut (a service tries again, --once exits 1).
+ */
+static bool step_link(Stream *s, int64_t now)
+{
+	int64_t third = s->link_bound / 3;
+	/* bytes of a message not whole yet count: a big one on a slow link */
+	int64_t heard = s->last_heard > session_heard_at(s->run->session)
+			? s->last_heard : session_heard_at(s->run->session);
+
+	if (now - heard < third) {
+		s->asked_at = 0;
+		return true;
+	}
+	if (s->asked_at != 0 && now - s->asked_at >= 2 * third) {
+		log_msg(replicate_continuous(s->run) ? LOG_WARNING : LOG_ERROR,
+			"nothing heard from the source for %.0f s although asked: the link "
+			"seems gone (tcp_user_timeout in -d sets how long to wait, %d ms here)",
+			(double)(now - heard) / 1e6, (int)(s->link_bound / 1000));
+		s->end = STREAM_LOST;
+		return false;
+	}
+	if (s->asked_at == 0 || now - s->last_link_ask >= third) {
+		if (s->asked_at == 0)
+			s->asked_at = now;
+		s->last_link_ask = now;
+		if (!stream_send_status(s, true)) {
+			s->end = STREAM_LOST;
+			return false;
+		}
+	}
+	return true;
+}
+
 /* Every status interval: quiet tables still move the slot, so store where
  * the stream is and say so; a service's last_sync_time; and the -v
  * progress line, once the server has said where it is. */
@@ -463,6 +505,7 @@ StreamEnd stream_run(Run *run, Applier *apply)
 	stream_progress_init(&s.progress, run, apply, s.last_status);
 	s.last_reconcile = s.last_status; /* prepare() has just compared them */
 	s.last_heard = s.last_status;
+	s.link_bound = (int64_t)session_link_bound_ms(run->session) * 1000;
 	s.check_polled = s.last_status - CHECK_POLL_USECS; /* ask at once */
 	log_debug("streaming from slot \"%s\" at %s with protocol version %d, in %s",
 		  run->state.slot, lsn_format(apply_durable_lsn(apply), lsn), proto,
@@ -517,6 +560,8 @@ StreamEnd stream_run(Run *run, Applier *apply)
 			goto done;
 		}
 		if (!(r == 0 ? step_idle(&s, now) : step_message(&s, buf, len)))
+			goto done;
+		if (!step_link(&s, mono_usecs()))
 			goto done;
 		if (!step_periodic(&s, now, interval))
 			goto done;

@@ -378,6 +378,8 @@ int session_receive(Session *s, const uint8_t **buf, size_t *len, int timeout_ms
 			}
 			if (r == 0)
 				return 0;
+			/* bytes came, maybe of a message not whole yet */
+			session_link_heard(s);
 			timeout_ms = 0; /* data arrived: take it, but do not wait again */
 		}
 		if (PQconsumeInput(s->conn) == 0) {
