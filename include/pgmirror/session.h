@@ -333,9 +333,19 @@ void session_pin_address(Session *s, const Session *from);
  * that waits: session_link.c), is given up.
  */
 int session_link_bound_ms(const Session *s);
-/* When bytes last came from the server while s waited for them (mono_usecs();
- * 0: not since connecting), whole messages or not. */
+/* When bytes last came from the server while s waited for them, or a
+ * message was taken (mono_usecs(); 0: not since connecting). */
 int64_t session_heard_at(const Session *s);
+
+/*
+ * Asked while s waits on a silent server (a command waits for its answer,
+ * a stream for its next message): false, error set, once neither s nor a
+ * new connection to the same address (the probe, begun after half the
+ * link's bound of silence and given half the bound to be answered) has
+ * heard from the server within the bound; true while the server is heard,
+ * or answers the probe (it is only slow), or the bound has not run out.
+ */
+bool session_link_alive(Session *s);
 
 /* The libpq in use (PQlibVersion()), as text: "15.4". */
 const char *session_libpq_version(void);

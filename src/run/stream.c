@@ -69,8 +69,7 @@ typedef struct Stream {
 	bool binary;            /* values come in binary format where they can */
 	Lsn txn_final;          /* the open transaction's commit LSN (Begin) */
 	int64_t link_bound;     /* the link's bound (session_link_bound_ms()), usecs */
-	int64_t asked_at;       /* when a silent server was first asked; 0: not */
-	int64_t last_link_ask;  /* when it was last asked */
+	int64_t last_link_ask;  /* when a silent server was last asked for a reply */
 } Stream;
 
 
@@ -304,38 +303,28 @@ static bool step_message(Stream *s, const uint8_t *buf, size_t len)
 /*
  * A link that vanished without a word (session_link.c): a server silent
  * for a third of the link's bound is asked for a reply (a status update
- * that asks for one, which a walsender answers at once, also while it
- * decodes WAL the mirror has no part of), again every third; one that
- * stays silent for two thirds more is lost, and the round ends as after a
- * cut (a service tries again, --once exits 1).
+ * that asks for one, which an idle walsender answers at once), again every
+ * third; one that stays silent past the bound, and answers no new
+ * connection either, is lost, and the round ends as after a cut (a
+ * service tries again, --once exits 1).
  */
 static bool step_link(Stream *s, int64_t now)
 {
+	Session *session = s->run->session;
 	int64_t third = s->link_bound / 3;
-	/* bytes of a message not whole yet count: a big one on a slow link */
-	int64_t heard = s->last_heard > session_heard_at(s->run->session)
-			? s->last_heard : session_heard_at(s->run->session);
 
-	if (now - heard < third) {
-		s->asked_at = 0;
-		return true;
-	}
-	if (s->asked_at != 0 && now - s->asked_at >= 2 * third) {
-		log_msg(replicate_continuous(s->run) ? LOG_WARNING : LOG_ERROR,
-			"nothing heard from the source for %.0f s although asked: the link "
-			"seems gone (tcp_user_timeout in -d sets how long to wait, %d ms here)",
-			(double)(now - heard) / 1e6, (int)(s->link_bound / 1000));
-		s->end = STREAM_LOST;
-		return false;
-	}
-	if (s->asked_at == 0 || now - s->last_link_ask >= third) {
-		if (s->asked_at == 0)
-			s->asked_at = now;
+	if (now - session_heard_at(session) >= third && now - s->last_link_ask >= third) {
 		s->last_link_ask = now;
 		if (!stream_send_status(s, true)) {
 			s->end = STREAM_LOST;
 			return false;
 		}
+	}
+	if (!session_link_alive(session)) {
+		log_msg(replicate_continuous(s->run) ? LOG_WARNING : LOG_ERROR, "%s",
+			session_error(session));
+		s->end = STREAM_LOST;
+		return false;
 	}
 	return true;
 }

@@ -31,6 +31,7 @@ struct Session {
 	const ConnParams *cp; /* as the last connection was made with (the caller's) */
 	int64_t heard_at;    /* when the server was last heard (session_link.c) */
 	PGconn *probe;       /* asks whether the link carries (session_link.c) */
+	int64_t probe_at;    /* when it was begun */
 	bool probe_write;    /* it waits to write (PQconnectPoll()) */
 	char *pin_host;      /* session_pin_address(): the host, its address */
 	char *pin_hostaddr;  /* ... (NULL: none), and port to connect to, */
@@ -59,16 +60,14 @@ const char *session_settings_sql(const Session *s);
  * come before -d, which wins) and returns how many; session_pin_keywords()
  * fills them with the pinned host, hostaddr and port (to come after -d,
  * -h and -p), none when nothing is pinned. session_link_heard() notes that
- * the server was heard (or a command sent); session_link_alive(), asked
- * while a command waits, is false with the error set once the link is
- * judged gone; session_link_free() frees what they keep.
+ * the server was heard (or a command sent); session_link_free() frees what
+ * the link's checks keep.
  */
 #define SESSION_LINK_KEYWORDS 5
 #define SESSION_PIN_KEYWORDS 3
 int session_link_defaults(const char **keys, const char **vals);
 int session_pin_keywords(const Session *s, const char **keys, const char **vals);
 void session_link_heard(Session *s);
-bool session_link_alive(Session *s);
 void session_link_free(Session *s);
 
 /* Notes the SQLSTATE of res (NULL: none) as the last error's. */

@@ -5,19 +5,19 @@
  * tcp_user_timeout, which pgmirror sets to LINK_BOUND_MS unless the user's
  * -d does (session_link_defaults()).
  *
- * Three layers, each for what the one below cannot see:
+ * Two layers, the second for what the first cannot see:
  *  - the kernel's: TCP keepalives and tcp_user_timeout (pgmirror's
  *    defaults, libpq's own parameters), for a link whose packets are lost;
- *  - the stream's: the server answers a status update that asks for a
- *    reply, so a stream silent for the bound although asked is lost
- *    (stream.c);
- *  - a command's (a COPY, a catalog query): the server may be silent for
- *    long and rightly so (a sort before the first row, a lock), so a wait
- *    silent for half the bound asks the server on a fresh connection to
- *    the same address (the probe); the link is given up when neither the
- *    command nor the probe has heard from the server within the bound.
+ *  - the connection's: the server may be silent for long and rightly so
+ *    (a sort before a COPY's first row, a lock, a walsender decoding a
+ *    big transaction the mirror has no part of), so a wait silent for
+ *    half the bound asks the server on a new connection to the same
+ *    address (the probe); the link is given up when neither the
+ *    connection nor the probe has heard from the server within the bound.
  *    Any answer to the probe, a refusal included, shows the link carries.
- * The last two also see a link that vanished behind a middlebox that
+ *    A stream first asks the server itself for a reply (stream.c), which
+ *    an idle walsender gives at once, so that it seldom needs the probe.
+ * The second also sees a link that vanished behind a middlebox that
  * keeps the TCP connections up (a proxy, a tunnel).
  */
 #include "config.h"
@@ -198,14 +198,17 @@ bool session_link_alive(Session *s)
 			  "connection whether the link still carries",
 			  (double)(now - s->heard_at) / 1e6);
 		probe_begin(s);
+		s->probe_at = now;
 	}
 	if (s->probe == NULL || probe_answered(s)) {
-		/* the server is there, just slow (a sort, a lock) */
+		/* the server is there, just slow (a sort, a lock, a long decoding) */
 		probe_end(s);
 		s->heard_at = now;
 		return true;
 	}
-	if (now - s->heard_at < bound)
+	/* the probe too has its half of the bound (a caller back from a long
+	 * step of its own finds the silence long already) */
+	if (now - s->heard_at < bound || now - s->probe_at < bound / 2)
 		return true;
 	probe_end(s);
 	errbuf_set(&s->err, "nothing heard from the source for %.0f s, nor on a new connection "

@@ -12,7 +12,11 @@ nothing, the sockets stay open):
   little, saying so; the next run (link back) finishes, the copy going on
   from its last part;
 - a --once run connecting into the black hole: connect_timeout (30 s by
-  default) ends it with exit 1.
+  default) ends it with exit 1;
+- a server merely slow is not a vanished link: a first --once run with
+  tcp_user_timeout=2000 whose snapshot and copy wait 8 s for a lock
+  another session holds asks the server on a new connection whether it is
+  there, waits, and finishes (exit 0).
 
 The server keeps the old connections of a vanished link until its own
 timeouts (wal_sender_timeout), holding the slot; the test ends them as
@@ -216,9 +220,36 @@ def once_connect(ctx):
     check(took <= 30 + MARGIN, "gave up after %.1f s, not about 30" % took)
 
 
+def slow_server(ctx):
+    ctx.sql("CREATE TABLE w (id int PRIMARY KEY, v text);"
+            "INSERT INTO w SELECT g, 'x' FROM generate_series(1, 1000) g;"
+            "CREATE PUBLICATION pubw FOR TABLE w")
+    path, slot = ctx.path("slow.db"), ctx.slot("slow")
+    dsn = harness.make_dsn(dbname=ctx.dbname, host=os.environ.get("PGHOST"),
+                           port=os.environ.get("PGPORT"), user=os.environ.get("PGUSER"),
+                           tcp_user_timeout=2000)
+    locker = ctx.connect(autocommit=False)
+    locker.cursor().execute("LOCK TABLE w IN ACCESS EXCLUSIVE MODE")
+    proc = ctx.start(["-d", dsn, "-S", slot, "-P", "pubw", "--once", "-v", path], tag="slow")
+    time.sleep(8)
+    check(proc.poll() is None, "pgmirror gave up on a server that was only slow (exit %s):\n%s"
+          % (proc.poll(), proc.stderr()))
+    locker.rollback()
+    locker.close()
+    took = wait_exit(proc, 60, "--once after the lock")
+    err = proc.stderr()
+    harness.log("slow server: finished %.1f s after the lock was released" % took)
+    check(proc.poll() == 0, "exit %s:\n%s" % (proc.poll(), err))
+    check("asking it on another connection" in err,
+          "the wait was never checked on a new connection:\n%s" % err)
+    check(GONE not in err, "a slow server was taken for a vanished link:\n%s" % err)
+    ctx.assert_mirror_equals_source(path, "w")
+
+
 def test(ctx):
     harness.run_parts(ctx, {"once_stream": once_stream, "once_copy": once_copy,
-                            "stream_service": stream_service, "once_connect": once_connect})
+                            "slow_server": slow_server, "stream_service": stream_service,
+                            "once_connect": once_connect})
 
 
 harness.main(test)
