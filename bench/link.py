@@ -37,7 +37,7 @@ ways and cuts every connection every N seconds, the link then down for
   vanish  the link vanishes without a reset (the proxy turns into a black
           hole: nothing passes, nothing is closed), with pgmirror's own
           defaults in -d: how long a service streaming takes to try again
-          (its first new connection), and how long a --once run copying
+          (it says "reconnecting" or "trying again"), and how long a --once run copying
           "big" at 2 MB/s and one connecting take to exit; a run still
           waiting after --vanish-secs (default 120) is killed and
           reported as such. Goal: within the link's bound, 30 s (and
@@ -197,13 +197,18 @@ def vanish(opt, tmp):
     out = {}
     path, slot = fresh_mirror(opt, tmp, "vanish", "stream_pub")
     link = linkproxy.LinkProxy().start()
+    err = open(os.path.join(tmp, "vanish.err"), "w+")
     svc = subprocess.Popen([opt.pgmirror, "-d", dsn(link), "-S", slot, "-P", "stream_pub",
-                            "-s", "1", path], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
+                            "-s", "1", path], stdout=subprocess.DEVNULL, stderr=err)
     time.sleep(3)  # connected and streaming
     link.blackhole()
-    out["service streaming"] = unnoticed(opt, svc, lambda: link.stats()["black_accepted"] > 0)
+
+    def retried():
+        err.seek(0)
+        return re.search(r"(?:reconnecting|trying again) (?:now|in \d+ s)", err.read())
+    out["service streaming"] = unnoticed(opt, svc, retried)
     stop_service(svc, 5)
+    err.close()
     link.stop()  # the server sees the old connections end
     time.sleep(1)
     drop_slot(opt.pgmirror, slot)
