@@ -52,8 +52,7 @@ void lookup_use_session(Lookup *l, Session *s);
  * l's own connection goes to the address origin is connected to when it is
  * made (session_pin_address()): the same server, and no host name looked
  * up again, which would block the stream's loop. origin (NULL: none) is not
- * copied, and may be disconnected meanwhile (then -d, -h and -p say, or
- * the address origin last had).
+ * copied; while it is not connected, own goes where -d, -h and -p say.
  */
 void lookup_follow(Lookup *l, const Session *origin);
 

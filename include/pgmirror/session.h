@@ -321,8 +321,8 @@ void session_finish_async(Session *s, int max_ms);
  * Makes s's next connections go to the address from is connected to (its
  * host, the numeric address libpq resolved, and port) rather than to what
  * -d, -h and -p say: a connection begun without waiting then resolves no
- * host name, which would block (session_link.c). Nothing when from is not
- * connected.
+ * host name, which would block (session_link.c). When from is not
+ * connected (NULL, or a failover under way), s goes where -d says again.
  */
 void session_pin_address(Session *s, const Session *from);
 

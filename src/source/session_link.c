@@ -105,14 +105,18 @@ void session_pin_address(Session *s, const Session *from)
 {
 	const char *host, *hostaddr, *port;
 
-	if (!is_connected(from) || from == s)
+	if (from == s)
+		return;
+	free(s->pin_host);
+	free(s->pin_hostaddr);
+	free(s->pin_port);
+	s->pin_host = s->pin_hostaddr = s->pin_port = NULL;
+	/* from not connected (a failover under way): where -d says */
+	if (!is_connected(from))
 		return;
 	host = PQhost(from->conn);
 	hostaddr = PQhostaddr(from->conn);
 	port = PQport(from->conn);
-	free(s->pin_host);
-	free(s->pin_hostaddr);
-	free(s->pin_port);
 	/* a unix socket's directory has no address to pin, nor needs one */
 	s->pin_host = host != NULL && host[0] != '\0' ? xstrdup(host) : NULL;
 	s->pin_hostaddr = hostaddr != NULL && hostaddr[0] != '\0' ? xstrdup(hostaddr) : NULL;
