@@ -118,8 +118,12 @@ def stream_service(ctx):
         ctx.catch_up(path, proc=proc)
         # the kernel's layer: pgmirror's keepalive defaults (10 s of
         # silence, where the system's default is two hours)
-        timers = _timers(subprocess.run(["ss", "-tnpo", "state", "established"],
-                                        capture_output=True, text=True).stdout, proc.pid)
+        for _ in range(50):  # a socket with data in flight shows another timer
+            timers = _timers(subprocess.run(["ss", "-tnpo", "state", "established"],
+                                            capture_output=True, text=True).stdout, proc.pid)
+            if timers:
+                break
+            time.sleep(0.1)
         check(timers and max(timers) <= 10.5,
               "pgmirror's connections have keepalive timers %r, not at most 10 s" % timers)
         since = len(proc.stderr())
