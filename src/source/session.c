@@ -495,7 +495,6 @@ bool session_connect_begin(Session *s, const ConnParams *cp, const char *replica
 	s->sqlstate[0] = '\0';
 	s->walsender = replication != NULL;
 	s->stopped = false;
-	s->cp = cp;
 	conn_keywords(s, cp, replication, keys, vals);
 	s->conn = PQconnectStartParams(keys, vals, 1);
 	if (s->conn != NULL)

@@ -28,7 +28,6 @@ struct Session {
 	bool async_write;    /* connecting: PQconnectPoll() waits to write */
 	Lsn async_pos;       /* its answer, once it came */
 	ErrBuf err;          /* the last error */
-	const ConnParams *cp; /* as the last connection was made with (the caller's) */
 	int64_t heard_at;    /* when the server was last heard (session_link.c) */
 	PGconn *probe;       /* asks whether the link carries (session_link.c) */
 	int64_t probe_at;    /* when it was begun */
