@@ -9,7 +9,7 @@ Each link profile RATE/N (--profiles, default 1M/30,10M/12,2M/5: 1 MB/s
 cut every 30 s, 10 MB/s every 12 s, 2 MB/s every 5 s) is a loopback proxy
 (tests/integration/linkproxy.py) that holds the link to RATE bytes/s both
 ways and cuts every connection every N seconds, the link then down for
---down-for seconds (default 0). Parts (--parts, default all three):
+--down-for seconds (default 0). Parts (--parts, default all four):
 
   sync    the first sync of a table "big" of --rows rows (default
           1,000,000; about 110 bytes a row on the wire) and a table "small"
@@ -34,6 +34,14 @@ ways and cuts every connection every N seconds, the link then down for
           the link carries between two cuts, and whether it gets through
           within --bigtxn-secs (default 300). A transaction is confirmed
           as a whole: one bigger than the link's window never gets through.
+  vanish  the link vanishes without a reset (the proxy turns into a black
+          hole: nothing passes, nothing is closed), with pgmirror's own
+          defaults in -d: how long a service streaming takes to try again
+          (it says "reconnecting" or "trying again"), and how long a --once run copying
+          "big" at 2 MB/s and one connecting take to exit; a run still
+          waiting after --vanish-secs (default 120) is killed and
+          reported as such. Goal: within the link's bound, 30 s (and
+          connect_timeout, 30 s, while connecting).
 
 Uses the server the PG* variables name (wal_level=logical); makes and
 drops a database pgm_link there, and the slots pgm_link_*.
@@ -168,6 +176,66 @@ def parse_profile(text):
 
 def mb(n):
     return "%.1f MB" % (n / 1e6)
+
+
+# ---------------------------------------------------------------- vanish --
+
+def unnoticed(opt, proc, noticed):
+    """Seconds until noticed() (or proc's exit), None past --vanish-secs."""
+    t0 = time.time()
+    while not noticed() and proc.poll() is None:
+        if time.time() - t0 > opt.vanish_secs:
+            proc.kill()
+            proc.wait()
+            return None
+        time.sleep(0.1)
+    return time.time() - t0
+
+
+def vanish(opt, tmp):
+    """A link that vanishes without a reset: {what: seconds or None}."""
+    out = {}
+    path, slot = fresh_mirror(opt, tmp, "vanish", "stream_pub")
+    link = linkproxy.LinkProxy().start()
+    err = open(os.path.join(tmp, "vanish.err"), "w+")
+    svc = subprocess.Popen([opt.pgmirror, "-d", dsn(link), "-S", slot, "-P", "stream_pub",
+                            "-s", "1", path], stdout=subprocess.DEVNULL, stderr=err)
+    time.sleep(3)  # connected and streaming
+    link.blackhole()
+
+    def retried():
+        err.seek(0)
+        return re.search(r"(?:reconnecting|trying again) (?:now|in \d+ s)", err.read())
+    out["service streaming"] = unnoticed(opt, svc, retried)
+    stop_service(svc, 5)
+    err.close()
+    link.stop()  # the server sees the old connections end
+    time.sleep(1)
+    drop_slot(opt.pgmirror, slot)
+    remove_mirror(path)
+
+    path, slot = os.path.join(tmp, "vanish_copy.db"), "pgm_link_vanish_copy"
+    link = linkproxy.LinkProxy(rate=2000000).start()
+    once = subprocess.Popen([opt.pgmirror, "-d", dsn(link), "-S", slot, "-P", "link_pub",
+                             "--once", path], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    time.sleep(5)  # copying
+    link.blackhole()
+    out["--once copying"] = unnoticed(opt, once, lambda: False)
+    out["--once connecting"] = unnoticed(opt, subprocess.Popen(
+        [opt.pgmirror, "-d", dsn(link), "-S", slot, "-P", "link_pub", "--once", path],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL), lambda: False)
+    link.stop()
+    time.sleep(1)
+    drop_slot(opt.pgmirror, slot)
+    remove_mirror(path)
+    print("\n## A link that vanishes without a reset (pgmirror's defaults)\n")
+    print("| run | noticed after |")
+    print("| --- | --- |")
+    for what, secs in out.items():
+        print("| %s | %s |" % (what, "%.1f s" % secs if secs is not None
+                                else "not within %.0f s" % opt.vanish_secs))
+    return out
 
 
 # ------------------------------------------------------------------ sync --
@@ -385,20 +453,22 @@ def main():
     ap.add_argument("--pgmirror", default=os.environ.get("PGMIRROR"), required=False)
     ap.add_argument("--rows", type=int, default=1000000)
     ap.add_argument("--profiles", default="1M/30,10M/12,2M/5")
-    ap.add_argument("--parts", default="sync,stream,bigtxn")
+    ap.add_argument("--parts", default="sync,stream,bigtxn,vanish")
     ap.add_argument("--max-secs", type=float, default=900,
                     help="give a cut sync up after this long")
     ap.add_argument("--down-for", type=float, default=0.0)
     ap.add_argument("--stream-secs", type=float, default=60)
     ap.add_argument("--stream-rate", type=float, default=100)
     ap.add_argument("--bigtxn-secs", type=float, default=300)
+    ap.add_argument("--vanish-secs", type=float, default=120)
     opt = ap.parse_args()
     if not opt.pgmirror or not os.access(opt.pgmirror, os.X_OK):
         raise SystemExit("link: no pgmirror binary (--pgmirror or PGMIRROR)")
     profiles = [parse_profile(p) for p in opt.profiles.split(",") if p]
     parts = set(opt.parts.split(","))
-    if parts - {"sync", "stream", "bigtxn"}:
-        raise SystemExit("link: unknown parts %s" % ", ".join(sorted(parts - {"sync", "stream", "bigtxn"})))
+    known = {"sync", "stream", "bigtxn", "vanish"}
+    if parts - known:
+        raise SystemExit("link: unknown parts %s" % ", ".join(sorted(parts - known)))
     version = subprocess.run([opt.pgmirror, "--version"], stdout=subprocess.PIPE,
                              universal_newlines=True).stdout.strip().split("\n")[0]
     print("# pgmirror on a weak link: %s (%s), %d rows, link down %.0f s after a cut"
@@ -427,6 +497,9 @@ def main():
         if "bigtxn" in parts:
             say("bigtxn %s ..." % profiles[-1][0])
             bigtxn(opt, tmp, profiles[-1])
+        if "vanish" in parts:
+            say("vanish ...")
+            vanish(opt, tmp)
     finally:
         a = admin()
         a.cursor().execute("DROP DATABASE IF EXISTS %s WITH (FORCE)" % DB)

@@ -40,7 +40,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
 import clusters  # noqa: E402
-from countproxy import CountProxy, Counter  # noqa: E402
+from linkproxy import LinkProxy  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 COLUMNS = "id int PRIMARY KEY, a int, b text, c timestamptz, d numeric(10,2)"
@@ -78,7 +78,7 @@ class Client:
 def run_batch(cluster, fwd, client, batch):
     cpu0 = reaped_cpu(cluster)
     for _ in range(batch):
-        fwd.counter = client.counter = Counter()
+        fwd.reset_counts()
         argv = client.argv()
         t0 = time.perf_counter()
         r = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -87,10 +87,10 @@ def run_batch(cluster, fwd, client, batch):
             sys.exit("%s: exit %d: %s" % (client.name, r.returncode,
                                          r.stderr.decode(errors="replace")))
         time.sleep(0.02)  # the forwarder's last bytes, the backend's exit
-        with client.counter.lock:
-            client.stmts.append(client.counter.statements)
-            client.up.append(client.counter.up)
-            client.down.append(client.counter.down)
+        counts = fwd.stats()
+        client.stmts.append(counts["statements"])
+        client.up.append(counts["bytes_up"])
+        client.down.append(counts["bytes_down"])
         client.wall.append(wall)
     time.sleep(0.1)  # the backends of the last run are reaped
     client.cpu.append((reaped_cpu(cluster) - cpu0) / batch)
@@ -165,8 +165,7 @@ def main():
                           max_replication_slots=20, max_wal_senders=20, fsync=False,
                           autovacuum=False)
         cluster.start()
-        fwd = CountProxy("127.0.0.1", cluster.port)
-        fwd.start()
+        fwd = LinkProxy(host="127.0.0.1", port=cluster.port).start()
         rows = []
         for n in [int(x) for x in ARGS.tables.split(",")]:
             rows += scenario(cluster, fwd, n, binaries)

@@ -49,6 +49,14 @@ bool lookup_connected(const Lookup *l);
 void lookup_use_session(Lookup *l, Session *s);
 
 /*
+ * l's own connection goes to the address origin is connected to when it is
+ * made (session_pin_address()): the same server, and no host name looked
+ * up again, which would block the stream's loop. origin (NULL: none) is not
+ * copied; while it is not connected, own goes where -d, -h and -p say.
+ */
+void lookup_follow(Lookup *l, const Session *origin);
+
+/*
  * The server's WAL position, asked on l's own plain connection without
  * waiting (session_ask_position(), session_poll_position()): the stream's
  * lag. A look-up that comes while the question is under way gives it a

@@ -317,6 +317,36 @@ bool session_ask_position(Session *s, const ConnParams *cp) PGM_MUST_CHECK;
 int session_poll_position(Session *s, Lsn *pos);
 void session_finish_async(Session *s, int max_ms);
 
+/*
+ * Makes s's next connections go to the address from is connected to (its
+ * host, the numeric address libpq resolved, and port) rather than to what
+ * -d, -h and -p say: a connection begun without waiting then resolves no
+ * host name, which would block (session_link.c). When from is not
+ * connected (NULL, or a failover under way), s goes where -d says again.
+ */
+void session_pin_address(Session *s, const Session *from);
+
+/*
+ * The link's bound, in ms: the connection's tcp_user_timeout (pgmirror's
+ * default 30 s unless -d sets one). A connection silent that long,
+ * although asked (a stream) or checked on a new connection (a command
+ * that waits: session_link.c), is given up.
+ */
+int session_link_bound_ms(const Session *s);
+/* When bytes last came from the server while s waited for them, or a
+ * message was taken (mono_usecs(); 0: not since connecting). */
+int64_t session_heard_at(const Session *s);
+
+/*
+ * Asked while s waits on a silent server (a command waits for its answer,
+ * a stream for its next message): false, error set, once neither s nor a
+ * new connection to the same address (the probe, begun after half the
+ * link's bound of silence and given half the bound to be answered) has
+ * heard from the server within the bound; true while the server is heard,
+ * or answers the probe (it is only slow), or the bound has not run out.
+ */
+bool session_link_alive(Session *s);
+
 /* The libpq in use (PQlibVersion()), as text: "15.4". */
 const char *session_libpq_version(void);
 

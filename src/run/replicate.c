@@ -404,6 +404,7 @@ int replicate_run(const ReplicateOptions *opt)
 	run.lookup = lookup_new(&opt->conn);
 	run.catalog = lookup_catalog(run.lookup);
 	run.session = session_new();
+	lookup_follow(run.lookup, run.session);
 	session_set_stop_check(run.session, replicate_stopping);
 	if (!heal_finish_interrupted(opt->mirror_path)) {
 		rc = EXIT_ERROR;

@@ -68,6 +68,8 @@ typedef struct Stream {
 	StreamEnd end;          /* how the round ends, once a step says stop */
 	bool binary;            /* values come in binary format where they can */
 	Lsn txn_final;          /* the open transaction's commit LSN (Begin) */
+	int64_t link_bound;     /* the link's bound (session_link_bound_ms()), usecs */
+	int64_t last_link_ask;  /* when a silent server was last asked for a reply */
 } Stream;
 
 
@@ -298,6 +300,35 @@ static bool step_message(Stream *s, const uint8_t *buf, size_t len)
 	return step_data(s, &f);
 }
 
+/*
+ * A link that vanished without a word (session_link.c): a server silent
+ * for a third of the link's bound is asked for a reply (a status update
+ * that asks for one, which an idle walsender answers at once), again every
+ * third; one that stays silent past the bound, and answers no new
+ * connection either, is lost, and the round ends as after a cut (a
+ * service tries again, --once exits 1).
+ */
+static bool step_link(Stream *s, int64_t now)
+{
+	Session *session = s->run->session;
+	int64_t third = s->link_bound / 3;
+
+	if (now - session_heard_at(session) >= third && now - s->last_link_ask >= third) {
+		s->last_link_ask = now;
+		if (!stream_send_status(s, true)) {
+			s->end = STREAM_LOST;
+			return false;
+		}
+	}
+	if (!session_link_alive(session)) {
+		log_msg(replicate_continuous(s->run) ? LOG_WARNING : LOG_ERROR, "%s",
+			session_error(session));
+		s->end = STREAM_LOST;
+		return false;
+	}
+	return true;
+}
+
 /* Every status interval: quiet tables still move the slot, so store where
  * the stream is and say so; a service's last_sync_time; and the -v
  * progress line, once the server has said where it is. */
@@ -463,6 +494,7 @@ StreamEnd stream_run(Run *run, Applier *apply)
 	stream_progress_init(&s.progress, run, apply, s.last_status);
 	s.last_reconcile = s.last_status; /* prepare() has just compared them */
 	s.last_heard = s.last_status;
+	s.link_bound = (int64_t)session_link_bound_ms(run->session) * 1000;
 	s.check_polled = s.last_status - CHECK_POLL_USECS; /* ask at once */
 	log_debug("streaming from slot \"%s\" at %s with protocol version %d, in %s",
 		  run->state.slot, lsn_format(apply_durable_lsn(apply), lsn), proto,
@@ -517,6 +549,8 @@ StreamEnd stream_run(Run *run, Applier *apply)
 			goto done;
 		}
 		if (!(r == 0 ? step_idle(&s, now) : step_message(&s, buf, len)))
+			goto done;
+		if (!step_link(&s, mono_usecs()))
 			goto done;
 		if (!step_periodic(&s, now, interval))
 			goto done;

@@ -16,6 +16,7 @@ struct Lookup {
 	Session *session;       /* the one asked: own, or the caller's */
 	Session *own;           /* the plain connection */
 	const ConnParams *conn;
+	const Session *origin;  /* whose address own connects to (lookup_follow()) */
 	TickFn tick;            /* while streaming: the stream's tick */
 	void *tick_ctx;
 	bool stopped;           /* the last look-up was stopped by the tick */
@@ -50,6 +51,8 @@ static bool lookup_ready(Lookup *l)
 	 * given up (lookup_ask_position()) */
 	if (l->session == l->own)
 		session_finish_async(l->own, 1000);
+	if (l->session == l->own && !session_connected(l->own))
+		session_pin_address(l->own, l->origin);
 	return session_connected(l->session) ||
 	       (l->session == l->own && session_connect_plain(l->session, l->conn));
 }
@@ -226,8 +229,16 @@ bool lookup_unreadable_tables(Lookup *l, const SourceTable *tables, int n, char 
 	return LOOKUP(l, session_unreadable_tables(l->session, tables, n, grants));
 }
 
+void lookup_follow(Lookup *l, const Session *origin)
+{
+	l->origin = origin;
+}
+
 bool lookup_ask_position(Lookup *l)
 {
+	/* connected without waiting, so with no host name to resolve */
+	if (!session_connected(l->own))
+		session_pin_address(l->own, l->origin);
 	return session_ask_position(l->own, l->conn);
 }
 

@@ -109,6 +109,7 @@ void session_free(Session *s)
 	if (s == NULL)
 		return;
 	session_disconnect(s);
+	session_link_free(s);
 	free(s->copying);
 	free(s);
 }
@@ -124,6 +125,8 @@ void session_disconnect(Session *s)
 	session_free_copybuf(s);
 	s->standby = false;
 	s->async = 0; /* what session_async.c had under way ends with it */
+	session_link_heard(s); /* ends a probe */
+	s->heard_at = 0;
 	if (s->conn != NULL) {
 		PQfinish(s->conn);
 		s->conn = NULL;
@@ -192,6 +195,10 @@ bool session_wait_socket(Session *s, int timeout_ms)
 		errbuf_set(&s->err, "could not wait for the source: %s", strerror(errno));
 		return false;
 	}
+	if (r > 0)
+		session_link_heard(s);
+	else if (!session_link_alive(s))
+		return false;
 	if (PQconsumeInput(s->conn) == 0) {
 		errbuf_set(&s->err, "could not read from the source: %s", PQerrorMessage(s->conn));
 		return false;
@@ -286,6 +293,7 @@ bool session_run_noted(Session *s, const char *sql, int nparams, const char *con
 		errbuf_set(&s->err, "could not %s: %s", what, PQerrorMessage(s->conn));
 		return false;
 	}
+	session_link_heard(s); /* the server's silence counts from here */
 	for (;;) {
 		while (PQisBusy(s->conn)) {
 			if (cancel_waited < 0 && s->stopping != NULL && s->stopping()) {
@@ -429,11 +437,12 @@ static bool connect_poll(Session *s)
  * says as in psql, and replication (when not NULL) and client_encoding
  * override both. An empty or NULL value is skipped by libpq.
  */
-#define CONN_KEYWORDS 11
-static void conn_keywords(const ConnParams *cp, const char *replication, const char **keys,
-			  const char **vals)
+#define CONN_KEYWORDS (11 + SESSION_LINK_KEYWORDS + SESSION_PIN_KEYWORDS)
+static void conn_keywords(const Session *s, const ConnParams *cp, const char *replication,
+			  const char **keys, const char **vals)
 {
-	int n = 0;
+	/* a link that vanishes is noticed in a bound (session_link.c) */
+	int n = session_link_defaults(keys, vals);
 
 	/*
 	 * A cron job must not hang on a host that does not answer: unless the
@@ -453,6 +462,8 @@ static void conn_keywords(const ConnParams *cp, const char *replication, const c
 	vals[n++] = cp->port;
 	keys[n] = "user";
 	vals[n++] = cp->user;
+	/* the address of a connection already made (session_pin_address()) */
+	n += session_pin_keywords(s, keys + n, vals + n);
 	keys[n] = "password";
 	vals[n++] = cp->password;
 	keys[n] = "replication";
@@ -484,7 +495,7 @@ bool session_connect_begin(Session *s, const ConnParams *cp, const char *replica
 	s->sqlstate[0] = '\0';
 	s->walsender = replication != NULL;
 	s->stopped = false;
-	conn_keywords(cp, replication, keys, vals);
+	conn_keywords(s, cp, replication, keys, vals);
 	s->conn = PQconnectStartParams(keys, vals, 1);
 	if (s->conn != NULL)
 		session_hide_conn_password(s->conn);

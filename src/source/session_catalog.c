@@ -387,21 +387,30 @@ done:
 /*
  * The next result of the query in progress, calling tick(tick_ctx) at
  * least every TICK_WAIT_MS while the server has sent none (a query that
- * waits for a lock, or for a slow scan). *stopped when tick said stop.
+ * waits for a lock, or for a slow scan). *stopped when tick said stop;
+ * *gone (error set) when the link seems gone (session_link_alive()).
  */
 #define TICK_WAIT_MS 100
 
-static PGresult *next_result(Session *s, TickFn tick, void *tick_ctx, bool *stopped)
+static PGresult *next_result(Session *s, TickFn tick, void *tick_ctx, bool *stopped, bool *gone)
 {
 	while (tick != NULL && PQisBusy(s->conn)) {
 		struct pollfd pfd = {.fd = PQsocket(s->conn), .events = POLLIN};
+		int r;
 
 		if (!tick(tick_ctx)) {
 			*stopped = true;
 			return NULL;
 		}
-		if (poll(&pfd, 1, TICK_WAIT_MS) < 0 && errno != EINTR)
+		r = poll(&pfd, 1, TICK_WAIT_MS);
+		if (r < 0 && errno != EINTR)
 			break; /* PQgetResult reports what is wrong */
+		if (r > 0)
+			session_link_heard(s);
+		else if (r == 0 && !session_link_alive(s)) {
+			*gone = true;
+			return NULL;
+		}
 		if (PQconsumeInput(s->conn) == 0)
 			break;
 	}
@@ -428,7 +437,7 @@ bool session_column_values(Session *s, uint32_t relid, const char *const *keys, 
 	int *lens = xcalloc((size_t)nkeys + 1, sizeof(int));
 	char *list = NULL, *sql = NULL, *schema = NULL, *table = NULL;
 	PGresult *res = NULL;
-	bool ok = false, stop = false;
+	bool ok = false, stop = false, gone = false;
 
 	for (int i = 0; i < nkeys; i++)
 		names[i] = keys[i];
@@ -459,6 +468,7 @@ bool session_column_values(Session *s, uint32_t relid, const char *const *keys, 
 			  PQerrorMessage(s->conn));
 		goto done;
 	}
+	session_link_heard(s); /* the server's silence counts from here */
 	if (!PQsetSingleRowMode(s->conn)) {
 		/*
 		 * The query is on its way, and its rows would now come in one
@@ -472,7 +482,7 @@ bool session_column_values(Session *s, uint32_t relid, const char *const *keys, 
 		goto done;
 	}
 	ok = true;
-	while (!stop && (res = next_result(s, tick, tick_ctx, &stop)) != NULL) {
+	while (!stop && (res = next_result(s, tick, tick_ctx, &stop, &gone)) != NULL) {
 		ExecStatusType st = PQresultStatus(res);
 
 		if (st == PGRES_SINGLE_TUPLE && ok) {
@@ -489,10 +499,11 @@ bool session_column_values(Session *s, uint32_t relid, const char *const *keys, 
 		PQclear(res);
 	}
 	res = NULL;
-	if (stop) {
-		/* the rest is not wanted: end the query rather than read it */
+	if (stop || gone) {
+		/* the rest is not wanted (or will not come): end the query
+		 * rather than read it */
 		abandon_query(s);
-		if (ok)
+		if (ok && !gone)
 			errbuf_set(&s->err, "reading %s.%s on the source was stopped", schema, table);
 		ok = false;
 	}

@@ -28,6 +28,13 @@ struct Session {
 	bool async_write;    /* connecting: PQconnectPoll() waits to write */
 	Lsn async_pos;       /* its answer, once it came */
 	ErrBuf err;          /* the last error */
+	int64_t heard_at;    /* when the server was last heard (session_link.c) */
+	PGconn *probe;       /* asks whether the link carries (session_link.c) */
+	int64_t probe_at;    /* when it was begun */
+	bool probe_write;    /* it waits to write (PQconnectPoll()) */
+	char *pin_host;      /* session_pin_address(): the host, its address */
+	char *pin_hostaddr;  /* ... (NULL: none), and port to connect to, */
+	char *pin_port;      /* in place of what -d, -h and -p say */
 };
 
 /*
@@ -45,6 +52,22 @@ void session_hide_conn_password(PGconn *conn);
 bool session_connect_failed(Session *s);
 bool session_check_encoding(Session *s);
 const char *session_settings_sql(const Session *s);
+
+/*
+ * The link (session_link.c). session_link_defaults() fills keys[] and
+ * vals[] with pgmirror's TCP keepalive and tcp_user_timeout defaults (to
+ * come before -d, which wins) and returns how many; session_pin_keywords()
+ * fills them with the pinned host, hostaddr and port (to come after -d,
+ * -h and -p), none when nothing is pinned. session_link_heard() notes that
+ * the server was heard (or a command sent); session_link_free() frees what
+ * the link's checks keep.
+ */
+#define SESSION_LINK_KEYWORDS 5
+#define SESSION_PIN_KEYWORDS 3
+int session_link_defaults(const char **keys, const char **vals);
+int session_pin_keywords(const Session *s, const char **keys, const char **vals);
+void session_link_heard(Session *s);
+void session_link_free(Session *s);
 
 /* Notes the SQLSTATE of res (NULL: none) as the last error's. */
 void session_note_state(Session *s, const PGresult *res);

@@ -333,6 +333,7 @@ int session_receive(Session *s, const uint8_t **buf, size_t *len, int timeout_ms
 		session_free_copybuf(s);
 		n = PQgetCopyData(s->conn, &s->copybuf, 1);
 		if (n > 0) {
+			session_link_heard(s);
 			*buf = (const uint8_t *)s->copybuf;
 			*len = (size_t)n;
 			return 1;
@@ -378,6 +379,8 @@ int session_receive(Session *s, const uint8_t **buf, size_t *len, int timeout_ms
 			}
 			if (r == 0)
 				return 0;
+			/* bytes came, maybe of a message not whole yet */
+			session_link_heard(s);
 			timeout_ms = 0; /* data arrived: take it, but do not wait again */
 		}
 		if (PQconsumeInput(s->conn) == 0) {

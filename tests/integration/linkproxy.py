@@ -14,8 +14,19 @@ the server's unix socket in it, as libpq reads it).  On the way it can
   - cut by closing (the peer reads end of file), by reset (RST), or by
     going silent (nothing more is passed either way; the sockets stay
     open, as when a mobile link vanishes without a word),
+  - turn into a black hole (blackhole(), until restore()): every open
+    connection goes silent, and a connection made meanwhile is accepted
+    and then hears nothing, as behind a link that vanished without a
+    reset (a mobile link dropping, a NAT entry expiring: packets simply
+    stop); after restore() new connections pass again, the silent ones
+    stay silent,
 
-and it counts the bytes each way (payload, without TCP/IP headers).
+and it counts the bytes each way (payload, without TCP/IP headers) and
+the statements clients send (simple-protocol Query and extended-protocol
+Parse messages; a replication command is a Query: give the client
+sslmode=disable and gssencmode=disable, so that the first thing it sends
+is the startup packet).  reset_counts() starts the counts again, for what
+one run costs (bench/quiet.py, test_quiet_cost.py).
 
 As a module, from a test:
 
@@ -25,7 +36,7 @@ As a module, from a test:
                                port=link.port, ...)
         ...
         link.cut()
-        print(link.bytes_down, link.cuts)
+        print(link.bytes_down, link.statements, link.cuts)
 
 As a script (bench/link uses it):
 
@@ -34,7 +45,8 @@ As a script (bench/link uses it):
                  [--seed N] [--port P] [--stats FILE]
 
 prints "port P" on its first line, runs until SIGTERM or SIGINT, cuts
-every connection on SIGUSR1, writes its counters (JSON) to FILE every
+every connection on SIGUSR1, turns into a black hole on SIGUSR2 (and
+back on the next SIGUSR2), writes its counters (JSON) to FILE every
 half second and at the end, and prints them at the end.
 """
 
@@ -83,6 +95,39 @@ def parse_size(text):
     return int(n)
 
 
+def client_messages(buf, state):
+    """Counts Query ('Q') and Parse ('P') messages in the bytes a client
+    sent (buf, appended to state's leftover); the first message of a
+    connection is the startup packet, which has no type byte (nor has an
+    SSL or GSS request, which the client then follows with its startup
+    packet: counted as one more startup)."""
+    data = state["rest"] + buf
+    n = 0
+    pos = 0
+    while True:
+        if state["startup"]:
+            if len(data) - pos < 8:
+                break
+            length, code = struct.unpack("!II", data[pos:pos + 8])
+            if len(data) - pos < length:
+                break
+            pos += length
+            # SSLRequest, GSSENCRequest: a startup packet comes after
+            state["startup"] = code in (80877103, 80877104)
+            continue
+        if len(data) - pos < 5:
+            break
+        kind = data[pos:pos + 1]
+        length = struct.unpack("!I", data[pos + 1:pos + 5])[0]
+        if len(data) - pos < 1 + length:
+            break
+        if kind in (b"Q", b"P"):
+            n += 1
+        pos += 1 + length
+    state["rest"] = data[pos:]
+    return n
+
+
 class _Bucket:
     """A token bucket: take(n) returns once n bytes fit the rate.  Debt is
     allowed, so a chunk bigger than the burst still passes, later."""
@@ -117,6 +162,7 @@ class _Conn:
         self.closed = False
         self.silent = False
         self.down = 0  # bytes server -> client on this connection
+        self.messages = {"startup": True, "rest": b""}  # client_messages()
         self.opened = time.monotonic()
 
     def alive(self):
@@ -147,6 +193,8 @@ class _Conn:
     def _close_sockets(self, reset):
         """Both ends closed: with end of file, or reset (RST)."""
         for s in (self.client, self.server):
+            if s is None:
+                continue  # made in a black hole: no server side
             try:
                 if reset:
                     s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
@@ -195,12 +243,16 @@ class LinkProxy:
         self.conns = []
         self.bytes_up = 0      # client -> server
         self.bytes_down = 0    # server -> client
+        self.statements = 0    # Query and Parse messages clients sent
         self.connections = 0   # accepted
         self.cuts = 0          # connections cut (each counts)
         self.cut_times = []    # time.time() of each cut of the link
         self.cut_counts = []   # how many connections each of them cut
         self.conn_times = []   # time.time() of each connection passed on
         self.down_until = 0.0  # monotonic
+        self.black = False     # a black hole (blackhole() .. restore())
+        self.black_times = []  # time.time() of each blackhole()
+        self.black_accepted = 0  # connections accepted into a black hole
         self.stopping = threading.Event()
         self.threads = []
 
@@ -234,10 +286,17 @@ class LinkProxy:
     def stats(self):
         with self.lock:
             return {"port": self.port, "bytes_up": self.bytes_up,
-                    "bytes_down": self.bytes_down,
+                    "bytes_down": self.bytes_down, "statements": self.statements,
                     "connections": self.connections, "cuts": self.cuts,
-                    "link_cuts": len(self.cut_times),
+                    "link_cuts": len(self.cut_times), "black": self.black,
+                    "black_accepted": self.black_accepted,
                     "open": sum(1 for c in self.conns if not c.closed)}
+
+    def reset_counts(self):
+        """Bytes and statements counted from zero again (what comes
+        after, on connections old and new)."""
+        with self.lock:
+            self.bytes_up = self.bytes_down = self.statements = 0
 
     # -- cuts ----------------------------------------------------------
 
@@ -254,6 +313,29 @@ class LinkProxy:
         with self.lock:
             self.cut_counts.append(n)
         return n
+
+    def blackhole(self):
+        """The link vanishes without a word: every open connection goes
+        silent (nothing passes, nothing is closed), and connections made
+        from now until restore() are accepted and hear nothing.  Returns
+        how many open connections went silent."""
+        with self.lock:
+            self.black = True
+            self.black_times.append(time.time())
+            conns = list(self.conns)
+        n = 0
+        for c in conns:
+            with c.lock:
+                if not c.closed and not c.silent:
+                    c.silent = True
+                    n += 1
+        return n
+
+    def restore(self):
+        """The link is back for new connections (the silent ones stay
+        silent, as the peers' state on a lost link is gone)."""
+        with self.lock:
+            self.black = False
 
     def _next_gap(self):
         if self.random_cuts:
@@ -285,6 +367,16 @@ class LinkProxy:
             client.settimeout(None)
             while time.monotonic() < self.down_until and not self.stopping.is_set():
                 time.sleep(0.02)  # accepted as the link went down: it waits too
+            if self.black:
+                conn = _Conn(self, client, None)
+                conn.silent = True
+                with self.lock:
+                    self.conns = [c for c in self.conns if not c.closed]
+                    self.conns.append(conn)
+                    self.black_accepted += 1
+                threading.Thread(target=self._pump, args=(conn, client, None, "up"),
+                                 daemon=True).start()
+                continue
             try:
                 server = socket.socket(self.family, socket.SOCK_STREAM)
                 server.connect(self.target)
@@ -326,9 +418,11 @@ class LinkProxy:
             except OSError:
                 conn.close()
                 return
+            stmts = client_messages(data, conn.messages) if way == "up" else 0
             with self.lock:
                 if way == "up":
                     self.bytes_up += len(data)
+                    self.statements += stmts
                 else:
                     self.bytes_down += len(data)
             if way == "down":
@@ -362,6 +456,8 @@ def main(argv=None):
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     signal.signal(signal.SIGINT, lambda *_: done.set())
     signal.signal(signal.SIGUSR1, lambda *_: proxy.cut())
+    signal.signal(signal.SIGUSR2,
+                  lambda *_: proxy.restore() if proxy.black else proxy.blackhole())
 
     def write_stats():
         if a.stats:

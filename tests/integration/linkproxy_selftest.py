@@ -6,8 +6,10 @@ The proxy forwards to the test's server (a unix socket directory or a TCP
 host, as PGHOST says), counts the bytes each way, holds the rate (a 1 MB
 answer at 1 MB/s takes about a second, not a few milliseconds), cuts on
 demand, every N seconds, at random moments, after N bytes, keeps the link
-down after a cut, goes silent instead of closing, and runs as a script
-(SIGUSR1 cuts, the counters at the end).  Not named test_*.py: it tests
+down after a cut, goes silent instead of closing, turns into a black hole
+and back, counts the statements a client sends, and runs as a script
+(SIGUSR1 cuts, SIGUSR2 turns the black hole on and off, the counters at
+the end).  Not named test_*.py: it tests
 the tests, not pgmirror.
 """
 
@@ -194,6 +196,63 @@ def silent(ctx):
     print("ok: a silent cut passes nothing and closes nothing")
 
 
+def statements(ctx):
+    with linkproxy.LinkProxy() as link:
+        c = connect(ctx, link)  # sslmode=disable: the startup packet first
+        query(c, "SELECT 1; SELECT 2")  # one Query message
+        cur = c.cursor()
+        cur.execute("SELECT %s", (3,))  # psycopg2 sends one Query too
+        before = link.stats()["statements"]
+        link.reset_counts()
+        query(c, "SELECT 4")
+        wait_for(lambda: link.stats()["bytes_down"] > 0, 5, "the answer counted")
+        st = link.stats()
+    check(before == 2, "statements before reset: %d, not 2" % before)
+    check(st["statements"] == 1 and 0 < st["bytes_up"] < 100,
+          "after reset_counts(): %r" % st)
+    state = {"startup": True, "rest": b""}
+    ssl = struct.pack("!II", 8, 80877103)
+    startup = struct.pack("!II", 9, 196608) + b"\0"
+    q = b"Q" + struct.pack("!I", 13) + b"SELECT 1\0"
+    parse = b"P" + struct.pack("!I", 4)
+    n = linkproxy.client_messages(ssl + startup + q[:3], state)
+    n += linkproxy.client_messages(q[3:] + parse + q, state)
+    check(n == 3, "SSL request, startup packet, Query, Parse, Query: %d statements, not 3" % n)
+    print("ok: counts statements (%d, then %d after reset_counts())" % (before, st["statements"]))
+
+
+def blackhole(ctx):
+    ssl_request = struct.pack("!II", 8, 80877103)
+
+    def hears_nothing(sock, what):
+        sock.sendall(ssl_request)
+        try:
+            got = sock.recv(1)
+            fail("%s heard %r (end of file: b'')" % (what, got))
+        except socket.timeout:
+            pass
+
+    with linkproxy.LinkProxy() as link:
+        old = socket.create_connection((link.host, link.port), timeout=1)
+        wait_for(lambda: link.stats()["connections"] == 1, 5, "the first connection")
+        check(link.blackhole() == 1, "blackhole() silenced %r" % link.stats())
+        hears_nothing(old, "a connection open when the link vanished")
+        new = socket.create_connection((link.host, link.port), timeout=1)
+        hears_nothing(new, "a connection made in a black hole")
+        wait_for(lambda: link.stats()["black_accepted"] == 1, 5, "accepted in the black hole")
+        link.restore()
+        hears_nothing(old, "a silenced connection after restore()")
+        d = connect(ctx, link)
+        check(query(d, "SELECT 8") == [(8,)], "a new connection after restore()")
+        d.close()
+        old.close()
+        new.close()
+        st = link.stats()
+    check(st["connections"] == 2 and not st["black"], "after restore(): %r" % st)
+    print("ok: a black hole silences open connections and new ones; restore() lets new ones "
+          "pass: %r" % st)
+
+
 def script(ctx):
     here = os.path.dirname(os.path.abspath(__file__))
     stats = os.path.join(ctx.tmpdir, "stats.json")
@@ -229,6 +288,8 @@ def test(ctx):
     rate(ctx, fast)
     cuts(ctx)
     silent(ctx)
+    statements(ctx)
+    blackhole(ctx)
     script(ctx)
 
 

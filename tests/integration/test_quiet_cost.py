@@ -2,7 +2,7 @@
 fingerprint the server computes in one statement, and reads them in detail
 only when it changed: at 2 published tables and at 300 it sends the same
 7 statements and receives the same bytes, give or take a few (counted
-through a forwarder on loopback, countproxy.py). Before, a quiet run sent
+through a forwarder on loopback, linkproxy.py). Before, a quiet run sent
 10 statements and read the published tables twice, one row per column:
 300 tables moved some 190 kB. The run after a table joins reads the detail
 (and syncs the table), and the run after that is quiet again."""
@@ -11,8 +11,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import countproxy  # noqa: E402
 import harness  # noqa: E402
+import linkproxy  # noqa: E402
 from harness import check  # noqa: E402
 
 STATEMENTS = 7
@@ -20,16 +20,16 @@ MORE_BYTES = 100  # positions and OIDs written with more digits
 
 
 def quiet(ctx, proxy, path, *extra):
-    proxy.counter = countproxy.Counter()
+    proxy.reset_counts()
     dsn = harness.make_dsn(dbname=ctx.dbname, host="127.0.0.1", port=proxy.port,
                            user=os.environ.get("PGUSER"),
                            password=os.environ.get("PGPASSWORD"),
                            sslmode="disable", gssencmode="disable")
     rc, out, err = ctx.run(["-d", dsn, "--once"] + list(extra) + [path])
     check(rc == 0, "pgmirror --once exited %d:\n%s" % (rc, err))
-    c = proxy.counter
+    c = proxy.stats()
     harness.log("quiet run: %d statements, %d bytes from the source, %d to it"
-                % (c.statements, c.down, c.up))
+                % (c["statements"], c["bytes_down"], c["bytes_up"]))
     return c, err
 
 
@@ -40,12 +40,10 @@ def test(ctx):
             "CREATE PUBLICATION pub FOR TABLE t0, t1")
     path, slot = ctx.path(), ctx.slot()
     ctx.once(path, slot, "pub")
-    proxy = countproxy.CountProxy(os.environ.get("PGHOST") or "/var/run/postgresql",
-                                  os.environ.get("PGPORT") or 5432)
-    proxy.start()
+    proxy = linkproxy.LinkProxy().start()
     small, _ = quiet(ctx, proxy, path)
-    check(small.statements == STATEMENTS, "a quiet run at 2 tables sent %d statements, not %d"
-          % (small.statements, STATEMENTS))
+    check(small["statements"] == STATEMENTS, "a quiet run at 2 tables sent %d statements, not %d"
+          % (small["statements"], STATEMENTS))
 
     ctx.sql("DO $$ BEGIN FOR i IN 2..299 LOOP EXECUTE format('CREATE TABLE t%s (id int "
             "PRIMARY KEY, a int, b text, c timestamptz)', i); EXECUTE format('ALTER "
@@ -58,14 +56,14 @@ def test(ctx):
     big, err = quiet(ctx, proxy, path, "-v")
     check("the publications are as the mirror follows them" in err,
           "a quiet run at 300 tables read the publications:\n%s" % err)
-    check(big.statements == STATEMENTS, "a quiet run at 300 tables sent %d statements, not %d"
-          % (big.statements, STATEMENTS))
-    check(big.down <= small.down + MORE_BYTES,
+    check(big["statements"] == STATEMENTS, "a quiet run at 300 tables sent %d statements, not %d"
+          % (big["statements"], STATEMENTS))
+    check(big["bytes_down"] <= small["bytes_down"] + MORE_BYTES,
           "a quiet run received %d bytes at 300 tables, %d at 2: more than %d bytes more"
-          % (big.down, small.down, MORE_BYTES))
-    check(big.up <= small.up + MORE_BYTES,
+          % (big["bytes_down"], small["bytes_down"], MORE_BYTES))
+    check(big["bytes_up"] <= small["bytes_up"] + MORE_BYTES,
           "a quiet run sent %d bytes at 300 tables, %d at 2: more than %d bytes more"
-          % (big.up, small.up, MORE_BYTES))
+          % (big["bytes_up"], small["bytes_up"], MORE_BYTES))
 
 
 harness.main(test)
