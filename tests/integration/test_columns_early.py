@@ -1,6 +1,7 @@
 """A column change on a table that gets no further row change is followed
-within a service's check (SIGHUP asks for one at once), and by the next
---once run, once it has caught up to its end position:
+within a service's check (SIGHUP asks for one at once), also one made
+before the service started, and by the next --once run, once it has
+caught up to its end position:
 the source's columns and values, not the old ones. `ALTER TABLE t DROP b,
 ADD b char` left the mirror's b with its old integers (and --verify said
 differs) until the table's next change, since the stream sends a table's
@@ -94,6 +95,24 @@ def test(ctx):
     check(gen1["calm"] == gen0["calm"], "mirror table calm was synced again")
     check(ctx.stop(proc) == 0, "the service did not exit 0:\n%s" % proc.stderr())
     verify_ok(ctx, path, slot)
+
+    # a column change before a service starts: its check at start leaves
+    # the table for later, and its next check (SIGHUP) follows it
+    ctx.sql("ALTER TABLE calm ADD w int DEFAULT 3")
+    proc = ctx.start_follow(path, slot, "pub", "-v")
+    ctx.catch_up(path, proc=proc)
+    proc.popen.send_signal(signal.SIGHUP)
+    deadline = time.time() + 60 * harness.SLOW
+    while generations(ctx, path)["calm"] == gen1["calm"]:
+        check(proc.poll() is None, "pgmirror exited %s:\n%s" % (proc.poll(), proc.stderr()))
+        if time.time() > deadline:
+            fail("the service did not follow calm's new column within 60 s:\n%s"
+                 % proc.stderr())
+        time.sleep(0.2)
+    ctx.catch_up(path, proc=proc)
+    ctx.assert_mirror_equals_source(path, *TABLES)
+    check(ctx.stop(proc) == 0, "the service did not exit 0:\n%s" % proc.stderr())
+    gen1 = generations(ctx, path)
 
     # from cron: column changes, no row change after them but for
     # streamed's, and one --once run
