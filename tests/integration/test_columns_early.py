@@ -38,6 +38,21 @@ def verify_ok(ctx, path, slot):
         fail("--verify exited %d:\n%s\n%s" % (rc, out, err))
 
 
+def check_followed(ctx, path, proc, tables, before):
+    """SIGHUP asks service proc for a check; it must sync each of tables
+    again (a generation other than in before) within a minute."""
+    proc.popen.send_signal(signal.SIGHUP)
+    deadline = time.time() + 60 * harness.SLOW
+    while any(generations(ctx, path)[t] == before[t] for t in tables):
+        check(proc.poll() is None, "pgmirror exited %s:\n%s" % (proc.poll(), proc.stderr()))
+        if time.time() > deadline:
+            fail("the service did not follow the column changes of %s within 60 s:\n%s"
+                 % (", ".join(tables), proc.stderr()))
+        time.sleep(0.2)
+    ctx.catch_up(path, proc=proc)
+    ctx.assert_mirror_equals_source(path, *TABLES)
+
+
 def test(ctx):
     ctx.sql("""
         CREATE TABLE recol (id int PRIMARY KEY, a int, b int);
@@ -74,17 +89,8 @@ def test(ctx):
         ALTER TABLE added ADD c int DEFAULT 7;
         ALTER TABLE dropped DROP gone;
     """)
-    proc.popen.send_signal(signal.SIGHUP)
     changed = ("recol", "renamed", "added", "dropped")
-    deadline = time.time() + 60 * harness.SLOW
-    while any(generations(ctx, path)[t] == gen0[t] for t in changed):
-        check(proc.poll() is None, "pgmirror exited %s:\n%s" % (proc.poll(), proc.stderr()))
-        if time.time() > deadline:
-            fail("the service did not follow the column changes within 60 s:\n%s"
-                 % proc.stderr())
-        time.sleep(0.2)
-    ctx.catch_up(path, proc=proc)
-    ctx.assert_mirror_equals_source(path, *TABLES)
+    check_followed(ctx, path, proc, changed, gen0)
     check(ctx.mirror_query(path, "SELECT count(*) FROM recol WHERE b IS NOT NULL") == [(0,)],
           "recol.b kept values after it was dropped and added again")
     err = proc.stderr()
@@ -101,16 +107,7 @@ def test(ctx):
     ctx.sql("ALTER TABLE calm ADD w int DEFAULT 3")
     proc = ctx.start_follow(path, slot, "pub", "-v")
     ctx.catch_up(path, proc=proc)
-    proc.popen.send_signal(signal.SIGHUP)
-    deadline = time.time() + 60 * harness.SLOW
-    while generations(ctx, path)["calm"] == gen1["calm"]:
-        check(proc.poll() is None, "pgmirror exited %s:\n%s" % (proc.poll(), proc.stderr()))
-        if time.time() > deadline:
-            fail("the service did not follow calm's new column within 60 s:\n%s"
-                 % proc.stderr())
-        time.sleep(0.2)
-    ctx.catch_up(path, proc=proc)
-    ctx.assert_mirror_equals_source(path, *TABLES)
+    check_followed(ctx, path, proc, ("calm",), gen1)
     check(ctx.stop(proc) == 0, "the service did not exit 0:\n%s" % proc.stderr())
     gen1 = generations(ctx, path)
 
