@@ -165,9 +165,10 @@ bool session_publication_tables(Session *s, char *const *pubs, int npubs,
  * The fingerprint of what pgmirror follows of the publications (their
  * tables by OID and name, row filters, column lists, options, partitions,
  * catalog rows, and the published tables' columns and indexes), computed
- * by the server in one statement (sql/source-fingerprint.sql); equal
- * fingerprints mean nothing pgmirror follows changed. types: the distinct
- * "typeoid:typmod" of the published tables' columns, comma-separated.
+ * by the server in one statement from the catalog rows that decide them
+ * (sql/source-fingerprint.sql: over a superset of the published tables);
+ * equal fingerprints mean nothing pgmirror follows changed. types: the
+ * distinct "typeoid:typmod" of those tables' columns, comma-separated.
  */
 typedef struct PubFingerprint {
 	char *hash;

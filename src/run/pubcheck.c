@@ -10,7 +10,8 @@
  * (tablesync_reconcile()), then the mirror's indexes made to match the
  * source's. The new fingerprint is stored in the SQLite transaction of the
  * indexes, the last of what it led to, and only when nothing was left for
- * later (a sync deferred: then none is): a fingerprint is never stored
+ * later (a sync deferred, or columns the check at start left for after the
+ * stream, run->columns_later: then none is): a fingerprint is never stored
  * whose consequences are not committed, so an interruption anywhere makes
  * the next check read the detail again. A --resync, and the tables the stream
  * noted as to be copied again, always read the detail.
@@ -149,9 +150,11 @@ int pubcheck_run(Run *run, Session *s, Applier *apply, char *const *resync, int 
 		/* asked on s, as the publications were */
 		if (s != NULL)
 			lookup_use_session(run->lookup, s);
-		/* a sync left for later: the stored one goes too, so that a
-		 * restart reads the detail again */
-		rc = pubcheck_sync_indexes(run, true, run->sync_deferred ? NULL : fp.hash);
+		/* a sync left for later, or columns to compare once the
+		 * stream has caught up: the stored one goes too, so that the
+		 * next check, or a restart, reads the detail again */
+		rc = pubcheck_sync_indexes(run, true, run->sync_deferred || run->columns_later
+						      ? NULL : fp.hash);
 		if (s != NULL)
 			lookup_use_session(run->lookup, NULL);
 	}

@@ -40,6 +40,9 @@ typedef struct Run {
 	bool resync_done;       /* --resync ran (once, not at each reconnect) */
 	bool sync_deferred;     /* the last check left a joining table for later:
 				 * the source had no room to sync it (tablesync.c) */
+	bool columns_later;     /* the check at start found tables whose columns
+				 * differ from the source's, and left them for
+				 * after the stream (tablesync.c) */
 	int64_t sync_backoff;   /* usecs until a deferred sync is tried again: 0
 				 * after a try whose copy stored a part, then
 				 * doubling from 1 s to RECONCILE_USECS */

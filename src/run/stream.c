@@ -376,6 +376,17 @@ static bool step_periodic(Stream *s, int64_t now, int64_t interval)
 	return true;
 }
 
+/* The check of the publications (pubcheck.c) while the stream's
+ * connection stays open and answered (stream_tick); false with s->end set. */
+static bool stream_pubcheck(Stream *s)
+{
+	if (pubcheck_run(s->run, NULL, s->apply, NULL, 0, false, stream_tick, s) == EXIT_OK)
+		return true;
+	s->end = replicate_stopping() ? STREAM_DONE
+		 : s->lost || s->run->conn_failed ? STREAM_LOST : STREAM_FAILED;
+	return false;
+}
+
 /*
  * Between groups: a change came for a relation the mirror does not have,
  * (a service) a minute went by, or SIGHUP asked for it: make the mirror's
@@ -391,7 +402,7 @@ static bool step_reconcile(Stream *s, int64_t now)
 	bool retry = s->run->sync_deferred &&
 		     now - s->last_reconcile >= (s->run->sync_backoff < RECONCILE_USECS
 						 ? s->run->sync_backoff : RECONCILE_USECS);
-	int rc;
+	bool ok;
 
 	if (apply_in_transaction(s->apply))
 		return true; /* a request waits for the transaction's end */
@@ -407,13 +418,9 @@ static bool step_reconcile(Stream *s, int64_t now)
 		s->end = replicate_stopping() ? STREAM_DONE : STREAM_FAILED;
 		return false;
 	}
-	rc = pubcheck_run(s->run, NULL, s->apply, NULL, 0, false, stream_tick, s);
+	ok = stream_pubcheck(s);
 	s->last_reconcile = mono_usecs();
-	if (rc == EXIT_OK)
-		return true;
-	s->end = replicate_stopping() ? STREAM_DONE
-		 : s->lost || s->run->conn_failed ? STREAM_LOST : STREAM_FAILED;
-	return false;
+	return ok;
 }
 
 /*
@@ -565,6 +572,18 @@ StreamEnd stream_run(Run *run, Applier *apply)
 	} else if (!stream_flush(&s)) {
 		s.end = STREAM_FAILED;
 		goto done;
+	}
+	/* at the end position every transaction committed before it is
+	 * applied: a table whose columns the check at start found changed
+	 * and that still differs got no change of its rows since, and the
+	 * stream can bring none before that position any more; it is synced
+	 * again now, at a consistent point, as a service's check does (not
+	 * --verify's: its point is the snapshot compared) */
+	if (s.reached && run->columns_later && !run->opt->verify && !replicate_stopping()) {
+		log_debug("at the end position: comparing the columns of the mirror's tables with "
+			  "the source's again");
+		if (!stream_pubcheck(&s))
+			goto done;
 	}
 	/* --once: the mirror holds what the source had committed when
 	 * pgmirror connected (reached: every transaction that commits before

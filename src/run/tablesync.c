@@ -581,6 +581,7 @@ int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resyn
 	sync_tick = tick;
 	sync_tick_ctx = tick_ctx;
 	run->sync_deferred = false;
+	run->columns_later = false;
 	if (!published_tables(run, s, &pub, &npub) ||
 	    !resync_oids(run, resync, nresync, &oids, &noids))
 		goto done;
@@ -639,14 +640,23 @@ int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resyn
 							   mt[j].source_table, NULL, false};
 			continue;
 		}
-		/* columns changed with no change of rows to bring them: looked
-		 * for only once the stream has run (a check of a service), since
-		 * at start the stream may yet bring them with the rows' changes,
-		 * which a copy would replace without the user's triggers */
-		if (t != NULL && !(asked || needed) && tick != NULL &&
+		/* columns changed with no change of rows to bring them: synced
+		 * again only once the stream has run (a check of a service, or
+		 * the one after a run's end position, stream.c), since at start
+		 * the stream may yet bring them with the rows' changes, which a
+		 * copy would replace without the user's triggers */
+		if (t != NULL && !(asked || needed) &&
 		    !columns_changed(run, &mt[j], t, &recolumned)) {
 			rc = EXIT_ERROR;
 			goto done;
+		}
+		if (recolumned && tick == NULL) {
+			log_debug("the columns of source table \"%s.%s\" differ from mirror table "
+				  "\"%s\"'s; compared again once the stream has applied what came "
+				  "before (at the run's end position, or a service's next check)",
+				  t->nspname, t->relname, mt[j].name);
+			run->columns_later = true;
+			continue;
 		}
 		if (t == NULL || !(asked || needed || recolumned))
 			continue;
