@@ -22,10 +22,14 @@ builds nothing). It makes two clusters of one major on free ports of
 
 Then ROUNDS rounds of two phases each: a quiet phase (QUIET seconds, no
 writes: the cost of a run that finds nothing new) and a load phase
-(DURATION seconds) in which a writer commits ten transactions a second
+(DURATION seconds) in which a writer commits TX transactions a second
 that together write RATE MB of WAL a second on the primary, SHARE of it
-rows of `orders` and the rest rows of ~1 kB of `noise` (the rows per
+rows of `orders` (about 160 bytes of WAL each, NOTE_BYTES more with
+--note-bytes) and the rest rows of ~1 kB of `noise` (the rows per
 transaction come from a calibration of the WAL each kind of row writes).
+With --filtered F, a share F of the devices mirror a publication of their
+own with a row filter (`WHERE store = K`, about 1 % of the rows), on both
+servers.
 Before each phase the devices are brought up to date and a
 running-transactions record is logged, so that a phase's runs start from
 slots that hold no WAL of the phase before. Measured per phase and server:
@@ -77,7 +81,6 @@ def wal_lsn(conn):
     return parse_lsn(cur.fetchone()[0])
 
 
-TICK_S = 0.1  # one transaction every TICK_S
 ORDER_IDS = itertools.count(1)
 
 
@@ -91,6 +94,15 @@ def make_server(top, name, conf):
     return c
 
 
+def publish(c):
+    """The devices' publications: all_orders, and store_K for the devices
+    with a row filter."""
+    c.sql("CREATE PUBLICATION all_orders FOR TABLE orders", dbname=DB)
+    for k in range(int(round(ARGS.devices * ARGS.filtered))):
+        c.sql("CREATE PUBLICATION store_%d FOR TABLE orders WHERE (store = %d)" % (k, k),
+              dbname=DB)
+
+
 def make_relay(top, name, primary, conf):
     """A relay: orders (and relayed), subscribed to relay_pub, published
     again as all_orders; returns once its initial copy is done."""
@@ -99,7 +111,7 @@ def make_relay(top, name, primary, conf):
     sub = name.replace("-", "_") + "_sub"
     r.sql("CREATE SUBSCRIPTION " + sub + " CONNECTION %s PUBLICATION relay_pub",
           primary.dsn(DB), dbname=DB)
-    r.sql("CREATE PUBLICATION all_orders FOR TABLE orders", dbname=DB)
+    publish(r)
     r.wait(lambda: r.sql1("SELECT count(*) FILTER (WHERE srsubstate <> 'r') = 0 AND count(*) > 0 "
                           "FROM pg_subscription_rel", dbname=DB),
            "the subscription's initial copy", timeout=120)
@@ -107,14 +119,14 @@ def make_relay(top, name, primary, conf):
 
 
 class Writer(threading.Thread):
-    """TICK_S transactions of orders and noise rows, RATE MB/s of WAL with
-    SHARE of it orders'."""
+    """TX transactions a second of orders and noise rows, RATE MB/s of WAL
+    with SHARE of it orders'."""
 
     def __init__(self, primary, per_order, per_noise):
         super().__init__(daemon=True)
         self.conn = primary.connect(DB)
-        self.orders_per_tick = ARGS.share * ARGS.rate * 1e6 / per_order * TICK_S
-        self.noise_per_tick = (1 - ARGS.share) * ARGS.rate * 1e6 / per_noise * TICK_S
+        self.orders_per_tick = ARGS.share * ARGS.rate * 1e6 / per_order / ARGS.tx
+        self.noise_per_tick = (1 - ARGS.share) * ARGS.rate * 1e6 / per_noise / ARGS.tx
         self.stop = threading.Event()
         self.per_order = per_order
         self.rows = [0, 0]  # orders, noise
@@ -126,8 +138,9 @@ class Writer(threading.Thread):
             for _ in range(norders - 1):
                 next(ORDER_IDS)
             q.append("INSERT INTO orders (id, store, amount, note) SELECT g, g %% 97, "
-                     "(random() * 100)::numeric(10,2), 'order ' || g "
-                     "FROM generate_series(%d, %d) g" % (first, first + norders - 1))
+                     "(random() * 100)::numeric(10,2), 'order ' || g || repeat('x', %d) "
+                     "FROM generate_series(%d, %d) g"
+                     % (ARGS.note_bytes, first, first + norders - 1))
         if nnoise:
             q.append("INSERT INTO noise (payload) SELECT repeat(md5(random()::text), 30) "
                      "FROM generate_series(1, %d)" % nnoise)
@@ -146,7 +159,7 @@ class Writer(threading.Thread):
             self.tick(cur, int(acc_o), int(acc_n))
             acc_o -= int(acc_o)
             acc_n -= int(acc_n)
-            next_t += TICK_S
+            next_t += 1.0 / ARGS.tx
             delay = next_t - time.time()
             if delay > 0:
                 time.sleep(delay)
@@ -249,6 +262,7 @@ def run_phase(name, groups, writer, sub_pid, duration):
             "created)), max(extract(epoch FROM relayed - created)), count(*) FROM orders "
             "WHERE created >= to_timestamp(%f) AND created < to_timestamp(%f)" % (t0, t1))
         res["mirrored"] = writer.rows[0] * writer.per_order / 1e6 / secs  # MB/s, nominal
+        res["changes"] = writer.rows[0] / secs
         res["relay_lag50"], res["relay_lagmax"], res["relay_rows"] = (
             float(row[0] or "nan"), float(row[1] or "nan"), int(row[2]))
     line = "%s phase, %.0f s:" % (name, secs)
@@ -313,11 +327,14 @@ def report(quiet, load, per_order, per_noise):
     mirrored = med(load, None, "mirrored")  # MB/s of the primary's WAL that is mirrored
     share_measured = mirrored / w_p
     print("\nCalibration: %.0f B of WAL per orders row, %.0f B per noise row; the primary "
-          "wrote %.3f MB/s, %.1f %% of it orders rows; the relay wrote %.3f MB/s (%.2f MB "
-          "per MB of mirrored primary WAL)" % (per_order, per_noise, w_p, 100 * share_measured,
-                                              w_r, w_r / mirrored))
-    print("\n| rounds %d, %d + %d devices, a run every %.0f s | on the primary | on the relay |"
-          % (len(load), ARGS.devices, ARGS.devices, ARGS.interval))
+          "wrote %.3f MB/s, %.1f %% of it orders rows (%.0f a second, in %.0f transactions); "
+          "the relay wrote %.3f MB/s (%.2f MB per MB of mirrored primary WAL)"
+          % (per_order, per_noise, w_p, 100 * share_measured, med(load, None, "changes"),
+             ARGS.tx, w_r, w_r / mirrored))
+    print("\n| rounds %d, %d + %d devices (%d with a row filter), a run every %.0f s "
+          "| on the primary | on the relay |" % (len(load), ARGS.devices, ARGS.devices,
+                                                 int(round(ARGS.devices * ARGS.filtered)),
+                                                 ARGS.interval))
     print("| --- | --- | --- |")
     print("| server CPU per quiet run (a) | %.1f ms | %.1f ms |" % (a_p, a_r))
     print("| server CPU per run under load | %.1f ms | %.1f ms |" % (c_p, c_r))
@@ -327,6 +344,10 @@ def report(quiet, load, per_order, per_noise):
     print("| sync lag p50 / max | %.1f / %.1f s | %.1f / %.1f s |" % (
         med(load, "primary", "lag50"), med(load, "primary", "lagmax"),
         med(load, "relay", "lag50"), med(load, "relay", "lagmax")))
+    changes = med(load, None, "changes")
+    print("| the same per 1,000 mirrored changes in an interval | %.1f ms | %.1f ms |"
+          % ((c_p - a_p) / (changes * ARGS.interval) * 1000,
+             (c_r - a_r) / (changes * ARGS.interval) * 1000))
     print("| failed runs | %d | %d |" % (sum(r["primary"]["failed"] for r in quiet + load),
                                         sum(r["relay"]["failed"] for r in quiet + load)))
     print("\nThe relay adds a lag of p50 %.3f s, max %.3f s (medians over the rounds; worst "
@@ -362,6 +383,12 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--rate", type=float, default=1.0, help="MB/s of WAL on the primary")
     ap.add_argument("--share", type=float, default=0.05, help="of it, mirrored")
+    ap.add_argument("--tx", type=float, default=10, help="transactions a second")
+    ap.add_argument("--note-bytes", type=int, default=0,
+                    help="bytes added to each orders row's note")
+    ap.add_argument("--filtered", type=float, default=0,
+                    help="share of the devices whose publication has a row filter "
+                         "(store = K: about 1 %% of the rows)")
     ap.add_argument("--goal", default="10000,300,1,0.05")
     ap.add_argument("--failover", action="store_true")
     ARGS = ap.parse_args()
@@ -373,8 +400,8 @@ def main():
     try:
         primary = make_server(top, "primary", conf)
         primary.sql(ORDERS % "" + "; CREATE TABLE noise (id bigserial PRIMARY KEY, payload text);"
-                    "CREATE PUBLICATION relay_pub FOR TABLE orders;"
-                    "CREATE PUBLICATION all_orders FOR TABLE orders", dbname=DB)
+                    "CREATE PUBLICATION relay_pub FOR TABLE orders", dbname=DB)
+        publish(primary)
         relay, sub = make_relay(top, "relay", primary, conf)
         sub_pid = int(primary.sql1("SELECT pid FROM pg_stat_replication WHERE "
                                    "application_name = %s", sub))
@@ -382,7 +409,8 @@ def main():
         for label, server in (("primary", primary), ("relay", relay)):
             d = os.path.join(top, label + "-devices")
             os.mkdir(d)
-            devs = [Device(k, server, False, d) for k in range(ARGS.devices)]
+            nfilt = int(round(ARGS.devices * ARGS.filtered))
+            devs = [Device(k, server, k < nfilt, d) for k in range(ARGS.devices)]
             for dev in devs:
                 rc, err, _ = run_once(dev.args(first=True))
                 if rc != 0:
