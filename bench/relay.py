@@ -212,13 +212,28 @@ def bring_up_to_date(devices, watches):
         time.sleep(0.2)
 
 
+def note_start(d, watch):
+    """A run of d starts: the WAL it will decode (from its slot's restart
+    point to the end), and how far that restart point lies before the end
+    of the device's last run (which stopped at the WAL's end when it
+    started)."""
+    end, restart = (parse_lsn(x) for x in watch.one(
+        "SELECT pg_current_wal_lsn()::text, restart_lsn::text FROM pg_replication_slots "
+        "WHERE slot_name = '%s'" % d.slot))
+    d.decoded += end - restart
+    if d.prev is not None:
+        d.stretch.append(max(0, d.prev - restart))
+    d.prev = end
+
+
 def run_phase(name, groups, writer, sub_pid, duration):
     """groups: [(label, cluster, watch, devices)]; runs the devices for
     duration seconds; returns a dict of figures per group."""
     devices = [d for g in groups for d in g[3]]
     bring_up_to_date(devices, [g[2] for g in groups])
+    watch_of = {d.slot + g[0]: g[2] for g in groups for d in g[3]}
     for d in devices:
-        d.lags, d.runs, d.failed = [], 0, 0
+        d.lags, d.runs, d.failed, d.decoded, d.stretch, d.prev = [], 0, 0, 0.0, [], None
     before = {g[0]: (reaped_cpu(g[1]), server_cpu(g[1]), g[2].lsn()) for g in groups}
     sub0 = proc_cpu(sub_pid)
     t0 = time.time()
@@ -231,6 +246,8 @@ def run_phase(name, groups, writer, sub_pid, duration):
         for i, d in enumerate(devices):
             d.collect()
             if now >= due[i]:
+                if d.proc is None:
+                    note_start(d, watch_of[d.slot + d.label])
                 d.start_run()
                 due[i] += ARGS.interval
         time.sleep(0.02)
@@ -252,6 +269,9 @@ def run_phase(name, groups, writer, sub_pid, duration):
         runs = sum(d.runs for d in devs)
         lags = [x for d in devs for x in d.lags]
         res[label] = dict(runs=runs, failed=sum(d.failed for d in devs),
+                          decoded=sum(d.decoded for d in devs) / runs / 1e6 if runs else 0,
+                          stretch=statistics.median([x for d in devs for x in d.stretch] or [0])
+                          / 1e6,
                           per_run=reaped / runs * 1000 if runs else float("nan"),
                           others=(server_cpu(cluster) - s0 - reaped) / secs,
                           wal=(watch.lsn() - l0) / 1e6 / secs,
@@ -320,8 +340,12 @@ def report(quiet, load, per_order, per_noise):
     a_p, a_r = med(quiet, "primary", "per_run"), med(quiet, "relay", "per_run")
     c_p, c_r = med(load, "primary", "per_run"), med(load, "relay", "per_run")
     w_p, w_r = med(load, "primary", "wal"), med(load, "relay", "wal")
-    b_p = (c_p - a_p) / (w_p * ARGS.interval)
-    b_r = (c_r - a_r) / (w_r * ARGS.interval)
+    # the WAL a run decodes: from its slot's restart point, which lags the
+    # last run's end by up to a running-transactions record's interval
+    d_p, d_r = med(load, "primary", "decoded"), med(load, "relay", "decoded")
+    b_p, b_r = (c_p - a_p) / d_p, (c_r - a_r) / d_r
+    # in seconds of the server's WAL
+    s_p, s_r = med(load, "primary", "stretch") / w_p, med(load, "relay", "stretch") / w_r
     relay_own = med(load, "relay", "others") - med(quiet, "relay", "others")
     sub = med(load, None, "sub_cpu") / med(load, None, "secs")
     mirrored = med(load, None, "mirrored")  # MB/s of the primary's WAL that is mirrored
@@ -339,15 +363,19 @@ def report(quiet, load, per_order, per_noise):
     print("| server CPU per quiet run (a) | %.1f ms | %.1f ms |" % (a_p, a_r))
     print("| server CPU per run under load | %.1f ms | %.1f ms |" % (c_p, c_r))
     print("| WAL the server wrote | %.3f MB/s | %.3f MB/s |" % (w_p, w_r))
-    print("| decoding per device per MB of the server's WAL (b) | %.1f ms | %.1f ms |"
+    print("| WAL a run decoded (from its slot's restart point) | %.2f MB | %.2f MB |"
+          % (d_p, d_r))
+    print("| of it before the end of the device's last run (median) | %.1f s of WAL "
+          "| %.1f s of WAL |" % (s_p, s_r))
+    print("| decoding per device per MB of WAL decoded (b) | %.1f ms | %.1f ms |"
           % (b_p, b_r))
     print("| sync lag p50 / max | %.1f / %.1f s | %.1f / %.1f s |" % (
         med(load, "primary", "lag50"), med(load, "primary", "lagmax"),
         med(load, "relay", "lag50"), med(load, "relay", "lagmax")))
     changes = med(load, None, "changes")
-    print("| the same per 1,000 mirrored changes in an interval | %.1f ms | %.1f ms |"
-          % ((c_p - a_p) / (changes * ARGS.interval) * 1000,
-             (c_r - a_r) / (changes * ARGS.interval) * 1000))
+    print("| the same per 1,000 mirrored changes decoded | %.1f ms | %.1f ms |"
+          % ((c_p - a_p) / (changes * d_p / w_p) * 1000,
+             (c_r - a_r) / (changes * d_r / w_r) * 1000))
     print("| failed runs | %d | %d |" % (sum(r["primary"]["failed"] for r in quiet + load),
                                         sum(r["relay"]["failed"] for r in quiet + load)))
     print("\nThe relay adds a lag of p50 %.3f s, max %.3f s (medians over the rounds; worst "
@@ -358,17 +386,17 @@ def report(quiet, load, per_order, per_noise):
              max(r["relay_lagmax"] for r in load), sub, sub / w_p * 1000, relay_own,
              relay_own / mirrored * 1000))
     n, t, w, s = (float(x) for x in ARGS.goal.split(","))
-    on_primary = n * (b_p * w + a_p / t) / 1000
     w_relay = w * s * (w_r / mirrored)
+    on_primary = n * (b_p * w * (t + s_p) + a_p) / t / 1000
     per_relay = relay_own / mirrored * w * s
-    on_relays = n * (b_r * w_relay + a_r / t) / 1000
+    on_relays = n * (b_r * w_relay * (t + s_r) + a_r) / t / 1000
     print("\nGoal: %d devices, a run every %.0f s, %.2f MB/s of WAL on the primary, %.0f %% "
           "mirrored (the relay's WAL %.3f MB/s):" % (n, t, w, 100 * s, w_relay))
-    print("  devices on the primary: %.2f cores = N x (%.1f ms x W + %.1f ms / T)"
-          % (on_primary, b_p, a_p))
-    print("  devices on relays: %.2f cores of device runs = N x (%.1f ms x W_relay + %.1f ms / "
-          "T), plus per relay %.3f cores of apply and %.3f cores on the primary"
-          % (on_relays, b_r, a_r, per_relay, sub / w_p * w))
+    print("  devices on the primary: %.2f cores = N x (%.1f ms x W x (T + %.0f s) + %.1f ms) / T"
+          % (on_primary, b_p, s_p, a_p))
+    print("  devices on relays: %.2f cores of device runs = N x (%.1f ms x W_relay x (T + %.0f s) "
+          "+ %.1f ms) / T, plus per relay %.3f cores of apply and %.3f cores on the primary"
+          % (on_relays, b_r, s_r, a_r, per_relay, sub / w_p * w))
 
 
 def main():
@@ -411,6 +439,8 @@ def main():
             os.mkdir(d)
             nfilt = int(round(ARGS.devices * ARGS.filtered))
             devs = [Device(k, server, k < nfilt, d) for k in range(ARGS.devices)]
+            for dev in devs:
+                dev.label = label
             for dev in devs:
                 rc, err, _ = run_once(dev.args(first=True))
                 if rc != 0:
