@@ -5,7 +5,7 @@
 # so). Checks:
 #  - the system user pgmirror and /var/lib/pgmirror;
 #  - systemd-analyze verify of an instance of each installed unit, and
-#    systemd-analyze security's exposure of both services at most 2.0
+#    systemd-analyze security's exposure of the three services at most 2.0
 #    (both work without systemd running);
 #  - the ExecStart command lines of the installed pgmirror-once@.service and
 #    pgmirror@.service, with a sample /etc/pgmirror/NAME.conf (a
@@ -19,6 +19,9 @@
 #    fields, a user, a command), its command run through sh -c as that user
 #    (with a spread of 1 s, to stay fast): it brings the mirror up to date,
 #    and exits 0 when it overlaps a running pgmirror (exit 3);
+#  - after root's read-write sqlite3 removed -wal and -shm, the ExecStart of
+#    pgmirror-share@.service and the cron example's pgmirror-share line give
+#    the reader the mirror back (and touch nothing while the files are there);
 #  - the metrics: pgmirror-metrics@.service's ExecStart, run by hand as root
 #    after root's read-write sqlite3 removed -wal and -shm, writes a file
 #    promtool accepts and gives the reader the mirror back; the example
@@ -86,15 +89,16 @@ getent passwd pgmirror >/dev/null || fail "no user pgmirror"
 [ "$(stat -c %U /var/lib/pgmirror)" = pgmirror ] || fail "/var/lib/pgmirror does not belong to pgmirror"
 ok "system user pgmirror, /var/lib/pgmirror"
 for u in pgmirror@.service pgmirror-once@.service pgmirror-once@.timer \
-	pgmirror-metrics@.service pgmirror-metrics@.timer; do
+	pgmirror-metrics@.service pgmirror-metrics@.timer pgmirror-share@.path pgmirror-share@.service; do
 	[ -f "$units/$u" ] || fail "$units/$u is not installed"
 	cp "$units/$u" "$tmp/${u/@./@$name.}"
 done
 systemd-analyze verify "$tmp/pgmirror@$name.service" "$tmp/pgmirror-once@$name.service" \
 	"$tmp/pgmirror-once@$name.timer" "$tmp/pgmirror-metrics@$name.service" \
-	"$tmp/pgmirror-metrics@$name.timer" || fail "systemd-analyze verify"
-ok "systemd-analyze verify of the five units"
-for u in pgmirror@$name.service pgmirror-once@$name.service; do
+	"$tmp/pgmirror-metrics@$name.timer" "$tmp/pgmirror-share@$name.path" \
+	"$tmp/pgmirror-share@$name.service" || fail "systemd-analyze verify"
+ok "systemd-analyze verify of the seven units"
+for u in pgmirror@$name.service pgmirror-once@$name.service pgmirror-share@$name.service; do
 	score=$(systemd-analyze security --offline=true "$tmp/$u" 2>&1 |
 		sed -n 's/.*Overall exposure level for .*: \([0-9.]*\) .*/\1/p')
 	[ -n "$score" ] || fail "no exposure level for $u"
@@ -163,10 +167,15 @@ while IFS= read -r line; do
 	[ "$user" = pgmirror ] || fail "the cron line's user is \"$user\", not pgmirror"
 	[ -n "$command" ] || fail "the cron line has no command"
 	jobs=$((jobs + 1))
-	cron_command=$command
+	case $command in
+	*"pgmirror --once"*) cron_command=$command ;;
+	*/usr/lib/pgmirror/pgmirror-share*) share_command=$command ;;
+	*) fail "a cron line that is neither the run nor pgmirror-share: $line" ;;
+	esac
 done <"$cronfile"
-[ "$jobs" -eq 1 ] || fail "$cronfile has $jobs job lines, expected 1"
-ok "the cron example: variables ${cronenv[*]}; five time fields, user pgmirror, a command"
+[ "$jobs" -eq 2 ] && [ -n "${cron_command:-}" ] && [ -n "${share_command:-}" ] ||
+	fail "$cronfile has $jobs job lines, expected the run's and pgmirror-share's"
+ok "the cron example: variables ${cronenv[*]}; two jobs with five time fields, user pgmirror, a command"
 [ -e /etc/pgmirror/shop.conf ] || { cp "$conf" /etc/pgmirror/shop.conf; shop_conf_made=1; }
 [ -n "$shop_conf_made" ] || fail "/etc/pgmirror/shop.conf exists: not touching it"
 run_cron() { runuser -u pgmirror -- env -i "${cronenv[@]}" PGMIRROR_SPREAD=1 sh -c "$cron_command"; }
@@ -187,6 +196,25 @@ run_cron || fail "the cron command exited $?"
 wait_rows 4
 [ "$(rows_as "$reader")" = 4 ] || fail "$reader cannot read the mirror after the cron run"
 ok "the cron command brings the mirror up to date; the reader reads it"
+
+# --- readers after root's read-write sqlite3, the last to close the mirror,
+# removed -wal and -shm: pgmirror-share makes them again ---
+rootclose() {
+	sqlite3 "$mirror" "SELECT count(*) FROM t" >/dev/null
+	[ ! -e "$mirror-shm" ] && [ -z "$(rows_as "$reader")" ] ||
+		fail "$reader read the mirror after root's read-write sqlite3: SQLite changed?"
+}
+rootclose
+(exec_start pgmirror-share@.service) || fail "pgmirror-share@.service's ExecStart exited $?"
+[ "$(rows_as "$reader")" = 4 ] || fail "$reader cannot read the mirror after pgmirror-share@.service"
+ok "after root's read-write sqlite3, pgmirror-share@.service's ExecStart gives the reader the mirror back"
+before=$(stat -c %i:%Y "$mirror-shm")
+(exec_start pgmirror-share@.service) || fail "pgmirror-share@.service's ExecStart exited $? with nothing to do"
+[ "$(stat -c %i:%Y "$mirror-shm")" = "$before" ] || fail "pgmirror-share touched a -shm that was there"
+rootclose
+runuser -u pgmirror -- env -i "${cronenv[@]}" sh -c "$share_command" || fail "the cron example's pgmirror-share line exited $?"
+[ "$(rows_as "$reader")" = 4 ] || fail "$reader cannot read the mirror after the cron example's pgmirror-share line"
+ok "the cron example's pgmirror-share line does the same; with -wal and -shm there, nothing"
 
 # --- the metrics: the timer's service by hand (as root, as systemd runs it),
 # into a directory of ours in place of node_exporter's ---

@@ -142,9 +142,15 @@ void notify_alive(void)
 
 int notify_wait_ms(int wait_ms)
 {
-	int64_t every = notify.alive_every / 1000;
+	int64_t due;
 
-	return every > 0 && every < wait_ms ? (int)every : wait_ms;
+	if (notify.fd < 0 || notify.alive_every == 0)
+		return wait_ms;
+	/* until the next WATCHDOG=1 is due, rounded up to a whole ms */
+	due = (notify.last_alive + notify.alive_every - mono_usecs() + 999) / 1000;
+	if (due <= 0)
+		return 0;
+	return due < wait_ms ? (int)due : wait_ms;
 }
 
 void notify_stopping(void)

@@ -9,8 +9,10 @@
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 
+#include "pgmirror/notify.h"
 #include "pgmirror/util.h"
 
 static void test_lsn_round_trip(void **state)
@@ -228,6 +230,31 @@ static void test_log_hide(void **state)
 	assert_string_equal(arg, "postgresql://app:*******@h/db password=**");
 }
 
+/*
+ * The stream's loop waits for the next WATCHDOG=1's time, not for a whole
+ * interval: a loop woken (by data) just before a ping was due slept a
+ * whole interval more, and the pings came twice as far apart (a gap of
+ * WATCHDOG_USEC / 2, the most systemd's contract allows, so load made it
+ * late).
+ */
+static void test_notify_wait_until_due(void **state)
+{
+	struct timespec nap = {0, 60 * 1000 * 1000};
+	int w;
+
+	(void)state;
+	setenv("NOTIFY_SOCKET", "/nonexistent/pgmirror-test-notify", 1);
+	setenv("WATCHDOG_USEC", "400000", 1); /* a ping every 100 ms */
+	unsetenv("WATCHDOG_PID");
+	notify_init();
+	assert_int_equal(notify_wait_ms(1000), 100);
+	nanosleep(&nap, NULL);
+	notify_alive(); /* 60 ms in: not due yet */
+	w = notify_wait_ms(1000);
+	assert_true(w >= 0 && w <= 41);
+	assert_int_equal(notify_wait_ms(5), 5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -242,6 +269,7 @@ int main(void)
 		cmocka_unit_test(test_backoff_next),
 		cmocka_unit_test(test_errbuf),
 		cmocka_unit_test(test_log_hide),
+		cmocka_unit_test(test_notify_wait_until_due),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
