@@ -65,7 +65,7 @@ bool apply_reset(Applier *a) PGM_MUST_CHECK;
  * message) now, as its first change would: the initial copy makes every
  * published table, even an empty one. A valid sync_lsn is stored as the
  * table's sync LSN at once, before any row is copied into it (see
- * copy_one_table()), and a non-NULL definition as its publication
+ * copy_table_parts()), and a non-NULL definition as its publication
  * definition (what the rows are copied for).
  */
 bool apply_make_table(Applier *a, uint32_t relid, Lsn sync_lsn,

@@ -26,8 +26,7 @@ bool copy_parts_possible(Session *s, const SourceTable *t);
 
 /*
  * Copies t into the mirror m at snapshot lsn at, inside the transaction
- * copy_begin_at(c, at) opened, as copy_one_table() does, but in parts when
- * it can: a part ends after about a second of copying or a few MB, and is
+ * copy_begin_at(c, at) opened, in parts when it can: a part ends after about a second of copying or a few MB, and is
  * committed (with how far it got) before the next one begins at the same
  * lsn. When m holds an unfinished copy of t of the same shape, the copy
  * goes on after its last key; a half copy of another shape is dropped

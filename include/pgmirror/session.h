@@ -235,10 +235,6 @@ bool session_snapshot_slot(Session *s, const ConnParams *cp, const char *slot, L
  */
 void session_temp_slot_name(const char *base, const char *what, char name[SLOT_NAME_SIZE]);
 bool session_commit(Session *s) PGM_MUST_CHECK;
-/* In the copy's snapshot transaction: marks where one table's copy begins
- * (back false), or goes back there after that copy failed (back true),
- * the transaction and its snapshot going on. */
-bool session_copy_savepoint(Session *s, bool back) PGM_MUST_CHECK;
 
 /*
  * COPY (SELECT columns FROM table [WHERE rowfilter]) TO STDOUT in text

@@ -81,11 +81,6 @@ Copier *copy_new(Session *s, Applier *a, bool (*stopping)(void))
 	return c;
 }
 
-void copy_set_schema_only(Copier *c)
-{
-	c->schema_only = true;
-}
-
 void copy_free(Copier *c)
 {
 	if (c == NULL)
@@ -113,12 +108,6 @@ const char *copy_error(const Copier *c)
 bool copy_failed_on_value(const Copier *c)
 {
 	return c->bad_value;
-}
-
-void copy_set_refused(Copier *c, CopyRefusedFn fn, void *ctx)
-{
-	c->refused = fn;
-	c->refused_ctx = ctx;
 }
 
 /* --- feeding the applier ------------------------------------------------ */

@@ -1,8 +1,7 @@
 /*
  * copy_internal.h: what copy.c (the row pump: a reader thread, a ring of
  * batches, the writer) lends copy_parts.c, which copies a table in parts
- * with it, and copy_tables.c, which runs a copy's transaction table by
- * table.
+ * with it, and copy_tables.c, which makes a copy's synthetic transaction.
  */
 #ifndef PGMIRROR_COPY_INTERNAL_H
 #define PGMIRROR_COPY_INTERNAL_H
@@ -75,13 +74,10 @@ struct Copier {
 	bool (*stopping)(void);  /* a signal asked pgmirror to stop */
 	Reader rd;               /* buffers kept from table to table */
 	int ncols_cap;           /* of rd.fields and rd.scratch */
-	bool schema_only;        /* make the tables, copy no rows */
 	const SourceOrder *order; /* the next table's key order (copy_parts.c) */
 	CopyBatchHook hook;      /* ... and what to do after each batch of it */
 	void *hook_ctx;
 	bool bad_value;          /* the last error is of a value (copy.h) */
-	CopyRefusedFn refused;   /* copy_set_refused() */
-	void *refused_ctx;
 	ErrBuf err;              /* the last error */
 };
 

@@ -336,8 +336,7 @@ int firstrun_run(Run *run, bool rebuild)
 	Lsn start = LSN_INVALID;
 	char lsn[LSN_TEXT_SIZE], snapshot_time[40];
 	int rc = EXIT_ERROR, nkept = 0;
-	/* each table in parts (a rebuild's set aside until all are done) */
-	bool each = copy, copy_failed = true, ok;
+	bool copy_failed = true, ok;
 	bool opened = false, claimed = false; /* the file made here; the slot claimed in it */
 	bool made = false;                    /* the slot made here */
 
@@ -456,8 +455,6 @@ int firstrun_run(Run *run, bool rebuild)
 	apply = apply_new(run->mirror, LSN_INVALID, run->catalog);
 	apply_defer_indexes(apply); /* made after the copy (replicate.c) */
 	copier = copy_new(run->session, apply, replicate_stopping);
-	if (!copy)
-		copy_set_schema_only(copier);
 	/*
 	 * The applier's catalog questions (a type's, a column's attnum) are
 	 * asked on this connection, in the snapshot: they see the tables as
@@ -465,17 +462,18 @@ int firstrun_run(Run *run, bool rebuild)
 	 * COPY: they come with a table's definition, before its rows.
 	 */
 	lookup_use_session(run->lookup, run->session);
-	ok = each ? copy_each_table(run, copier, apply, take, ntake, start, &copy_failed)
-		  : copy_tables(copier, take, ntake, start);
+	/* each table in parts (a rebuild's set aside until all are done) */
+	ok = copy ? copy_each_table(run, copier, apply, take, ntake, start, &copy_failed)
+		  : copy_make_tables(copier, take, ntake, start);
 	lookup_use_session(run->lookup, NULL);
 	if (!ok) {
 		/* (a failure to store a table was logged) */
 		if (copy_failed && replicate_stopping()) {
 			log_info("%s; the next run %s", copy_error(copier),
-				 each ? "keeps the tables copied and copies the others"
-				      : "starts the copy over");
+				 copy ? "keeps the tables copied and copies the others"
+				      : "starts over");
 			rc = EXIT_OK;
-		} else if (copy_failed && each &&
+		} else if (copy_failed && copy &&
 			   (session_error_privilege(run->session) || copy_failed_on_value(copier))) {
 			rc = copy_refused(run, copier, tables, ntables, reasons);
 		} else if (copy_failed)
@@ -490,7 +488,7 @@ int firstrun_run(Run *run, bool rebuild)
 	 * committed before it was taken, which is the nearest thing */
 	st.last_commit_time = snapshot_time;
 	st.initial_copy_done = true;
-	if (each) {
+	if (copy) {
 		rc = waiting_store(run, tables, ntables, reasons, true) && finish_first_run(run, &st)
 		     ? EXIT_OK : EXIT_ERROR;
 		goto done;

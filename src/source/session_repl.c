@@ -186,13 +186,6 @@ bool session_commit(Session *s)
 			   "end the initial copy's transaction");
 }
 
-bool session_copy_savepoint(Session *s, bool back)
-{
-	return session_run(s, back ? "ROLLBACK TO SAVEPOINT pgmirror_copy" : "SAVEPOINT pgmirror_copy",
-			   0, NULL, PGRES_COMMAND_OK, NULL,
-			   back ? "go back past a table's copy" : "mark a table's copy");
-}
-
 int session_copy_next(Session *s, char **row, size_t *len)
 {
 	PGresult *res;
