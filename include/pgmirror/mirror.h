@@ -455,10 +455,12 @@ bool mirror_set_copy_state(Mirror *m, uint32_t oid, const char *state, int64_t r
 /*
  * The publications' fingerprint stored in the mirror (session.h's
  * PubFingerprint hash; *out NULL when none, when a mirror table lacks its
- * definition, which the detail fills in, or when a table waits: what it
+ * definition, which the detail fills in, when a table waits: what it
  * waits for, a GRANT say, is not in the fingerprint, and it is tried again
- * at every check), and storing one, within a transaction: only once
- * everything it led to is committed.
+ * at every check, when a copy in parts is unfinished, or when a table is
+ * set aside for a copy again (mirror_stage.h) that a stop cut short or
+ * left to be put in place), and storing one, within a transaction: only
+ * once everything it led to is committed.
  */
 bool mirror_publication_fingerprint(Mirror *m, char **out) PGM_MUST_CHECK;
 bool mirror_set_publication_fingerprint(Mirror *m, const char *hash) PGM_MUST_CHECK;

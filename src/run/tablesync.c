@@ -577,6 +577,7 @@ int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resyn
 	const uint32_t *noted = NULL; /* the stream's, to be synced (apply.h) */
 	SyncTarget *targets = NULL;
 	bool *joins = NULL; /* per published table: it joins now */
+	bool swapped;
 
 	sync_tick = tick;
 	sync_tick_ctx = tick_ctx;
@@ -596,6 +597,12 @@ int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resyn
 	if (rc != EXIT_OK)
 		goto done;
 	rc = EXIT_ERROR;
+	/* a copy done whose swap a kill stopped (mirror_stage.h): swapped
+	 * before the mirror's tables are read, which it renames */
+	if (!tablestage_swap(run, 0, &swapped))
+		goto done;
+	if (swapped)
+		log_info("a copy again that a stop left complete took the old table's place");
 	if (!mirror_table_infos(run->mirror, &mt, &nmt)) {
 		log_error("%s", mirror_error(run->mirror));
 		goto done;
@@ -604,11 +611,6 @@ int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resyn
 	 * name has a new OID, and its old mirror table must go first. */
 	if ((rc = update_known(run, apply, mt, nmt, pub, npub)) != EXIT_OK)
 		goto done;
-	/* a copy done whose swap a kill stopped (mirror_stage.h) */
-	if (!tablestage_swap(run, 0, NULL)) {
-		rc = EXIT_ERROR;
-		goto done;
-	}
 	/* the tables that joined (but those that wait), then those to copy
 	 * again: all in one snapshot */
 	if ((rc = sort_joins(run, s, pub, npub, mt, nmt, &joins)) != EXIT_OK)

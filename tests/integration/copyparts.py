@@ -2,6 +2,7 @@
 arguments through a link proxy, and the check of what a cut copy left."""
 
 import os
+import re
 import time
 
 import harness
@@ -83,3 +84,36 @@ def wait_progress(ctx, path, table, more_than, proc):
         check(time.time() < deadline, "the copy of %s did not pass %d rows:\n%s"
               % (table, more_than, proc.stderr()))
         time.sleep(0.002)
+
+
+def went_on(err, table, stored):
+    """Whether a try's messages say the copy of public.table went on after
+    the stored rows."""
+    return re.search(r'copy of "public\.%s" goes on after the %d rows stored'
+                     % (table, stored), err) is not None
+
+
+def cut_try(ctx, link, args, tag, env, table, stored, r, wait):
+    """Try r of a --once run (args) through link: cut the link once
+    wait(proc) returns (the copy of table got far enough), and check that
+    the try exited 1 and, after the first, went on after the stored rows.
+    Returns what wait returned."""
+    proc = ctx.start(args, tag=tag, env=env)
+    got = wait(proc)
+    link.cut()
+    rc = proc.popen.wait(60 * harness.SLOW)
+    err = proc.stderr()
+    check(rc == 1, "try %d exited %d after the cut, expected 1:\n%s" % (r, rc, err))
+    check(r == 1 or went_on(err, table, stored),
+          "try %d did not go on after the %d rows stored:\n%s" % (r, stored, err))
+    return got
+
+
+def last_try(ctx, args, env, table, stored):
+    """The try after the cuts: it finishes, going on after the stored rows.
+    Returns its messages."""
+    rc, _, err = ctx.run(args, env=env, timeout=180)
+    check(rc == 0, "the last try exited %d:\n%s" % (rc, err))
+    check(went_on(err, table, stored),
+          "the last try did not go on after the %d rows stored:\n%s" % (stored, err))
+    return err

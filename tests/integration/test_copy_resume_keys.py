@@ -142,18 +142,11 @@ def resume(ctx, link, table, version):
     path, slot = ctx.path(table + ".db"), ctx.slot(table[2:])
     total = ctx.sql1("SELECT count(*) FROM %s" % table)
     stored = 0
+    args = link_args(ctx, link, path, slot, pub, "--once", "-v")
     for r in range(1, CUTS + 1):
-        proc = ctx.start(link_args(ctx, link, path, slot, pub, "--once", "-v"),
-                         tag="%s%d" % (table, r), env=ENV)
-        rows, key = wait_progress(ctx, path, table, stored + 3 * PART_ROWS, proc)
-        link.cut()
-        rc = proc.popen.wait(60 * harness.SLOW)
-        err = proc.stderr()
-        check(rc == 1, "try %d exited %d after the cut, expected 1:\n%s" % (r, rc, err))
-        if r > 1:
-            check(re.search(r'copy of "public\.%s" goes on after the %d rows stored'
-                            % (table, stored), err),
-                  "try %d did not go on after the %d rows stored:\n%s" % (r, stored, err))
+        rows, key = copyparts.cut_try(
+            ctx, link, args, "%s%d" % (table, r), ENV, table, stored, r,
+            lambda proc: wait_progress(ctx, path, table, stored + 3 * PART_ROWS, proc))
         after, key = copyparts.progress(ctx, path, table)
         n = ctx.mirror_query(path, "SELECT count(*) FROM %s" % table)[0][0]
         check(after >= rows and n == after and 0 < n < total,
@@ -165,11 +158,7 @@ def resume(ctx, link, table, version):
         stored = after
         changes(ctx, table, b, r)
         ctx.wait_slot_inactive(slot)
-    rc, out, err = ctx.run(link_args(ctx, link, path, slot, pub, "--once", "-v"),
-                           env=ENV, timeout=180)
-    check(rc == 0, "the last try exited %d:\n%s" % (rc, err))
-    check(re.search(r'copy of "public\.%s" goes on after the %d rows stored' % (table, stored),
-                    err), "the last try did not go on:\n%s" % err)
+    copyparts.last_try(ctx, args, ENV, table, stored)
     ctx.assert_mirror_equals_source(path, table)
     read = ctx.mirror_query(path, "SELECT copy_rows FROM pgmirror_tables")[0][0]
     check(read < total * 1.1, "the tries stored %d rows in all for a table of %d: a try "

@@ -2,7 +2,9 @@
 (REPLICA IDENTITY FULL, duplicate rows) joins a running mirror while a
 workload keeps inserting into it and deleting from it; pgmirror is killed
 while the sync's temporary slot exists (the copy under way), restarted, and
-each later start resyncs the table (--resync) and is killed again. The
+each later start resyncs the table (--resync) and is killed again; a kill
+after a copy again's commit leaves it complete, set aside, and the next
+run puts it in the old table's place without a sync. The
 mirror always converges to the source with nothing doubled or lost."""
 
 import os
@@ -40,6 +42,22 @@ def wait_sync_slot(ctx, proc, timeout=60):
     return True
 
 
+COMPLETE = ("SELECT count(*) FROM pgmirror_staged s JOIN pgmirror_tables t USING "
+            "(relation_oid) WHERE t.copy_state IS NULL")
+
+
+def wait_swap(ctx, path, proc, timeout=60):
+    """Waits until the complete copy of k set aside takes the old table's
+    place: at start, without a sync."""
+    deadline = time.time() + timeout * harness.SLOW
+    while ctx.mirror_query(path, "SELECT count(*) FROM pgmirror_staged")[0][0]:
+        if time.time() > deadline or proc.poll() is not None:
+            fail("the complete copy of k set aside did not take the old table's place "
+                 "within %ss:\n%s" % (timeout, proc.stderr()))
+        time.sleep(0.01)
+    harness.log("the complete copy again of k took the old table's place")
+
+
 def test(ctx):
     random.seed(int(os.environ.get("PGMIRROR_SEED", time.time())))
     ctx.sql("""
@@ -60,9 +78,14 @@ def test(ctx):
         for i in range(KILLS):
             joined = bool(ctx.mirror_query(path, "SELECT 1 FROM pgmirror_tables "
                                            "WHERE table_name = 'k'"))
-            extra = ["--resync=k"] if joined else []  # else it joins at start
+            # a --resync killed after its copy's commit, before the swap
+            complete = ctx.mirror_query(path, COMPLETE)[0][0]
+            # else it joins at start, or its copy again goes on
+            extra = ["--resync=k"] if joined else []
             proc = ctx.start_follow(path, slot, "pub", *extra, tag="run%d" % i)
-            if not wait_sync_slot(ctx, proc):
+            if complete:
+                wait_swap(ctx, path, proc)
+            elif not wait_sync_slot(ctx, proc):
                 fail("run %d exited %s before its sync:\n%s" % (i, proc.poll(), proc.stderr()))
             time.sleep(random.uniform(0, 1.0))   # a random moment in the copy, not a wait
             os.kill(proc.pid, signal.SIGKILL)

@@ -133,6 +133,41 @@ static void test_finish_and_forget(void **state)
 	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM pgmirror_tables"), 0);
 }
 
+/* A table set aside whose new copy is not complete is not "as the
+ * mirror follows it": the publications' detail must be read again, even
+ * when nothing changed on the source, or a run without --resync would
+ * never go on with a keyless table's copy (which stores nothing before
+ * its end). */
+static void test_fingerprint_while_staged(void **state)
+{
+	Fixture *f = *state;
+	char *fp;
+
+	MirrorState st = {.slot = "s", .publications = "p", .system_identifier = "1",
+			  .database = "d", .confirmed_lsn = 0x100, .initial_copy_done = true};
+
+	fixture_exec(f->path, "UPDATE pgmirror_tables SET definition = 'd'");
+	assert_true(mirror_begin(f->m));
+	assert_true(mirror_write_state(f->m, &st));
+	assert_true(mirror_set_publication_fingerprint(f->m, "fp1"));
+	assert_true(mirror_commit(f->m));
+	assert_true(mirror_publication_fingerprint(f->m, &fp));
+	assert_non_null(fp);
+	free(fp);
+	assert_true(mirror_begin(f->m));
+	assert_true(mirror_stage_begin(f->m, FIXTURE_RELID));
+	assert_true(mirror_commit(f->m));
+	assert_true(mirror_publication_fingerprint(f->m, &fp));
+	assert_null(fp);
+	make_staged(f);
+	swap(f, false, 1, 0);
+	fixture_exec(f->path, "UPDATE pgmirror_tables SET definition = 'd'");
+	assert_true(mirror_publication_fingerprint(f->m, &fp));
+	assert_non_null(fp);
+	assert_string_equal(fp, "fp1");
+	free(fp);
+}
+
 static void test_pending(void **state)
 {
 	Fixture *f = *state;
@@ -165,6 +200,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_set_aside_then_swap, setup, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_finish_and_forget, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_fingerprint_while_staged, setup,
+						fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_pending, setup, fixture_teardown),
 	};
 
