@@ -38,6 +38,11 @@
 #define COPY_KEY_BPCHAR 'b'
 #define COPY_KEY_NUMERIC 'n'
 #define COPY_KEY_TIME 'd'
+#define COPY_KEY_FLOAT8 'f'
+#define COPY_KEY_FLOAT4 'r'
+#define COPY_KEY_CLOCK 'h'
+#define COPY_KEY_INTERVAL 'v'
+#define COPY_KEY_BYTEA 'x'
 
 /* The largest text copy_key_numeric_text() writes, NUL included. */
 #define COPY_KEY_NUMBER_SIZE 32
@@ -67,5 +72,13 @@ size_t copy_key_numeric_text(const Value *v, char *buf, const char **out);
  * one as copy_key_numeric_text() gives it): <0, 0, >0, as the source
  * orders them. */
 int copy_key_cmp_text(char kind, const char *a, size_t alen, const char *b, size_t blen);
+
+/* The text a key of kind (not 'i') keeps of value v, as copy_state holds
+ * it and the source reads it back: malloc'd, its length in *len. */
+char *copy_key_text(char kind, const Value *v, size_t *len);
+
+/* Compares key value v (as the mirror holds it) with a key's text of that
+ * kind: <0, 0, >0, as the source orders them. */
+int copy_key_cmp_value(char kind, const Value *v, const char *key, size_t keylen);
 
 #endif

@@ -189,6 +189,31 @@ static void test_kind_order(void **state)
 		"-infinity", "0002-01-01 BC", "0001-12-31 BC", "0001-01-01", "2024-02-29",
 		"9999-12-31", "10000-01-01", "5874897-12-31", "infinity",
 	};
+	static const char *const floats[] = {
+		"-Infinity", "-1e+300", "-1.5", "-5e-324", "-0", "=", "0", "4.9406564584124654e-324",
+		"0.1", "=", "0.10000000000000001", "0.10000000000000002", "1", "=", "1.0", "1e+308", "Infinity",
+		"NaN", "=", "NaN",
+	};
+	static const char *const float4s[] = {
+		"-Infinity", "-3.4028235e+38", "-1", "0", "=", "-0", "1.4e-45", "0.1", "=",
+		"0.100000001", "0.100000009", "1", "Infinity", "NaN",
+	};
+	static const char *const clocks[] = {
+		"00:00:00", "=", "00:00:00.000", "00:00:00.000001", "00:00:01", "09:59:59.999999",
+		"10:00:00", "23:59:59.999999", "24:00:00",
+	};
+	static const char *const intervals[] = {
+		"-infinity", "-178000000 years", "-1 years -2 mons", "-1 days", "=", "-24:00:00",
+		"-00:00:00.000001", "00:00:00", "=", "1 mon -30 days", "00:00:00.000001", "1 day",
+		"=", "24:00:00", "=", "1 mon -29 days", "29 days 24:00:00", "=", "1 mon", "=",
+		"30 days", "=", "720:00:00", "1 mon 00:00:00.5", "1 year", "=", "12 mons", "=",
+		"360 days", "1 year 2 mons -3 days +04:05:06.5", "2562047788:00:54.775807",
+		"178000000 years", "infinity",
+	};
+	static const char *const byteas[] = {
+		"\\x", "\\x00", "\\x0000", "\\x01", "\\x0a", "\\x7f", "\\x80", "\\xff",
+		"\\xff00",
+	};
 	static const char *const bpchars[] = {
 		"", "=", "  ", "a", "=", "a  ", "a b", "ab", "=", "ab ", "b", "\xc3\xa9",
 	};
@@ -197,6 +222,11 @@ static void test_kind_order(void **state)
 	check_sorted(COPY_KEY_NUMERIC, numeric, (int)(sizeof(numeric) / sizeof(numeric[0])));
 	check_sorted(COPY_KEY_TIME, times, (int)(sizeof(times) / sizeof(times[0])));
 	check_sorted(COPY_KEY_TIME, dates, (int)(sizeof(dates) / sizeof(dates[0])));
+	check_sorted(COPY_KEY_FLOAT8, floats, (int)(sizeof(floats) / sizeof(floats[0])));
+	check_sorted(COPY_KEY_FLOAT4, float4s, (int)(sizeof(float4s) / sizeof(float4s[0])));
+	check_sorted(COPY_KEY_CLOCK, clocks, (int)(sizeof(clocks) / sizeof(clocks[0])));
+	check_sorted(COPY_KEY_INTERVAL, intervals, (int)(sizeof(intervals) / sizeof(intervals[0])));
+	check_sorted(COPY_KEY_BYTEA, byteas, (int)(sizeof(byteas) / sizeof(byteas[0])));
 	check_sorted(COPY_KEY_BPCHAR, bpchars, (int)(sizeof(bpchars) / sizeof(bpchars[0])));
 }
 
@@ -273,8 +303,13 @@ static void test_kinds(void **state)
 	assert_int_equal(copy_key_kind(1184, -1, false), 'd');
 	assert_int_equal(copy_key_kind(1042, 14, true), 'b');
 	assert_int_equal(copy_key_kind(1042, 14, false), 0);
-	assert_int_equal(copy_key_kind(701, -1, true), 0);  /* float8 */
-	assert_int_equal(copy_key_kind(1083, -1, true), 0); /* time */
+	assert_int_equal(copy_key_kind(701, -1, false), 'f');  /* float8 */
+	assert_int_equal(copy_key_kind(700, -1, false), 'r');  /* float4 */
+	assert_int_equal(copy_key_kind(1083, -1, false), 'h'); /* time */
+	assert_int_equal(copy_key_kind(1186, -1, false), 'v'); /* interval */
+	assert_int_equal(copy_key_kind(17, -1, false), 'x');   /* bytea */
+	assert_int_equal(copy_key_kind(1266, -1, true), 0);    /* timetz */
+	assert_int_equal(copy_key_kind(869, -1, true), 0);     /* inet */
 	assert_true(copy_key_collated(1042));
 	assert_false(copy_key_collated(2950));
 }
