@@ -17,12 +17,22 @@
  *   'd'  date, timestamp, timestamptz: the stored text (UTC, "YYYY-MM-DD
  *        [HH:MM:SS[.ffffff]][ BC]", years past 9999 with more digits),
  *        by time; '-infinity' first, 'infinity' last
+ *   'f'  float8, 'r' float4: the text of the held real with the fewest
+ *        digits that read back as it (a float4: as that float4), 'NaN',
+ *        'Infinity', '-Infinity'; by value, NaN last and equal to NaN,
+ *        -0 = 0 (float8_cmp_internal); a float4 compared as a float4
+ *   'h'  time: "HH:MM:SS[.ffffff]", by its fields; 24:00:00 last
+ *   'v'  interval: IntervalStyle postgres's text, by its span (a month
+ *        30 days, a day 24 hours: interval_cmp_value()), '1 mon' = '30 days'
+ *   'x'  bytea: kept as "\x" and lower-case hex (the text bytea reads);
+ *        byte by byte, a shorter one first when it begins the other
  *
- * Any other type has no kind, and its table is copied whole: an enum (it
+ * A domain's key has its base type's kind (the caller resolves it). Any
+ * other type has no kind, and its table is copied whole: an enum (it
  * orders by its labels' creation, which its text does not say), text on a
  * database not in UTF8 (its bytes order otherwise), and those whose order
- * is not written here (float, time, timetz, interval, bytea, inet,
- * arrays, a domain). Pure code: no SQLite, no libpq.
+ * is not written here (timetz, inet, cidr, arrays, ranges, composites).
+ * Pure code: no SQLite, no libpq.
  */
 #ifndef PGMIRROR_COPY_KEYS_H
 #define PGMIRROR_COPY_KEYS_H

@@ -7,7 +7,9 @@
  * compares by value whatever the scale (numeric_cmp: NaN after Infinity);
  * a date or timestamp by its time, an era's year first (1 BC is year 0,
  * 2 BC year -1); bpchar without its trailing blanks (bpcharcmp), byte by
- * byte as COLLATE "C" orders it. tests/integration/test_copy_key_order.py
+ * byte as COLLATE "C" orders it; a float by value, NaN last; a bytea by
+ * its bytes (its key kept as hex text); time and interval in
+ * copy_keys_time.c. tests/integration/test_copy_key_order.py
  * has the server sort random and edge values and checks this order, and
  * the literals the copy goes on after, against it.
  */
