@@ -3,7 +3,8 @@ integers or text: a numeric key (NaN and the infinities at its ends, scales
 with trailing zeros), a timestamptz key (BC, years past 9999, the
 infinities), a composite key of date, char(n), bool and numeric(p,s), a
 float8 key (NaN and the infinities at its ends, 17-digit values), a key
-of a domain over a domain over text, and a composite key of time (24:00:00
+of a domain over a domain over text (which, between tries, is made to
+refuse the last key with a constraint NOT VALID), and a composite key of time (24:00:00
 last), interval (of mixed signs) and bytea (each a prefix of the next).
 Each table is copied through a slow link (linkproxy.py) that the test cuts
 in the middle of the copy, three times, in cron mode (--once, exit 1, run
@@ -171,6 +172,11 @@ def resume(ctx, link, table, version):
                     % (table, r, after, key, b))
         stored = after
         changes(ctx, table, b, r)
+        # the domain now refuses the last key: the copy's literal beside the
+        # key column is read as the base type, without the domain's checks
+        if table == "r_dom":
+            ctx.sql("ALTER DOMAIN dcode2 ADD CONSTRAINT not_%d CHECK (VALUE <> %%s) NOT VALID"
+                    % r, key[0])
         ctx.wait_slot_inactive(slot)
     copyparts.last_try(ctx, args, ENV, table, stored)
     ctx.assert_mirror_equals_source(path, table)
