@@ -271,6 +271,40 @@ static void test_numeric_key(void **state)
 	copy_ranges_free(cr);
 }
 
+/* A bytea key (a NUL and a newline in it) is kept as its hex text; a
+ * float key as its shortest text, NaN as the mirror's 'NaN'. */
+static void test_bytea_float_keys(void **state)
+{
+	CopyRanges *cr = calloc(1, sizeof(*cr));
+	Value k[2] = {{.kind = VAL_BLOB, .p = "a\n\0", .len = 3}, {.kind = VAL_REAL, .r = 0.1}};
+	Value v[2];
+	bool is_key[2] = {true, true};
+	char *text, err[128];
+	CopyRanges *back;
+
+	(void)state;
+	cr->nkeys = 2;
+	cr->kinds = strdup("xf");
+	copy_ranges_reach(cr, 0x100, k);
+	text = copy_ranges_format(cr);
+	assert_string_equal(text, "pgmirror-copy 1 0000000000000000\n0/100 x8:\\x610a00f3:0.1\n");
+	back = copy_ranges_parse(text, 2, err, sizeof(err));
+	assert_non_null(back);
+	v[0] = (Value){.kind = VAL_BLOB, .p = "a\n\0", .len = 3};
+	v[1] = (Value){.kind = VAL_REAL, .r = 0.1};
+	assert_true(copy_ranges_applies(back, v, is_key, 2, 0x100));
+	v[1] = (Value){.kind = VAL_TEXT, .p = "NaN", .len = 3}; /* after 0.1 */
+	assert_false(copy_ranges_applies(back, v, is_key, 2, 0x100));
+	v[0].len = 2; /* a prefix of the key: before it */
+	assert_true(copy_ranges_applies(back, v, is_key, 2, 0x100));
+	v[0] = (Value){.kind = VAL_BLOB, .p = "a\n\1", .len = 3};
+	v[1] = (Value){.kind = VAL_REAL, .r = -INFINITY};
+	assert_false(copy_ranges_applies(back, v, is_key, 2, 0x100));
+	free(text);
+	copy_ranges_free(back);
+	copy_ranges_free(cr);
+}
+
 /* An integer Value's len is not its own (the copy's batches reuse their
  * Values): an integer key is kept without it. */
 static void test_int_key_len(void **state)
@@ -353,6 +387,7 @@ int main(void)
 		cmocka_unit_test(test_numeric_key),
 		cmocka_unit_test(test_kinds),
 		cmocka_unit_test(test_int_key_len),
+		cmocka_unit_test(test_bytea_float_keys),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
