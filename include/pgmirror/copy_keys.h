@@ -87,6 +87,10 @@ int copy_key_cmp_text(char kind, const char *a, size_t alen, const char *b, size
  * it and the source reads it back: malloc'd, its length in *len. */
 char *copy_key_text(char kind, const Value *v, size_t *len);
 
+/* Whether s (len bytes) is a key's text of kind as copy_key_text() writes
+ * it: a float's, a bytea's hex, an interval's (other kinds: true). */
+bool copy_key_text_valid(char kind, const char *s, size_t len);
+
 /* Compares key value v (as the mirror holds it) with a key's text of that
  * kind: <0, 0, >0, as the source orders them. */
 int copy_key_cmp_value(char kind, const Value *v, const char *key, size_t keylen);

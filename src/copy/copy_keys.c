@@ -421,3 +421,30 @@ int copy_key_cmp_value(char kind, const Value *v, const char *key, size_t keylen
 		return copy_key_cmp_text(kind, v->p != NULL ? v->p : "", v->len, key, keylen);
 	}
 }
+
+bool copy_key_text_valid(char kind, const char *s, size_t len)
+{
+	ColumnType ct = {VT_FLOAT, VT_TEXT, ','};
+	ValueBuf buf = {0};
+	Value v;
+	char err[128];
+	bool ok = true;
+
+	switch (kind) {
+	case COPY_KEY_FLOAT8: case COPY_KEY_FLOAT4:
+		ok = values_convert(ct, s, len, &buf, &v, err, sizeof(err)) &&
+		     (v.kind == VAL_REAL || same(s, len, "NaN"));
+		values_buf_free(&buf);
+		return ok;
+	case COPY_KEY_BYTEA:
+		if (len < 2 || len % 2 != 0 || s[0] != '\\' || s[1] != 'x')
+			return false;
+		for (size_t i = 2; i < len && ok; i++)
+			ok = (s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f');
+		return ok;
+	case COPY_KEY_INTERVAL:
+		return copy_key_interval_valid(s, len);
+	default:
+		return true;
+	}
+}

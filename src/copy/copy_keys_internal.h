@@ -13,5 +13,7 @@
 int copy_key_cmp_fixed(const char *a, size_t alen, const char *b, size_t blen);
 /* Two intervals' text by their span, as PostgreSQL compares them. */
 int copy_key_cmp_interval(const char *a, size_t alen, const char *b, size_t blen);
+/* Whether s is an interval's text as the mirror holds it. */
+bool copy_key_interval_valid(const char *s, size_t n);
 
 #endif

@@ -140,6 +140,13 @@ static bool span_parse(const char *s, size_t n, Span *x)
 	return true;
 }
 
+bool copy_key_interval_valid(const char *s, size_t n)
+{
+	Span x;
+
+	return span_parse(s, n, &x);
+}
+
 int copy_key_cmp_interval(const char *a, size_t alen, const char *b, size_t blen)
 {
 	Span x, y;

@@ -114,6 +114,8 @@ static bool parse_range(const char **p, CopyRanges *cr, CopyRange *r)
 			it->s[len] = '\0';
 			it->len = (size_t)len;
 			*p += len;
+			if (!copy_key_text_valid(kind, it->s, it->len))
+				return false;
 		}
 	}
 	return *(*p)++ == '\n';

@@ -98,8 +98,19 @@ static void test_malformed(void **state)
 		"pgmirror-copy 1 01\n0/100 i1;z1:a\n",           /* no such kind */
 		"pgmirror-copy 1 01\n0/100 i1;n1:1\n0/200 i2;d1:1\n", /* kinds differ */
 		"pgmirror-copy 1 01\n0/100 i1;n1:1\n0/200 t1:2i2;\n",
+		"pgmirror-copy 1 01\n0/100 i1;x3:\\x1\n",      /* an odd hex */
+		"pgmirror-copy 1 01\n0/100 i1;x4:\\xAB\n",     /* not as written */
+		"pgmirror-copy 1 01\n0/100 i1;x2:ab\n",
+		"pgmirror-copy 1 01\n0/100 i1;f3:1.x\n",       /* no float */
+		"pgmirror-copy 1 01\n0/100 i1;r0:\n",
+		"pgmirror-copy 1 01\n0/100 i1;v5:1 mox\n", /* no interval */
+		"pgmirror-copy 1 01\n0/100 i1;v9:1 fortnight\n",
 	};
 	const char *good = "pgmirror-copy 1 01\n0/100 i1;t2:ab\n0/200 *\n";
+	static const char *kinds[] = {
+		"pgmirror-copy 1 01\n0/100 x4:\\xabf3:1.5\n0/200 x2:\\xf3:NaN\n",
+		"pgmirror-copy 1 01\n0/100 v8:-1 yearsh8:24:00:00\n0/200 v9:-infinityh8:00:00:00\n",
+	};
 	char err[128];
 
 	(void)state;
@@ -109,6 +120,13 @@ static void test_malformed(void **state)
 		if (cr != NULL)
 			fail_msg("parsed a malformed copy_state: %s", bad[i]);
 		assert_non_null(strstr(err, "malformed near byte"));
+	}
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		CopyRanges *cr = copy_ranges_parse(kinds[i], 2, err, sizeof(err));
+
+		if (cr == NULL)
+			fail_msg("did not parse %s: %s", kinds[i], err);
+		copy_ranges_free(cr);
 	}
 	/* every prefix of a good text: a clean error or a shorter good one */
 	for (size_t len = 0; len < strlen(good); len++) {
