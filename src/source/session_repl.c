@@ -201,8 +201,15 @@ int session_copy_next(Session *s, char **row, size_t *len)
 			errbuf_set(&s->err, "stopped by a signal during the copy");
 			return -1;
 		}
-		if (!session_wait_socket(s, 100))
+		if (!session_wait_socket(s, 100)) {
+			char why[sizeof(s->err.text)];
+
+			/* which copy the lost link or server stopped */
+			snprintf(why, sizeof(why), "%s", s->err.text);
+			errbuf_set(&s->err, "the copy of \"%s\" stopped: %s",
+				   s->copying ? s->copying : "?", why);
 			return -1;
+		}
 	}
 	if (n > 0) {
 		*row = s->copybuf;

@@ -104,6 +104,9 @@ def cut_try(ctx, link, args, tag, env, table, stored, r, wait):
     rc = proc.popen.wait(60 * harness.SLOW)
     err = proc.stderr()
     check(rc == 1, "try %d exited %d after the cut, expected 1:\n%s" % (r, rc, err))
+    check(re.search(r'^pgmirror: error: .*"public\.%s"' % table, err, re.M),
+          "try %d's error does not name the table whose copy the cut stopped:\n%s"
+          % (r, err))
     check(r == 1 or went_on(err, table, stored),
           "try %d did not go on after the %d rows stored:\n%s" % (r, stored, err))
     return got
