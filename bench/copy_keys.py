@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""The first copy of a table keyed by numeric, and of one keyed by
-timestamptz, on loopback (not a test: it prints what it measured).
+"""The first copy of a table keyed by numeric, of one keyed by timestamptz
+and of one keyed by float8, on loopback (not a test: it prints what it measured).
 
     pg_virtualenv -t -o wal_level=logical -o fsync=off \\
         /usr/bin/python3 bench/copy_keys.py PGMIRROR [PGMIRROR...]
@@ -10,7 +10,7 @@ bytes, keyed by numeric (k_num_*: id numeric PRIMARY KEY) or timestamptz
 (k_tstz_*: ts timestamptz PRIMARY KEY), their rows in key order (*_seq:
 as a sequence or the time of insertion fills a table) or scattered
 (*_scat: keys in another order than the rows'), each in a publication of
-its own. For each table, REPEATS (default 3) first runs (--once, a fresh
+its own (k_f8_*: f float8 PRIMARY KEY, the same). For each table, REPEATS (default 3) first runs (--once, a fresh
 mirror and slot) of each binary in turn: wall seconds, and their median
 (ONLY=k_num_seq,... times only those tables). A binary that copies such a table whole
 reads it with COPY's own scan; one that copies it in parts reads it in key
@@ -33,7 +33,8 @@ ONLY = [t for t in os.environ.get("ONLY", "").split(",") if t]  # tables to time
 # (table, key column, key of the row's place)
 TABLES = [("k_num", "id numeric", "(%s) * 0.37 - 5000"),
           ("k_tstz", "ts timestamptz",
-           "timestamptz '2000-01-01 00:00:00+00' + (%s) * interval '1 minute 0.5 seconds'")]
+           "timestamptz '2000-01-01 00:00:00+00' + (%s) * interval '1 minute 0.5 seconds'"),
+          ("k_f8", "f float8", "(%s)::float8 / 7")]
 # rows in key order as they were inserted (a time of insertion, a sequence),
 # or scattered (keys in another order than the rows', as after updates)
 LAYOUTS = [("seq", "g"), ("scat", "(g::int8 * 7919 %% %d)" % ROWS)]
@@ -58,6 +59,8 @@ def main():
     for table, key, first in TABLES:
         for layout, place in LAYOUTS:
             name = "%s_%s" % (table, layout)
+            if ONLY and name not in ONLY:
+                continue
             sql("DROP TABLE IF EXISTS %s; DROP PUBLICATION IF EXISTS bench_%s" % (name, name))
             sql("CREATE TABLE %s (%s PRIMARY KEY, n int, v text); INSERT INTO %s SELECT %s, g, "
                 "md5(g::text) || md5(g::text) FROM generate_series(1, %d) g"

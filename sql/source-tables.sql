@@ -43,6 +43,10 @@
 -- on, else ''), $7 the schema memberships of the table and its ancestors
 -- (from 15 on a query of pg_publication_namespace, else one that finds
 -- none).
+--
+-- The last column is a domain's base type and its modifier (a domain of a
+-- domain: the innermost), else the column's own: the copy in parts orders
+-- a domain's key as its base type (copy_keys.h).
 WITH RECURSIVE pubrel AS (
   SELECT c.oid AS relid, n.nspname, c.relname, c.relreplident, c.relkind,
          $2 AS rowfilter, $3 AS attnames, pt.pubname,
@@ -96,7 +100,13 @@ SELECT t.relid, t.nspname, t.relname, t.relreplident, t.relkind = 'p',
          WHERE i.indrelid = t.relid AND a.attnum = ANY (i.indkey) AND
                CASE t.relreplident WHEN 'i' THEN i.indisreplident
                WHEN 'd' THEN i.indisprimary ELSE false END),
-       d.definition, t.listsdiffer, $8, a.attnum
+       d.definition, t.listsdiffer, $8, a.attnum,
+       (WITH RECURSIVE b(oid, mod, n) AS (
+          SELECT a.atttypid, a.atttypmod, 0
+          UNION ALL
+          SELECT y.typbasetype, y.typtypmod, b.n + 1
+          FROM b JOIN pg_catalog.pg_type y ON y.oid = b.oid AND y.typtype = 'd')
+        SELECT oid::text || ' ' || mod::text FROM b ORDER BY n DESC LIMIT 1)
 FROM t
 LEFT JOIN defs d ON d.relid = t.relid
 LEFT JOIN pg_catalog.pg_attribute a ON a.attrelid = t.relid

@@ -17,12 +17,22 @@
  *   'd'  date, timestamp, timestamptz: the stored text (UTC, "YYYY-MM-DD
  *        [HH:MM:SS[.ffffff]][ BC]", years past 9999 with more digits),
  *        by time; '-infinity' first, 'infinity' last
+ *   'f'  float8, 'r' float4: the text of the held real with the fewest
+ *        digits that read back as it (a float4: as that float4), 'NaN',
+ *        'Infinity', '-Infinity'; by value, NaN last and equal to NaN,
+ *        -0 = 0 (float8_cmp_internal); a float4 compared as a float4
+ *   'h'  time: "HH:MM:SS[.ffffff]", by its fields; 24:00:00 last
+ *   'v'  interval: IntervalStyle postgres's text, by its span (a month
+ *        30 days, a day 24 hours: interval_cmp_value()), '1 mon' = '30 days'
+ *   'x'  bytea: kept as "\x" and lower-case hex (the text bytea reads);
+ *        byte by byte, a shorter one first when it begins the other
  *
- * Any other type has no kind, and its table is copied whole: an enum (it
+ * A domain's key has its base type's kind (the caller resolves it). Any
+ * other type has no kind, and its table is copied whole: an enum (it
  * orders by its labels' creation, which its text does not say), text on a
  * database not in UTF8 (its bytes order otherwise), and those whose order
- * is not written here (float, time, timetz, interval, bytea, inet,
- * arrays, a domain). Pure code: no SQLite, no libpq.
+ * is not written here (timetz, inet, cidr, arrays, ranges, composites).
+ * Pure code: no SQLite, no libpq.
  */
 #ifndef PGMIRROR_COPY_KEYS_H
 #define PGMIRROR_COPY_KEYS_H
@@ -38,6 +48,11 @@
 #define COPY_KEY_BPCHAR 'b'
 #define COPY_KEY_NUMERIC 'n'
 #define COPY_KEY_TIME 'd'
+#define COPY_KEY_FLOAT8 'f'
+#define COPY_KEY_FLOAT4 'r'
+#define COPY_KEY_CLOCK 'h'
+#define COPY_KEY_INTERVAL 'v'
+#define COPY_KEY_BYTEA 'x'
 
 /* The largest text copy_key_numeric_text() writes, NUL included. */
 #define COPY_KEY_NUMBER_SIZE 32
@@ -67,5 +82,17 @@ size_t copy_key_numeric_text(const Value *v, char *buf, const char **out);
  * one as copy_key_numeric_text() gives it): <0, 0, >0, as the source
  * orders them. */
 int copy_key_cmp_text(char kind, const char *a, size_t alen, const char *b, size_t blen);
+
+/* The text a key of kind (not 'i') keeps of value v, as copy_state holds
+ * it and the source reads it back: malloc'd, its length in *len. */
+char *copy_key_text(char kind, const Value *v, size_t *len);
+
+/* Whether s (len bytes) is a key's text of kind as copy_key_text() writes
+ * it: a float's, a bytea's hex, an interval's (other kinds: true). */
+bool copy_key_text_valid(char kind, const char *s, size_t len);
+
+/* Compares key value v (as the mirror holds it) with a key's text of that
+ * kind: <0, 0, >0, as the source orders them. */
+int copy_key_cmp_value(char kind, const Value *v, const char *key, size_t keylen);
 
 #endif

@@ -15,7 +15,8 @@
  *
  * where KEY is '*' (the copy reached the table's end) or one item per key
  * column: 'i' decimal ';' for an integer, or its kind's letter (copy_keys.h:
- * 't', 'b', 'n', 'd') length ':' bytes for a key held as text.
+ * 't', 'b', 'n', 'd', 'f', 'r', 'h', 'v', 'x') length ':' bytes for a key
+ * held as text.
  * Pure code: no SQLite, no libpq.
  */
 #ifndef PGMIRROR_COPY_RANGES_H

@@ -49,6 +49,8 @@ typedef struct SourceColumn {
 	int32_t type_mod;
 	bool is_key;        /* replica identity column (all for FULL) */
 	int attnum;         /* pg_attribute.attnum */
+	uint32_t base_oid;  /* a domain's base type (its modifier base_mod), */
+	int32_t base_mod;   /* else type_oid and type_mod */
 } SourceColumn;
 
 typedef struct SourceTable {

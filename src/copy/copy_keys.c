@@ -7,7 +7,9 @@
  * compares by value whatever the scale (numeric_cmp: NaN after Infinity);
  * a date or timestamp by its time, an era's year first (1 BC is year 0,
  * 2 BC year -1); bpchar without its trailing blanks (bpcharcmp), byte by
- * byte as COLLATE "C" orders it. tests/integration/test_copy_key_order.py
+ * byte as COLLATE "C" orders it; a float by value, NaN last; a bytea by
+ * its bytes (its key kept as hex text); time and interval in
+ * copy_keys_time.c. tests/integration/test_copy_key_order.py
  * has the server sort random and edge values and checks this order, and
  * the literals the copy goes on after, against it.
  */
@@ -16,14 +18,17 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "copy_keys_internal.h"
 #include "pgmirror/copy_keys.h"
 
 /* pg_type.dat OIDs of the key types that order here as on the source */
-enum { T_BOOL = 16, T_INT8 = 20, T_INT2 = 21, T_INT4 = 23, T_TEXT = 25, T_OID = 26,
-       T_BPCHAR = 1042, T_VARCHAR = 1043, T_DATE = 1082, T_TIMESTAMP = 1114,
-       T_TIMESTAMPTZ = 1184, T_NUMERIC = 1700, T_UUID = 2950 };
+enum { T_BOOL = 16, T_BYTEA = 17, T_INT8 = 20, T_INT2 = 21, T_INT4 = 23, T_TEXT = 25, T_OID = 26,
+       T_FLOAT4 = 700, T_FLOAT8 = 701, T_BPCHAR = 1042, T_VARCHAR = 1043, T_DATE = 1082,
+       T_TIME = 1083, T_TIMESTAMP = 1114, T_TIMESTAMPTZ = 1184, T_INTERVAL = 1186,
+       T_NUMERIC = 1700, T_UUID = 2950 };
 
 /* PostgreSQL's VARHDRSZ, by which numeric's typmod is offset */
 #define VARHDRSZ 4
@@ -47,6 +52,16 @@ char copy_key_kind(uint32_t type_oid, int32_t type_mod, bool utf8)
 		return utf8 ? COPY_KEY_BPCHAR : 0;
 	case T_DATE: case T_TIMESTAMP: case T_TIMESTAMPTZ:
 		return COPY_KEY_TIME;
+	case T_FLOAT8:
+		return COPY_KEY_FLOAT8;
+	case T_FLOAT4:
+		return COPY_KEY_FLOAT4;
+	case T_TIME:
+		return COPY_KEY_CLOCK;
+	case T_INTERVAL:
+		return COPY_KEY_INTERVAL;
+	case T_BYTEA:
+		return COPY_KEY_BYTEA;
 	case T_NUMERIC:
 		if (type_mod >= VARHDRSZ) {
 			int32_t tm = type_mod - VARHDRSZ;
@@ -71,7 +86,9 @@ bool copy_key_collated(uint32_t type_oid)
 bool copy_key_kind_valid(char kind)
 {
 	return kind == COPY_KEY_INT || kind == COPY_KEY_BYTES || kind == COPY_KEY_BPCHAR ||
-	       kind == COPY_KEY_NUMERIC || kind == COPY_KEY_TIME;
+	       kind == COPY_KEY_NUMERIC || kind == COPY_KEY_TIME || kind == COPY_KEY_FLOAT8 ||
+	       kind == COPY_KEY_FLOAT4 || kind == COPY_KEY_CLOCK || kind == COPY_KEY_INTERVAL ||
+	       kind == COPY_KEY_BYTEA;
 }
 
 size_t copy_key_numeric_text(const Value *v, char *buf, const char **out)
@@ -235,8 +252,6 @@ static bool stamp_parse(const char *s, size_t n, Stamp *t)
 static int cmp_time(const char *a, size_t alen, const char *b, size_t blen)
 {
 	Stamp x, y;
-	size_t n;
-	int c;
 
 	if (!stamp_parse(a, alen, &x) || !stamp_parse(b, blen, &y))
 		return cmp_bytes(a, alen, b, blen); /* never from the mirror's values */
@@ -244,17 +259,120 @@ static int cmp_time(const char *a, size_t alen, const char *b, size_t blen)
 		return cmp_i64(x.cls, y.cls);
 	if (x.year != y.year)
 		return cmp_i64(x.year, y.year);
-	/* the fields are fixed-width; a fraction of zeros is no fraction */
-	n = x.rlen < y.rlen ? x.rlen : y.rlen;
-	if ((c = memcmp(x.rest, y.rest, n)) != 0)
-		return c < 0 ? -1 : 1;
-	for (size_t i = n; i < x.rlen; i++)
-		if (x.rest[i] != '.' && x.rest[i] != '0')
-			return 1;
-	for (size_t i = n; i < y.rlen; i++)
-		if (y.rest[i] != '.' && y.rest[i] != '0')
-			return -1;
-	return 0;
+	return copy_key_cmp_fixed(x.rest, x.rlen, y.rest, y.rlen);
+}
+
+/*
+ * A float as the mirror holds it: a real, NaN as its text (values.h). A
+ * float4 is held as the double nearest its shortest decimal, which lies
+ * in that float4's rounding interval: rounded to a float4 it is that
+ * float4 again, and so is a key's 9-digit text.
+ */
+static double float_of_text(const char *s, size_t n)
+{
+	ColumnType ct = {VT_FLOAT, VT_TEXT, ','};
+	ValueBuf buf = {0};
+	Value v;
+	char err[128];
+	double r = NAN;
+
+	if (values_convert(ct, s, n, &buf, &v, err, sizeof(err)) && v.kind == VAL_REAL)
+		r = v.r;
+	values_buf_free(&buf);
+	return r;
+}
+
+static double float_of(const Value *v)
+{
+	if (v->kind == VAL_REAL)
+		return v->r;
+	if (v->kind == VAL_INT)
+		return (double)v->i;
+	return float_of_text(v->p != NULL ? v->p : "", v->len);
+}
+
+/* As float8_cmp_internal(): NaN after everything, equal to NaN; -0 = 0. */
+static int cmp_float(double a, double b, bool single)
+{
+	bool an = isnan(a), bn = isnan(b);
+
+	if (an || bn)
+		return an == bn ? 0 : an ? 1 : -1;
+	if (single) {
+		a = (float)a;
+		b = (float)b;
+	}
+	return a < b ? -1 : a > b;
+}
+
+/* The fewest digits that read back as r (a float4: as (float)r). */
+static char *float_text(double r, bool single, size_t *len)
+{
+	char buf[40];
+
+	if (isnan(r) || isinf(r))
+		snprintf(buf, sizeof(buf), "%s", isnan(r) ? "NaN" : r < 0 ? "-Infinity" : "Infinity");
+	else if (single)
+		for (int prec = 6; prec <= 9; prec++) {
+			snprintf(buf, sizeof(buf), "%.*g", prec, (double)(float)r);
+			if (strtof(buf, NULL) == (float)r)
+				break;
+		}
+	else
+		for (int prec = 15; prec <= 17; prec++) {
+			snprintf(buf, sizeof(buf), "%.*g", prec, r);
+			if (strtod(buf, NULL) == r)
+				break;
+		}
+	*len = strlen(buf);
+	return xstrdup(buf);
+}
+
+/* Bytes against a bytea key's text, "\\x" and lower-case hex. */
+static int cmp_blob_hex(const char *a, size_t alen, const char *hex, size_t hlen)
+{
+	size_t i = 0, j = 2;
+
+	if (hlen < 2 || hex[0] != '\\' || hex[1] != 'x')
+		return cmp_bytes(a, alen, hex, hlen); /* never a key of its own */
+	for (; i < alen && j + 1 < hlen; i++, j += 2) {
+		int b = hex_digit_value(hex[j]) << 4 | hex_digit_value(hex[j + 1]);
+
+		if ((unsigned char)a[i] != b)
+			return (unsigned char)a[i] < b ? -1 : 1;
+	}
+	return i < alen ? 1 : j + 1 < hlen ? -1 : 0;
+}
+
+char *copy_key_text(char kind, const Value *v, size_t *len)
+{
+	char buf[COPY_KEY_NUMBER_SIZE], *out;
+	const char *text;
+
+	switch (kind) {
+	case COPY_KEY_NUMERIC:
+		*len = copy_key_numeric_text(v, buf, &text);
+		break;
+	case COPY_KEY_FLOAT8: case COPY_KEY_FLOAT4:
+		return float_text(float_of(v), kind == COPY_KEY_FLOAT4, len);
+	case COPY_KEY_BYTEA:
+		out = xmalloc(2 * v->len + 3);
+		memcpy(out, "\\x", 2);
+		for (size_t i = 0; i < v->len; i++)
+			snprintf(out + 2 + 2 * i, 3, "%02x", (unsigned char)v->p[i]);
+		out[2 + 2 * v->len] = '\0';
+		*len = 2 + 2 * v->len;
+		return out;
+	default:
+		text = v->p != NULL ? v->p : "";
+		*len = v->len;
+		break;
+	}
+	out = xmalloc(*len + 1);
+	if (*len > 0)
+		memcpy(out, text, *len);
+	out[*len] = '\0';
+	return out;
 }
 
 static size_t trim_blanks(const char *s, size_t n)
@@ -273,7 +391,60 @@ int copy_key_cmp_text(char kind, const char *a, size_t alen, const char *b, size
 		return cmp_time(a, alen, b, blen);
 	case COPY_KEY_BPCHAR:
 		return cmp_bytes(a, trim_blanks(a, alen), b, trim_blanks(b, blen));
-	default:
+	case COPY_KEY_FLOAT8: case COPY_KEY_FLOAT4:
+		return cmp_float(float_of_text(a, alen), float_of_text(b, blen),
+				 kind == COPY_KEY_FLOAT4);
+	case COPY_KEY_CLOCK:
+		return copy_key_cmp_fixed(a, alen, b, blen);
+	case COPY_KEY_INTERVAL:
+		return copy_key_cmp_interval(a, alen, b, blen);
+	default: /* a bytea's hex text orders as its bytes */
 		return cmp_bytes(a, alen, b, blen);
+	}
+}
+
+int copy_key_cmp_value(char kind, const Value *v, const char *key, size_t keylen)
+{
+	char buf[COPY_KEY_NUMBER_SIZE];
+	const char *text;
+	size_t len;
+
+	switch (kind) {
+	case COPY_KEY_NUMERIC:
+		len = copy_key_numeric_text(v, buf, &text);
+		return cmp_numeric(text, len, key, keylen);
+	case COPY_KEY_FLOAT8: case COPY_KEY_FLOAT4:
+		return cmp_float(float_of(v), float_of_text(key, keylen), kind == COPY_KEY_FLOAT4);
+	case COPY_KEY_BYTEA:
+		return cmp_blob_hex(v->p != NULL ? v->p : "", v->len, key, keylen);
+	default:
+		return copy_key_cmp_text(kind, v->p != NULL ? v->p : "", v->len, key, keylen);
+	}
+}
+
+bool copy_key_text_valid(char kind, const char *s, size_t len)
+{
+	ColumnType ct = {VT_FLOAT, VT_TEXT, ','};
+	ValueBuf buf = {0};
+	Value v;
+	char err[128];
+	bool ok = true;
+
+	switch (kind) {
+	case COPY_KEY_FLOAT8: case COPY_KEY_FLOAT4:
+		ok = values_convert(ct, s, len, &buf, &v, err, sizeof(err)) &&
+		     (v.kind == VAL_REAL || same(s, len, "NaN"));
+		values_buf_free(&buf);
+		return ok;
+	case COPY_KEY_BYTEA:
+		if (len < 2 || len % 2 != 0 || s[0] != '\\' || s[1] != 'x')
+			return false;
+		for (size_t i = 2; i < len && ok; i++)
+			ok = (s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f');
+		return ok;
+	case COPY_KEY_INTERVAL:
+		return copy_key_interval_valid(s, len);
+	default:
+		return true;
 	}
 }

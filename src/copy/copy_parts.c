@@ -41,6 +41,14 @@ typedef struct Parts {
 	int64_t test_rows;       /* PGMIRROR_TEST_PART_ROWS: a part every N rows */
 } Parts;
 
+/* The kind of key column col: a domain's is its base type's. */
+static char key_kind(const SourceColumn *col, bool utf8)
+{
+	if (col->base_oid != 0)
+		return copy_key_kind(col->base_oid, col->base_mod, utf8);
+	return copy_key_kind(col->type_oid, col->type_mod, utf8);
+}
+
 bool copy_parts_possible(Session *s, const SourceTable *t)
 {
 	bool utf8 = session_server_utf8(s);
@@ -51,7 +59,7 @@ bool copy_parts_possible(Session *s, const SourceTable *t)
 	for (int i = 0; i < t->ncols; i++) {
 		if (!t->cols[i].is_key)
 			continue;
-		if (copy_key_kind(t->cols[i].type_oid, t->cols[i].type_mod, utf8) == 0)
+		if (key_kind(&t->cols[i], utf8) == 0)
 			return false;
 		nkeys++;
 	}
@@ -224,8 +232,7 @@ bool copy_table_parts(Copier *c, Mirror *m, const SourceTable *t, Lsn at, int64_
 	for (int k = 0; k < p.ranges->nkeys; k++) {
 		const SourceColumn *col = &t->cols[p.keycols[k]];
 
-		p.ranges->kinds[k] = copy_key_kind(col->type_oid, col->type_mod,
-						   session_server_utf8(copy_session(c)));
+		p.ranges->kinds[k] = key_kind(col, session_server_utf8(copy_session(c)));
 	}
 	p.test_rows = knob != NULL ? strtoll(knob, NULL, 10) : 0;
 	if (!earlier_ranges(&p, possible, sig, &earlier))
@@ -255,7 +262,9 @@ bool copy_table_parts(Copier *c, Mirror *m, const SourceTable *t, Lsn at, int64_
 	}
 	bytewise = xcalloc((size_t)p.ranges->nkeys + 1, sizeof(bool));
 	for (int k = 0; k < p.ranges->nkeys; k++) {
-		bytewise[k] = copy_key_collated(t->cols[p.keycols[k]].type_oid);
+		const SourceColumn *col = &t->cols[p.keycols[k]];
+
+		bytewise[k] = copy_key_collated(col->base_oid != 0 ? col->base_oid : col->type_oid);
 	}
 	order.nkeys = p.ranges->nkeys;
 	order.cols = p.keycols;

@@ -114,6 +114,8 @@ static bool parse_range(const char **p, CopyRanges *cr, CopyRange *r)
 			it->s[len] = '\0';
 			it->len = (size_t)len;
 			*p += len;
+			if (!copy_key_text_valid(kind, it->s, it->len))
+				return false;
 		}
 	}
 	return *(*p)++ == '\n';
@@ -230,21 +232,12 @@ void copy_ranges_reach(CopyRanges *cr, Lsn lsn, const Value *vals)
 	r->key = xcalloc((size_t)cr->nkeys, sizeof(CopyKeyItem));
 	for (int k = 0; k < cr->nkeys; k++) {
 		CopyKeyItem *it = &r->key[k];
-		char buf[COPY_KEY_NUMBER_SIZE];
-		const char *text = vals[k].p;
 
 		it->kind = copy_ranges_kind(cr, k, &vals[k]);
-		if (it->kind == COPY_KEY_INT) {
+		if (it->kind == COPY_KEY_INT)
 			it->i = vals[k].i; /* a Value's len is the text's only */
-			continue;
-		}
-		it->len = vals[k].len;
-		if (it->kind == COPY_KEY_NUMERIC)
-			it->len = copy_key_numeric_text(&vals[k], buf, &text);
-		it->s = xmalloc(it->len + 1);
-		if (it->len > 0)
-			memcpy(it->s, text, it->len);
-		it->s[it->len] = '\0';
+		else
+			it->s = copy_key_text(it->kind, &vals[k], &it->len);
 	}
 }
 
@@ -262,19 +255,16 @@ char copy_ranges_kind(const CopyRanges *cr, int k, const Value *v)
 
 static int compare_item(const Value *v, const CopyKeyItem *it)
 {
-	char buf[COPY_KEY_NUMBER_SIZE];
-	const char *text;
-	size_t len;
+	bool numeric = it->kind == COPY_KEY_NUMERIC || it->kind == COPY_KEY_FLOAT8 ||
+		       it->kind == COPY_KEY_FLOAT4;
 
-	if (it->kind == COPY_KEY_NUMERIC) {
-		len = copy_key_numeric_text(v, buf, &text);
-		return copy_key_cmp_text(it->kind, text, len, it->s, it->len);
-	}
 	if (v->kind == VAL_INT && it->kind == COPY_KEY_INT)
 		return v->i < it->i ? -1 : v->i > it->i;
-	if (v->kind == VAL_INT || it->kind == COPY_KEY_INT) /* never in one key column */
-		return v->kind == VAL_INT ? -1 : 1;
-	return copy_key_cmp_text(it->kind, v->p != NULL ? v->p : "", v->len, it->s, it->len);
+	if (it->kind == COPY_KEY_INT) /* never in one key column */
+		return 1;
+	if (v->kind == VAL_INT && !numeric) /* nor this */
+		return -1;
+	return copy_key_cmp_value(it->kind, v, it->s, it->len);
 }
 
 int copy_key_compare(const Value *vals, const CopyKeyItem *key, int nkeys)

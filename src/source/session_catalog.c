@@ -14,6 +14,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -594,6 +595,11 @@ bool session_publication_tables(Session *s, char *const *pubs, int npubs,
 		c->type_mod = (int32_t)strtol(PQgetvalue(res, row, 8), NULL, 10);
 		c->is_key = strcmp(PQgetvalue(res, row, 9), "t") == 0;
 		c->attnum = atoi(PQgetvalue(res, row, 13));
+		if (sscanf(PQgetvalue(res, row, 14), "%" SCNu32 " %" SCNd32, &c->base_oid,
+			   &c->base_mod) != 2) {
+			c->base_oid = c->type_oid;
+			c->base_mod = c->type_mod;
+		}
 		t->generated = t->generated || strcmp(PQgetvalue(res, row, 12), "t") == 0;
 	}
 	*out = tables;

@@ -1,4 +1,5 @@
-"""A key of numeric, date, timestamp, timestamptz, char(n) or bool orders in
+"""A key of numeric, date, timestamp, timestamptz, char(n), bool, float8,
+float4, time, interval, bytea or a domain (over float8 here) orders in
 pgmirror as the source orders it: the server sorts random and edge values
 of each type (ORDER BY, as the copy in parts reads them: char(n) COLLATE
 "C"), and tests/unit/key_order makes of each value the Value pgmirror
@@ -6,7 +7,7 @@ makes of it, from its text and from its binary form (the two must be
 equal), and the key a copy in parts keeps of it (through copy_state's
 text), and compares every value with every key: each comparison must
 agree with the server's order, equal values included (1.0 = 1.00; 'a' =
-'a  ' in char(n)). The literal a copy goes on after must then be that
+'a  ' in char(n); -0 = 0 and NaN = NaN in float; '1 mon' = '30 days'). The literal a copy goes on after must then be that
 value on the server, and the copy's own condition "key > literal" must
 leave exactly the values the server sorts after it.
 """
@@ -75,6 +76,41 @@ def bpchar_values(rng, n):
     return vals + ["", " ", "a", "a ", "a  ", "ab", "ab "]
 
 
+def float_values(rng, single):
+    """Random floats over every exponent, and the edges."""
+    top = 37 if single else 307
+    vals = ["%s%.*fe%d" % (rng.choice(["", "-"]), rng.randint(0, 17), rng.uniform(1, 10),
+                           rng.randint(-top, top)) for _ in range(N)]
+    vals += [repr(rng.uniform(-1000, 1000)) for _ in range(N // 4)]
+    vals += ["%d" % rng.randint(-20, 20) for _ in range(N // 10)]
+    vals += ["NaN", "NaN", "Infinity", "-Infinity", "0", "-0", "0.1", "0.3", "1", "-1"]
+    if single:
+        vals += ["1.4e-45", "-1.4e-45", "3.4028235e38", "-3.4028235e38", "1.17549435e-38",
+                 "0.100000001", "16777216", "16777217"]
+    else:
+        vals += ["5e-324", "-5e-324", "1.7976931348623157e308", "-1.7976931348623157e308",
+                 "2.2250738585072014e-308", "0.30000000000000004", "9007199254740993"]
+    return vals
+
+
+def interval_values(rng, version):
+    """Random intervals of mixed signs, spans written several ways, edges."""
+    vals = ["%d mons %d days %d microseconds" % (rng.randint(-30, 30), rng.randint(-400, 400),
+                                                 rng.randint(-10 ** 11, 10 ** 11))
+            for _ in range(N)]
+    vals += ["%d years %d days" % (rng.randint(-5, 5), rng.randint(-5, 5)) for _ in range(N // 10)]
+    vals += ["1 mon", "30 days", "720 hours", "1 year", "12 mons", "360 days", "8640 hours",
+             "0", "-0.000001 seconds", "0.000001 seconds", "1 day", "24 hours", "-1 day",
+             "-24 hours", "1 mon -30 days", "1 mon -29 days", "29 days 24 hours",
+             "178000000 years", "-178000000 years", "2147483647 days", "-2147483648 days",
+             "2147483647 mons", "-2147483648 mons",
+             "9223372036854775807 microseconds", "-9223372036854775807 microseconds",
+             "1 year 2 mons -3 days 04:05:06.5", "-1 year -2 mons +3 days -04:05:06.5"]
+    if version >= 170000:
+        vals += ["infinity", "-infinity"]
+    return vals
+
+
 def fill(ctx, table, typ, rng, version):
     """Makes table (v typ) with values of typ; returns the type's base name."""
     base = typ.split("(")[0]
@@ -101,6 +137,26 @@ def fill(ctx, table, typ, rng, version):
         ctx.sql("INSERT INTO %s SELECT x FROM unnest(%%s::text[]) x" % table,
                 bpchar_values(rng, n))
         base = "bpchar"
+    elif base in ("float8", "float4", "dfloat8"):
+        vals = float_values(rng, base == "float4")
+        ctx.sql("INSERT INTO %s SELECT x::%s FROM unnest(%%s::text[]) x" % (table, typ), vals)
+        base = "float8" if base == "dfloat8" else base
+    elif base == "time":
+        micros = [rng.randint(0, 86400 * 10 ** 6) for _ in range(N)]
+        ctx.sql("INSERT INTO %s SELECT time '00:00' + u * interval '1 microsecond' "
+                "FROM unnest(%%s::int8[]) u" % table, micros)
+        ctx.sql("INSERT INTO %s SELECT x::time FROM unnest(%%s::text[]) x" % table,
+                ["00:00:00", "24:00:00", "23:59:59.999999", "12:00:00", "12:00:00.5",
+                 "00:00:00.000001"])
+    elif base == "interval":
+        ctx.sql("INSERT INTO %s SELECT x::interval FROM unnest(%%s::text[]) x" % table,
+                interval_values(rng, version))
+    elif base == "bytea":
+        alphabet = ["00", "01", "0a", "5c", "61", "7f", "80", "fe", "ff"]
+        vals = ["\\x" + "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6)))
+                for _ in range(N)]
+        vals += ["\\x", "\\x00", "\\x0000", "\\xff", "\\xffff", "\\x80"]
+        ctx.sql("INSERT INTO %s SELECT x::bytea FROM unnest(%%s::text[]) x" % table, vals)
     elif base == "bool":
         ctx.sql("INSERT INTO %s SELECT random() < 0.5 FROM generate_series(1, 50)" % table)
     return base
@@ -111,11 +167,18 @@ def check_type(ctx, idx, typ, rng, version, tool):
     base = fill(ctx, table, typ, rng, version)
     collate = ' COLLATE "C"' if base == "bpchar" else ""
     send = {"numeric": "numeric_send", "date": "date_send", "timestamp": "timestamp_send",
-            "timestamptz": "timestamptz_send", "bpchar": "bpcharsend", "bool": "boolsend"}[base]
+            "timestamptz": "timestamptz_send", "bpchar": "bpcharsend", "bool": "boolsend",
+            "float8": "float8send", "float4": "float4send", "time": "time_send",
+            "interval": "interval_send", "bytea": "byteasend"}[base]
     out = {"numeric": "numeric_out", "date": "date_out", "timestamp": "timestamp_out",
-           "timestamptz": "timestamptz_out", "bpchar": "bpcharout", "bool": "boolout"}[base]
-    oid, typmod = ctx.sql("SELECT atttypid, atttypmod FROM pg_attribute WHERE attrelid = %s::regclass "
-                          "AND attname = 'v'", table)[0]
+           "timestamptz": "timestamptz_out", "bpchar": "bpcharout", "bool": "boolout",
+           "float8": "float8out", "float4": "float4out", "time": "time_out",
+           "interval": "interval_out", "bytea": "byteaout"}[base]
+    # a domain's values are its base type's (the mirror's and the copy's)
+    oid, typmod = ctx.sql("SELECT CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE a.atttypid END, "
+                          "CASE WHEN t.typtype = 'd' THEN t.typtypmod ELSE a.atttypmod END "
+                          "FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid "
+                          "WHERE a.attrelid = %s::regclass AND a.attname = 'v'", table)[0]
     rows = ctx.sql("SELECT dense_rank() OVER (ORDER BY v%s), %s(v)::text, "
                    "encode(convert_to(%s(v)::text, 'UTF8'), 'hex'), encode(%s(v), 'hex') "
                    "FROM %s ORDER BY v%s" % (collate, out, out, send, table, collate))
@@ -150,9 +213,12 @@ def test(ctx):
     rng = random.Random(seed)
     version = int(ctx.sql1("SHOW server_version_num"))
     # pgmirror's own session settings (session.c), under which it reads text
-    ctx.sql("SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET extra_float_digits = 3")
+    ctx.sql("SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET extra_float_digits = 3; "
+            "SET IntervalStyle = 'postgres'; SET bytea_output = 'hex'")
+    ctx.sql("DROP DOMAIN IF EXISTS dfloat8; CREATE DOMAIN dfloat8 AS float8")
     types = ["numeric", "numeric(15,5)", "numeric(15,0)", "numeric(7,2)", "numeric(15,15)",
-             "numeric(30,10)", "date", "timestamp", "timestamptz", "char(8)", "bpchar", "bool"]
+             "numeric(30,10)", "date", "timestamp", "timestamptz", "char(8)", "bpchar", "bool",
+             "float8", "float4", "dfloat8", "time", "interval", "bytea"]
     if version >= 150000:  # a scale past the precision, or below 0
         types += ["numeric(6,300)", "numeric(12,-3)", "numeric(4,6)"]
     total = 0

@@ -98,8 +98,19 @@ static void test_malformed(void **state)
 		"pgmirror-copy 1 01\n0/100 i1;z1:a\n",           /* no such kind */
 		"pgmirror-copy 1 01\n0/100 i1;n1:1\n0/200 i2;d1:1\n", /* kinds differ */
 		"pgmirror-copy 1 01\n0/100 i1;n1:1\n0/200 t1:2i2;\n",
+		"pgmirror-copy 1 01\n0/100 i1;x3:\\x1\n",      /* an odd hex */
+		"pgmirror-copy 1 01\n0/100 i1;x4:\\xAB\n",     /* not as written */
+		"pgmirror-copy 1 01\n0/100 i1;x2:ab\n",
+		"pgmirror-copy 1 01\n0/100 i1;f3:1.x\n",       /* no float */
+		"pgmirror-copy 1 01\n0/100 i1;r0:\n",
+		"pgmirror-copy 1 01\n0/100 i1;v5:1 mox\n", /* no interval */
+		"pgmirror-copy 1 01\n0/100 i1;v9:1 fortnight\n",
 	};
 	const char *good = "pgmirror-copy 1 01\n0/100 i1;t2:ab\n0/200 *\n";
+	static const char *kinds[] = {
+		"pgmirror-copy 1 01\n0/100 x4:\\xabf3:1.5\n0/200 x2:\\xf3:NaN\n",
+		"pgmirror-copy 1 01\n0/100 v8:-1 yearsh8:24:00:00\n0/200 v9:-infinityh8:00:00:00\n",
+	};
 	char err[128];
 
 	(void)state;
@@ -109,6 +120,13 @@ static void test_malformed(void **state)
 		if (cr != NULL)
 			fail_msg("parsed a malformed copy_state: %s", bad[i]);
 		assert_non_null(strstr(err, "malformed near byte"));
+	}
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		CopyRanges *cr = copy_ranges_parse(kinds[i], 2, err, sizeof(err));
+
+		if (cr == NULL)
+			fail_msg("did not parse %s: %s", kinds[i], err);
+		copy_ranges_free(cr);
 	}
 	/* every prefix of a good text: a clean error or a shorter good one */
 	for (size_t len = 0; len < strlen(good); len++) {
@@ -189,6 +207,31 @@ static void test_kind_order(void **state)
 		"-infinity", "0002-01-01 BC", "0001-12-31 BC", "0001-01-01", "2024-02-29",
 		"9999-12-31", "10000-01-01", "5874897-12-31", "infinity",
 	};
+	static const char *const floats[] = {
+		"-Infinity", "-1e+300", "-1.5", "-5e-324", "-0", "=", "0", "4.9406564584124654e-324",
+		"0.1", "=", "0.10000000000000001", "0.10000000000000002", "1", "=", "1.0", "1e+308", "Infinity",
+		"NaN", "=", "NaN",
+	};
+	static const char *const float4s[] = {
+		"-Infinity", "-3.4028235e+38", "-1", "0", "=", "-0", "1.4e-45", "0.1", "=",
+		"0.100000001", "0.100000009", "1", "Infinity", "NaN",
+	};
+	static const char *const clocks[] = {
+		"00:00:00", "=", "00:00:00.000", "00:00:00.000001", "00:00:01", "09:59:59.999999",
+		"10:00:00", "23:59:59.999999", "24:00:00",
+	};
+	static const char *const intervals[] = {
+		"-infinity", "-178000000 years", "-1 years -2 mons", "-1 days", "=", "-24:00:00",
+		"-00:00:00.000001", "00:00:00", "=", "1 mon -30 days", "00:00:00.000001", "1 day",
+		"=", "24:00:00", "=", "1 mon -29 days", "29 days 24:00:00", "=", "1 mon", "=",
+		"30 days", "=", "720:00:00", "1 mon 00:00:00.5", "1 year", "=", "12 mons", "=",
+		"360 days", "1 year 2 mons -3 days +04:05:06.5", "2562047788:00:54.775807",
+		"178000000 years", "infinity",
+	};
+	static const char *const byteas[] = {
+		"\\x", "\\x00", "\\x0000", "\\x01", "\\x0a", "\\x7f", "\\x80", "\\xff",
+		"\\xff00",
+	};
 	static const char *const bpchars[] = {
 		"", "=", "  ", "a", "=", "a  ", "a b", "ab", "=", "ab ", "b", "\xc3\xa9",
 	};
@@ -197,6 +240,11 @@ static void test_kind_order(void **state)
 	check_sorted(COPY_KEY_NUMERIC, numeric, (int)(sizeof(numeric) / sizeof(numeric[0])));
 	check_sorted(COPY_KEY_TIME, times, (int)(sizeof(times) / sizeof(times[0])));
 	check_sorted(COPY_KEY_TIME, dates, (int)(sizeof(dates) / sizeof(dates[0])));
+	check_sorted(COPY_KEY_FLOAT8, floats, (int)(sizeof(floats) / sizeof(floats[0])));
+	check_sorted(COPY_KEY_FLOAT4, float4s, (int)(sizeof(float4s) / sizeof(float4s[0])));
+	check_sorted(COPY_KEY_CLOCK, clocks, (int)(sizeof(clocks) / sizeof(clocks[0])));
+	check_sorted(COPY_KEY_INTERVAL, intervals, (int)(sizeof(intervals) / sizeof(intervals[0])));
+	check_sorted(COPY_KEY_BYTEA, byteas, (int)(sizeof(byteas) / sizeof(byteas[0])));
 	check_sorted(COPY_KEY_BPCHAR, bpchars, (int)(sizeof(bpchars) / sizeof(bpchars[0])));
 }
 
@@ -241,6 +289,40 @@ static void test_numeric_key(void **state)
 	copy_ranges_free(cr);
 }
 
+/* A bytea key (a NUL and a newline in it) is kept as its hex text; a
+ * float key as its shortest text, NaN as the mirror's 'NaN'. */
+static void test_bytea_float_keys(void **state)
+{
+	CopyRanges *cr = calloc(1, sizeof(*cr));
+	Value k[2] = {{.kind = VAL_BLOB, .p = "a\n\0", .len = 3}, {.kind = VAL_REAL, .r = 0.1}};
+	Value v[2];
+	bool is_key[2] = {true, true};
+	char *text, err[128];
+	CopyRanges *back;
+
+	(void)state;
+	cr->nkeys = 2;
+	cr->kinds = strdup("xf");
+	copy_ranges_reach(cr, 0x100, k);
+	text = copy_ranges_format(cr);
+	assert_string_equal(text, "pgmirror-copy 1 0000000000000000\n0/100 x8:\\x610a00f3:0.1\n");
+	back = copy_ranges_parse(text, 2, err, sizeof(err));
+	assert_non_null(back);
+	v[0] = (Value){.kind = VAL_BLOB, .p = "a\n\0", .len = 3};
+	v[1] = (Value){.kind = VAL_REAL, .r = 0.1};
+	assert_true(copy_ranges_applies(back, v, is_key, 2, 0x100));
+	v[1] = (Value){.kind = VAL_TEXT, .p = "NaN", .len = 3}; /* after 0.1 */
+	assert_false(copy_ranges_applies(back, v, is_key, 2, 0x100));
+	v[0].len = 2; /* a prefix of the key: before it */
+	assert_true(copy_ranges_applies(back, v, is_key, 2, 0x100));
+	v[0] = (Value){.kind = VAL_BLOB, .p = "a\n\1", .len = 3};
+	v[1] = (Value){.kind = VAL_REAL, .r = -INFINITY};
+	assert_false(copy_ranges_applies(back, v, is_key, 2, 0x100));
+	free(text);
+	copy_ranges_free(back);
+	copy_ranges_free(cr);
+}
+
 /* An integer Value's len is not its own (the copy's batches reuse their
  * Values): an integer key is kept without it. */
 static void test_int_key_len(void **state)
@@ -273,8 +355,13 @@ static void test_kinds(void **state)
 	assert_int_equal(copy_key_kind(1184, -1, false), 'd');
 	assert_int_equal(copy_key_kind(1042, 14, true), 'b');
 	assert_int_equal(copy_key_kind(1042, 14, false), 0);
-	assert_int_equal(copy_key_kind(701, -1, true), 0);  /* float8 */
-	assert_int_equal(copy_key_kind(1083, -1, true), 0); /* time */
+	assert_int_equal(copy_key_kind(701, -1, false), 'f');  /* float8 */
+	assert_int_equal(copy_key_kind(700, -1, false), 'r');  /* float4 */
+	assert_int_equal(copy_key_kind(1083, -1, false), 'h'); /* time */
+	assert_int_equal(copy_key_kind(1186, -1, false), 'v'); /* interval */
+	assert_int_equal(copy_key_kind(17, -1, false), 'x');   /* bytea */
+	assert_int_equal(copy_key_kind(1266, -1, true), 0);    /* timetz */
+	assert_int_equal(copy_key_kind(869, -1, true), 0);     /* inet */
 	assert_true(copy_key_collated(1042));
 	assert_false(copy_key_collated(2950));
 }
@@ -318,6 +405,7 @@ int main(void)
 		cmocka_unit_test(test_numeric_key),
 		cmocka_unit_test(test_kinds),
 		cmocka_unit_test(test_int_key_len),
+		cmocka_unit_test(test_bytea_float_keys),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
