@@ -264,9 +264,8 @@ static int cmp_time(const char *a, size_t alen, const char *b, size_t blen)
 
 /*
  * A float as the mirror holds it: a real, NaN as its text (values.h). A
- * float4 is held as the double nearest its shortest decimal, which lies
- * in that float4's rounding interval: rounded to a float4 it is that
- * float4 again, and so is a key's 9-digit text.
+ * float4 is held as the double nearest its decimal text (at most 9
+ * digits), and so is a key's.
  */
 static double float_of_text(const char *s, size_t n)
 {
@@ -291,6 +290,21 @@ static double float_of(const Value *v)
 	return float_of_text(v->p != NULL ? v->p : "", v->len);
 }
 
+/*
+ * The float4 that a held double r stands for. Not (float)r: r is the
+ * double nearest a decimal of at most 9 digits, and rounding twice
+ * (decimal to double to float4) may land on the other float4 when that
+ * decimal lies next to the midpoint of two. 15 digits give that decimal
+ * back exactly (DBL_DIG), and strtof() rounds it once.
+ */
+static float float4_of(double r)
+{
+	char buf[40];
+
+	snprintf(buf, sizeof(buf), "%.15g", r);
+	return strtof(buf, NULL);
+}
+
 /* As float8_cmp_internal(): NaN after everything, equal to NaN; -0 = 0. */
 static int cmp_float(double a, double b, bool single)
 {
@@ -298,14 +312,14 @@ static int cmp_float(double a, double b, bool single)
 
 	if (an || bn)
 		return an == bn ? 0 : an ? 1 : -1;
-	if (single) {
-		a = (float)a;
-		b = (float)b;
+	if (single && !isinf(a) && !isinf(b)) {
+		a = float4_of(a);
+		b = float4_of(b);
 	}
 	return a < b ? -1 : a > b;
 }
 
-/* The fewest digits that read back as r (a float4: as (float)r). */
+/* The fewest digits that read back as r (a float4: as float4_of(r)). */
 static char *float_text(double r, bool single, size_t *len)
 {
 	char buf[40];
@@ -314,8 +328,10 @@ static char *float_text(double r, bool single, size_t *len)
 		snprintf(buf, sizeof(buf), "%s", isnan(r) ? "NaN" : r < 0 ? "-Infinity" : "Infinity");
 	else if (single)
 		for (int prec = 6; prec <= 9; prec++) {
-			snprintf(buf, sizeof(buf), "%.*g", prec, (double)(float)r);
-			if (strtof(buf, NULL) == (float)r)
+			float f = float4_of(r);
+
+			snprintf(buf, sizeof(buf), "%.*g", prec, (double)f);
+			if (strtof(buf, NULL) == f)
 				break;
 		}
 	else
