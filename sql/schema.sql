@@ -57,7 +57,7 @@ CREATE TABLE IF NOT EXISTS pgmirror_tables (
     definition    TEXT,                       -- what the publications publish of the table
                                               -- at its last sync (NULL: not known yet)
     -- a copy in parts (format 4): its key ranges, each with its snapshot's
-    -- LSN (src/copy/copy_ranges.h; NULL: copied whole), the rows it has
+    -- LSN (include/pgmirror/copy_ranges.h; NULL: copied whole), the rows it has
     -- stored, and the source's estimate of the table's rows
     copy_state    TEXT,
     copy_rows     INTEGER NOT NULL DEFAULT 0,

@@ -1,6 +1,9 @@
 /*
  * copy_ranges.c: the key ranges of a copy in parts, their text in the
- * mirror, and which changes apply to a row in them (copy_ranges.h).
+ * mirror, and which changes apply to a row in them (copy_ranges.h). The
+ * copy (copy_parts.c) writes them and the applier (apply_ranges.c) asks
+ * them, so they stand below both, in src/ranges/ with the order of their
+ * keys (copy_keys.c).
  *
  * Keys compare as the source orders them in the copy's query, each key
  * column by its kind (copy_keys.h), which its every key in the text
