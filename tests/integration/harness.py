@@ -380,7 +380,10 @@ class TestContext:
         # in -d draws a warning on every run)
 
     def connect(self, autocommit=True):
-        c = psycopg2.connect(dbname=self.dbname, connect_timeout=10)
+        # floats read exactly, as pgmirror's sessions read them (before 12
+        # the default printed 15 digits of a float8, 6 of a float4)
+        c = psycopg2.connect(dbname=self.dbname, connect_timeout=10,
+                             options="-c extra_float_digits=3")
         c.autocommit = autocommit
         return c
 

@@ -413,11 +413,8 @@ class LinkProxy:
                 bucket.take(len(data), conn.alive)
             if not conn.alive():
                 continue
-            try:
-                dst.sendall(data)
-            except OSError:
-                conn.close()
-                return
+            # counted before they pass: an answer to them must not be
+            # seen before they are (linkproxy_selftest's statements)
             stmts = client_messages(data, conn.messages) if way == "up" else 0
             with self.lock:
                 if way == "up":
@@ -425,6 +422,11 @@ class LinkProxy:
                     self.statements += stmts
                 else:
                     self.bytes_down += len(data)
+            try:
+                dst.sendall(data)
+            except OSError:
+                conn.close()
+                return
             if way == "down":
                 conn.down += len(data)
                 if self.cut_at_bytes and conn.down >= self.cut_at_bytes:
