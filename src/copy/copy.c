@@ -470,7 +470,9 @@ static bool write_rows(Copier *c, const SourceTable *t, pthread_t reader, uint64
 		ok = false;
 	else if (ok && rd->failed) {
 		ok = false;
-		if (!rd->stopped || !copy_stopped(c, t))
+		/* a signal's stop says so, whatever the reader then met: the
+		 * server's answer to the cancel of its COPY, say */
+		if (!copy_stopped(c, t))
 			errbuf_set(&c->err, "%s", rd->err.text);
 		c->bad_value = rd->bad_value;
 	}
