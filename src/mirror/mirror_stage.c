@@ -82,8 +82,8 @@ bool mirror_stage_list(Mirror *m, MirrorStaged **out, int *n)
 		return true;
 	/* done: copied whole, or its ranges reach the end (copy_ranges.h) */
 	q = mirror_prepare(
-		m, "SELECT s.relation_oid, s.old_name, t.table_name, t.copy_state IS NULL OR "
-		   "substr(t.copy_state, -3) = ' *' || char(10) FROM pgmirror_staged s LEFT JOIN "
+		m, "SELECT s.relation_oid, s.old_name, t.table_name, NOT "
+		   MIRROR_COPY_UNFINISHED("t.copy_state") " FROM pgmirror_staged s LEFT JOIN "
 		   "pgmirror_tables t ON t.relation_oid = s.relation_oid ORDER BY s.old_name", false);
 	if (q == NULL)
 		return false;

@@ -100,7 +100,7 @@ bool mirror_publication_fingerprint(Mirror *m, char **out)
 		m, "SELECT publication_fingerprint FROM pgmirror_state WHERE id = 1 AND NOT EXISTS "
 		   "(SELECT 1 FROM pgmirror_tables WHERE definition IS NULL) AND NOT EXISTS "
 		   "(SELECT 1 FROM pgmirror_waiting) AND NOT EXISTS (SELECT 1 FROM pgmirror_tables "
-		   "WHERE copy_state IS NOT NULL AND substr(copy_state, -3) <> ' *' || char(10)) "
+		   "WHERE " MIRROR_COPY_UNFINISHED("copy_state") ") "
 		   "AND NOT EXISTS (SELECT 1 FROM pgmirror_staged)",
 		false);
 	int rc;
