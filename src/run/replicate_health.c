@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "pgmirror/notify.h"
-#include "pgmirror/notify.h"
 #include "replicate_internal.h"
 
 /*
@@ -71,11 +70,13 @@ bool replicate_retry_pause(Run *run, int *backoff, bool lost)
 	else
 		text = xasprintf("%s now", what);
 	free(what);
-	log_warning("%s", text);
-	notify_status("waiting for the source: %s", text);
+	/* stored before it is said: whoever reads the warning and then the
+	 * mirror's last_error sees the same reason */
 	if (run->mirror != NULL && run->state.present && !run->heal &&
 	    !mirror_note_error(run->mirror, text))
 		log_debug("could not store the warning in the mirror: %s", mirror_error(run->mirror));
+	log_warning("%s", text);
+	notify_status("waiting for the source: %s", text);
 	free(text);
 	backoff_sleep(*backoff);
 	*backoff = backoff_next(*backoff, BACKOFF_MAX_SECS);
