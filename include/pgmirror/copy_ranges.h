@@ -63,6 +63,9 @@ char *copy_ranges_format(const CopyRanges *cr);
 /* Whether state (pgmirror_tables.copy_state; NULL: none) is that of a
  * copy that has not reached the table's end. */
 bool copy_state_unfinished(const char *state);
+/* The same, in SQL, of column col: a done copy's text ends in " *\n". */
+#define COPY_STATE_UNFINISHED_SQL(col) \
+	"(" col " IS NOT NULL AND substr(" col ", -3) <> ' *' || char(10))"
 /* Whether the copy reached the table's end. */
 bool copy_ranges_done(const CopyRanges *cr);
 /* The highest LSN of the ranges: from a transaction committed at or after

@@ -158,10 +158,4 @@ bool mirror_restore_indexes(Mirror *m, const MirrorTableDef *def, const MirrorPl
 			    const SavedIndexes *s) PGM_MUST_CHECK;
 void mirror_saved_indexes_free(SavedIndexes *s);
 
-/* SQL: whether copy_state column col holds a copy in parts that is not
- * done (copy_ranges.h: a done copy's text ends in " *\n"; NULL: copied
- * whole) */
-#define MIRROR_COPY_UNFINISHED(col) \
-	"(" col " IS NOT NULL AND substr(" col ", -3) <> ' *' || char(10))"
-
 #endif

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "mirror_internal.h"
+#include "pgmirror/copy_ranges.h"
 #include "pgmirror/mirror_stage.h"
 #include "pgmirror/naming.h"
 
@@ -83,7 +84,7 @@ bool mirror_stage_list(Mirror *m, MirrorStaged **out, int *n)
 	/* done: copied whole, or its ranges reach the end (copy_ranges.h) */
 	q = mirror_prepare(
 		m, "SELECT s.relation_oid, s.old_name, t.table_name, NOT "
-		   MIRROR_COPY_UNFINISHED("t.copy_state") " FROM pgmirror_staged s LEFT JOIN "
+		   COPY_STATE_UNFINISHED_SQL("t.copy_state") " FROM pgmirror_staged s LEFT JOIN "
 		   "pgmirror_tables t ON t.relation_oid = s.relation_oid ORDER BY s.old_name", false);
 	if (q == NULL)
 		return false;

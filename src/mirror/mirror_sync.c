@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "mirror_internal.h"
+#include "pgmirror/copy_ranges.h"
 
 /* the columns that newer formats added to pgmirror's own tables */
 static const struct {
@@ -100,7 +101,7 @@ bool mirror_publication_fingerprint(Mirror *m, char **out)
 		m, "SELECT publication_fingerprint FROM pgmirror_state WHERE id = 1 AND NOT EXISTS "
 		   "(SELECT 1 FROM pgmirror_tables WHERE definition IS NULL) AND NOT EXISTS "
 		   "(SELECT 1 FROM pgmirror_waiting) AND NOT EXISTS (SELECT 1 FROM pgmirror_tables "
-		   "WHERE " MIRROR_COPY_UNFINISHED("copy_state") ") "
+		   "WHERE " COPY_STATE_UNFINISHED_SQL("copy_state") ") "
 		   "AND NOT EXISTS (SELECT 1 FROM pgmirror_staged)",
 		false);
 	int rc;
