@@ -71,6 +71,8 @@ typedef struct SourceTable {
 void system_info_clear(SystemInfo *si);
 void slot_info_clear(SlotInfo *si);
 void source_tables_free(SourceTable *tables, int n);
+/* The table of relation oid among tables[0..n-1]; NULL: none. */
+const SourceTable *source_table_find(const SourceTable *tables, int n, uint32_t oid);
 
 Session *session_new(void);
 void session_free(Session *s);

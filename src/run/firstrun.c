@@ -186,7 +186,7 @@ static int resume_first_run(Run *run, int nkept)
 		    "and copying the others", nold > 0 || run->healing ? "rebuild" : "first run",
 		    run->opt->mirror_path, nkept, nkept == 1 ? "table" : "tables",
 		    nold > 0 ? " (readers see the old ones until all are copied)" : "");
-	rc = tablesync_reconcile(run, run->session, NULL, NULL, 0, false, NULL, NULL);
+	rc = reconcile_tables(run, run->session, NULL, NULL, 0, false, NULL, NULL);
 	if (rc != EXIT_OK || replicate_stopping()) {
 		if (rc == EXIT_OK)
 			log_info("stopped by a signal; the next run copies the tables still missing");

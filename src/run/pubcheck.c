@@ -7,7 +7,7 @@
  * the one the mirror stored, nothing changed, and nothing more is asked.
  * Else the detail is read and followed as before: tables that joined, left,
  * were renamed, are published differently or have other columns
- * (tablesync_reconcile()), then the mirror's indexes made to match the
+ * (reconcile_tables()), then the mirror's indexes made to match the
  * source's. The new fingerprint is stored in the SQLite transaction of the
  * indexes, the last of what it led to, and only when nothing was left for
  * later (a sync deferred, or columns the check at start left for after the
@@ -145,7 +145,7 @@ int pubcheck_run(Run *run, Session *s, Applier *apply, char *const *resync, int 
 	}
 	log_debug("the publications' fingerprint is %s (the mirror follows %s): reading them",
 		  fp.hash, stored != NULL ? stored : "none");
-	rc = tablesync_reconcile(run, s, apply, resync, nresync, resync_all, tick, tick_ctx);
+	rc = reconcile_tables(run, s, apply, resync, nresync, resync_all, tick, tick_ctx);
 	if (rc == EXIT_OK && !replicate_stopping()) {
 		/* asked on s, as the publications were */
 		if (s != NULL)

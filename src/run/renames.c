@@ -26,14 +26,6 @@
 #include "pgmirror/naming.h"
 #include "replicate_internal.h"
 
-static const SourceTable *published(const SourceTable *tables, int n, uint32_t oid)
-{
-	for (int i = 0; i < n; i++)
-		if (tables[i].oid == oid)
-			return &tables[i];
-	return NULL;
-}
-
 static int rename_index(const MirrorRename *rn, int n, uint32_t oid)
 {
 	for (int i = 0; i < n; i++)
@@ -89,7 +81,7 @@ int renames_at_start(Run *run, const SourceTable *tables, int ntables)
 	waits = xcalloc((size_t)nknown + 1, sizeof(char *));
 	drop = xcalloc((size_t)nknown + 1, sizeof(uint32_t));
 	for (int i = 0; i < nknown; i++) {
-		const SourceTable *t = published(tables, ntables, known[i].relation_oid);
+		const SourceTable *t = source_table_find(tables, ntables, known[i].relation_oid);
 		char *name;
 
 		if (t == NULL || mirror_stage_is_name(known[i].name))
@@ -113,7 +105,7 @@ int renames_at_start(Run *run, const SourceTable *tables, int ntables)
 			    strcasecmp(h->name, rn[i].name) != 0 ||
 			    rename_index(rn, nrn, h->relation_oid) >= 0)
 				continue; /* not a holder, or it moves too */
-			ht = published(tables, ntables, h->relation_oid);
+			ht = source_table_find(tables, ntables, h->relation_oid);
 			if (ht != NULL) {
 				waits[i] = naming_clash(ht->nspname, ht->relname, rn[i].source_schema,
 							rn[i].source_table);

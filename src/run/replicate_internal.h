@@ -42,7 +42,7 @@ typedef struct Run {
 				 * the source had no room to sync it (tablesync.c) */
 	bool columns_later;     /* the check at start found tables whose columns
 				 * differ from the source's, and left them for
-				 * after the stream (tablesync.c) */
+				 * after the stream (reconcile.c) */
 	int64_t sync_backoff;   /* usecs until a deferred sync is tried again: 0
 				 * after a try whose copy stored a part, then
 				 * doubling from 1 s to RECONCILE_USECS */
@@ -150,7 +150,7 @@ int renames_at_start(Run *run, const SourceTable *tables, int ntables);
 
 /*
  * Makes the mirror's tables those the publications publish now (see
- * tablesync.c): drops the tables that left (a warning each), syncs those
+ * reconcile.c): drops the tables that left (a warning each), syncs those
  * that joined (after the renames, renames_at_start()), and syncs again
  * the mirror tables named in resync (all of them with resync_all; a name
  * from before a rename counts), those published differently now (their
@@ -164,16 +164,16 @@ int renames_at_start(Run *run, const SourceTable *tables, int ntables);
  * of every table changed, and must have no group open. tick (NULL: none)
  * is called while a sync waits or copies. Returns an exit code.
  */
-int tablesync_reconcile(Run *run, Session *s, Applier *apply, char *const *resync,
-			int nresync, bool resync_all, TickFn tick, void *tick_ctx);
+int reconcile_tables(Run *run, Session *s, Applier *apply, char *const *resync,
+		     int nresync, bool resync_all, TickFn tick, void *tick_ctx);
 
 /*
  * The check of the publications (pubcheck.c), at start (s: the run's
  * connection) and in a service's check (s NULL, as for
- * tablesync_reconcile()): asks their fingerprint, and only when it differs
+ * reconcile_tables()): asks their fingerprint, and only when it differs
  * from the one the mirror stored (or for a resync, a sync left for later,
  * tables the stream noted, a table that waits) reads and follows the detail
- * (tablesync_reconcile(), same arguments) and makes the mirror's indexes
+ * (reconcile_tables(), same arguments) and makes the mirror's indexes
  * match, storing the fingerprint with them. Returns an exit code.
  */
 int pubcheck_run(Run *run, Session *s, Applier *apply, char *const *resync, int nresync,
@@ -211,10 +211,21 @@ typedef struct SyncTarget {
  * published in the snapshot is left alone. A service that cannot sync now
  * for a reason a later try may not meet goes on with a warning and sets
  * run->sync_deferred (the check tries again). apply: as for
- * tablesync_reconcile(), which calls this with the tick set. Returns an
- * exit code.
+ * reconcile_tables(). Returns an exit code.
  */
 int tablesync_sync(Run *run, Applier *apply, const SyncTarget *tg, int n);
+
+/*
+ * The publications' tables (malloc'd, source_tables_free()), read on s or
+ * (s NULL) on the plain connection of the catalog look-ups. False with the
+ * error logged and run->conn_failed set when the connection was lost.
+ */
+bool tablesync_published(Run *run, Session *s, SourceTable **tables, int *n);
+/*
+ * The stream's tick (NULL: none), answered while the two above wait or
+ * copy: set by reconcile_tables() for its time.
+ */
+void tablesync_set_tick(TickFn tick, void *tick_ctx);
 
 /*
  * A damaged mirror (heal.c). heal_note() marks the run for a heal (a

@@ -390,7 +390,7 @@ static bool stream_pubcheck(Stream *s)
 /*
  * Between groups: a change came for a relation the mirror does not have,
  * (a service) a minute went by, or SIGHUP asked for it: make the mirror's
- * tables those the publications publish now (tablesync.c). The main
+ * tables those the publications publish now (reconcile.c). The main
  * connection stays open and answered meanwhile (stream_tick).
  */
 static bool step_reconcile(Stream *s, int64_t now)

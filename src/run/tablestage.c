@@ -52,11 +52,7 @@ bool tablestage_forget_unpublished(Run *run, const SourceTable *pub, int npub)
 	bool ok = mirror_stage_list(run->mirror, &st, &nst), began = false;
 
 	for (int i = 0; ok && i < nst; i++) {
-		bool published = false;
-
-		for (int j = 0; j < npub && !published; j++)
-			published = pub[j].oid == st[i].relation_oid;
-		if (published)
+		if (source_table_find(pub, npub, st[i].relation_oid) != NULL)
 			continue;
 		ok = (began || (began = mirror_begin(run->mirror))) &&
 		     mirror_table_drop(run->mirror, st[i].relation_oid) &&

@@ -5,7 +5,7 @@
  * columns differ only in case, it has no column) must not stop the
  * others: it gets no mirror table, its changes are skipped (the applier's
  * skip rule: it is not in the mirror), the slot moves on, and it is tried
- * again at every start and every check (tablesync.c); once it can be
+ * again at every start and every check (reconcile.c); once it can be
  * taken, it is synced at a snapshot as a joining table, which holds every
  * change skipped until then. pgmirror_waiting (mirror_waiting.h) says
  * which tables wait, why and since when, for --status and for the error
@@ -165,10 +165,9 @@ bool waiting_forget(Run *run, const SourceTable *pub, int npub, const MirrorTabl
 	bool ok = mirror_waiting_list(run->mirror, &w, &nw), any = false;
 
 	for (int i = 0; ok && i < nw; i++) {
-		bool published = false, mirrored = false;
+		bool published = source_table_find(pub, npub, w[i].relation_oid) != NULL;
+		bool mirrored = false;
 
-		for (int j = 0; j < npub && !published; j++)
-			published = pub[j].oid == w[i].relation_oid;
 		for (int j = 0; j < nmt && !mirrored; j++)
 			mirrored = mt[j].relation_oid == w[i].relation_oid;
 		if (published && !mirrored)

@@ -48,6 +48,14 @@ void source_tables_free(SourceTable *tables, int n)
 	free(tables);
 }
 
+const SourceTable *source_table_find(const SourceTable *tables, int n, uint32_t oid)
+{
+	for (int i = 0; i < n; i++)
+		if (tables[i].oid == oid)
+			return &tables[i];
+	return NULL;
+}
+
 bool session_type_info(Session *s, uint32_t oid, SourceType *out)
 {
 	PGresult *res;

@@ -22,12 +22,12 @@ static void slow(void)
 		;
 }
 
-int fsync(int fd)
+/* the C library's call name on fd, after the wait */
+static int synced(const char *name, int fd)
 {
-	static int (*real)(int);
+	int (*real)(int);
 
-	if (real == NULL)
-		*(void **)&real = dlsym(RTLD_NEXT, "fsync");
+	*(void **)&real = dlsym(RTLD_NEXT, name);
 	if (real == NULL) {
 		errno = ENOSYS;
 		return -1;
@@ -36,16 +36,12 @@ int fsync(int fd)
 	return real(fd);
 }
 
+int fsync(int fd)
+{
+	return synced("fsync", fd);
+}
+
 int fdatasync(int fd)
 {
-	static int (*real)(int);
-
-	if (real == NULL)
-		*(void **)&real = dlsym(RTLD_NEXT, "fdatasync");
-	if (real == NULL) {
-		errno = ENOSYS;
-		return -1;
-	}
-	slow();
-	return real(fd);
+	return synced("fdatasync", fd);
 }
