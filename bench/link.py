@@ -340,8 +340,7 @@ def stream(opt, tmp, profile):
     n = int(opt.stream_secs * opt.stream_rate)
     for i in range(1, n + 1):
         due = t0 + (i - 1) / opt.stream_rate
-        if due > time.time():
-            time.sleep(due - time.time())
+        time.sleep(max(0.0, due - time.time()))
         cur.execute("INSERT INTO stream_t VALUES (%s, 'x')", (i,))
         committed.append(time.time())
     c.close()

@@ -147,8 +147,11 @@ class _Bucket:
             self.tokens -= n
             wait = -self.tokens / self.rate if self.tokens < 0 else 0.0
         deadline = time.monotonic() + wait
-        while alive() and time.monotonic() < deadline:
-            time.sleep(min(0.02, deadline - time.monotonic()))
+        while alive():
+            left = deadline - time.monotonic()  # read once: a later read may be past it
+            if left <= 0:
+                break
+            time.sleep(min(0.02, left))
 
 
 class _Conn:
