@@ -121,6 +121,13 @@ bool replicate_retry_pause(Run *run, int *backoff, bool lost);
 int replicate_open_mirror(Run *run, MirrorMode mode);
 
 /*
+ * Connects and checks the source, the publications and the slot, and runs
+ * the first run when the mirror needs one; an exit code. A step that
+ * failed because the connection died sets run->conn_failed. See prepare.c.
+ */
+int replicate_prepare(Run *run);
+
+/*
  * Makes the mirror's slot and fills the mirror from its snapshot (a first
  * run, a first run that did not finish, or a rebuild after the slot was
  * lost); returns an exit code. See firstrun.c.
