@@ -103,6 +103,13 @@ void mirror_set_tick(Mirror *m, TickFn tick, void *ctx);
 bool mirror_begin(Mirror *m) PGM_MUST_CHECK;
 bool mirror_commit(Mirror *m) PGM_MUST_CHECK;
 void mirror_rollback(Mirror *m);
+/*
+ * A read transaction: every statement until mirror_rollback() (or
+ * mirror_close()) sees the file as its first read found it, whatever a
+ * writer commits meanwhile, so that many reads (--status's) make one
+ * picture: a table listed is there to count.
+ */
+bool mirror_begin_read(Mirror *m) PGM_MUST_CHECK;
 
 /* Removes every mirrored table and its metadata (a fresh start); within a
  * transaction. */

@@ -511,6 +511,14 @@ bool mirror_begin(Mirror *m)
 	return true;
 }
 
+bool mirror_begin_read(Mirror *m)
+{
+	if (!mirror_exec(m, "BEGIN DEFERRED"))
+		return false;
+	m->in_txn = true;
+	return true;
+}
+
 bool mirror_commit(Mirror *m)
 {
 	bool ok;

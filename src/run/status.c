@@ -385,7 +385,9 @@ int status_print(const char *mirror_path, StatusFormat format)
 		free(err);
 		return r == MIRROR_OPEN_LOCKED ? EXIT_IN_USE : EXIT_ERROR;
 	}
-	if (!mirror_read_state(m, &st) || !mirror_read_health(m, &h) ||
+	/* one read transaction: a table the writer drops meanwhile is still
+	 * there to count, and every count is of the same moment */
+	if (!mirror_begin_read(m) || !mirror_read_state(m, &st) || !mirror_read_health(m, &h) ||
 	    !mirror_list_tables(m, &names, &n) || !mirror_waiting_list(m, &w, &nw) ||
 	    !mirror_pending_list(m, &p, &np)) {
 		log_error("%s", mirror_error(m));

@@ -14,9 +14,11 @@ control character in a value (a quoted source table name may hold a
 newline) is escaped (\\n, \\t, \\xNN; a backslash as \\\\), so no line is
 forged."""
 
+import json
 import os
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
@@ -131,7 +133,46 @@ def test(ctx):
           "--status of a missing file: exit %d, %r" % (rc, err))
     check(not os.path.exists(ctx.path("missing.db")), "--status created the file")
 
+    one_snapshot(ctx, path)
     forged_names(ctx)
+
+
+def one_snapshot(ctx, path):
+    """--status reads the whole mirror as of one moment. It once read each
+    table in a snapshot of its own: a table that left while it read (its
+    mirror table dropped, as pgmirror does) made it fail with 'no such
+    table' (a full run's test_waiting_join), and a count could be newer
+    than the list. Held still (tests/fault/pause_at_prepare.so) before it
+    counts the first table's rows, while the test drops s_a and adds rows
+    to b as pgmirror would, each in one transaction."""
+    flag = ctx.path("pause.flag")
+    proc = ctx.start(["--status", "--json", path], tag="paused",
+                     env={"LD_PRELOAD": harness.fault_shim("pause_at_prepare"),
+                          "PGMIRROR_PAUSE_SQL": 'SELECT count(*) FROM "b"',
+                          "PGMIRROR_PAUSE_FLAG": flag})
+    deadline = time.time() + 30 * harness.SLOW
+    while not os.path.exists(flag):
+        check(proc.poll() is None and time.time() < deadline,
+              "--status did not reach its count of b (exit %s):\n%s" % (proc.poll(), proc.stderr()))
+        time.sleep(0.05)
+    con = ctx.mirror_connect(path)
+    con.execute("BEGIN IMMEDIATE")
+    con.execute("DROP TABLE s_a")
+    con.execute("DELETE FROM pgmirror_columns WHERE table_name = 's_a'")
+    con.execute("DELETE FROM pgmirror_tables WHERE table_name = 's_a'")
+    con.execute("INSERT INTO b VALUES (100, 'later')")
+    con.commit()
+    os.unlink(flag)
+    deadline = time.time() + 30 * harness.SLOW
+    while proc.poll() is None:
+        check(time.time() < deadline, "--status did not end after the pause")
+        time.sleep(0.05)
+    check(proc.poll() == 0, "--status while the mirror changed: exit %s\n%s"
+          % (proc.poll(), proc.stderr()))
+    rows = dict((t["name"], t["rows"]) for t in json.loads(proc.stdout())["tables"])
+    check(rows.get("s_a") == 2 and rows.get("b") == 5,
+          "--status mixed two moments of the mirror: %s" % rows)
+    con.close()
 
 
 def forged_names(ctx):
