@@ -136,10 +136,19 @@ def retry_error_one_line(ctx, path, slot, soft):
     last_error on one line (libpq's runs over two, the second indented
     with a tab), its password masked."""
     dsn = "postgresql://%s:TheSecretR@127.0.0.1:1/%s" % (ROLE, ctx.dbname)
+    # an earlier run's error, as a failed run (or a service stopped before
+    # it noted that it was in sync) leaves it: the retry's replaces it
+    con = ctx.mirror_connect(path)
+    con.execute("UPDATE pgmirror_state SET last_error = 'an earlier error', "
+                "last_error_time = '2026-01-01 00:00:00'")
+    con.commit()
+    con.close()
     proc = ctx.start(["-d", dsn, "-S", slot, path], env={"PGPASSWORD": None})
     deadline = time.time() + 30 * harness.SLOW
     err = None
-    while err is None and time.time() < deadline and proc.poll() is None:
+    # until the retry's own error is there
+    while not (err and "Connection refused" in err) and time.time() < deadline and \
+            proc.poll() is None:
         try:
             err = ctx.mirror_query(path, "SELECT last_error FROM pgmirror_state")[0][0]
         except sqlite3.Error:
