@@ -1,5 +1,5 @@
 """A table sync that takes long keeps the stream answered (DESIGN.md
-invariant 10). The database sets wal_sender_timeout = 2s; a table joins a
+invariant 10). The database sets wal_sender_timeout = 4s; a table joins a
 running mirror while an older transaction is open on the source, so the
 sync's temporary slot waits for it, deterministically longer than the
 timeout. The main walsender must stay connected meanwhile, and the sync
@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from harness import check, fail  # noqa: E402
 
-TIMEOUT_S = 2
+TIMEOUT_S = 4  # 2 s was missed once on a loaded machine (1 full run of 13)
 HOLD_S = 3 * TIMEOUT_S
 
 
