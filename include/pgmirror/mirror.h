@@ -103,6 +103,28 @@ void mirror_set_tick(Mirror *m, TickFn tick, void *ctx);
 bool mirror_begin(Mirror *m) PGM_MUST_CHECK;
 bool mirror_commit(Mirror *m) PGM_MUST_CHECK;
 void mirror_rollback(Mirror *m);
+
+/*
+ * What a feed's writer (a hub, docs/feed.md) does around each write
+ * transaction of the mirror. before_commit runs inside the transaction,
+ * just before its COMMIT: what it writes commits with it, and false rolls
+ * the transaction back (the commit fails with its error text in err).
+ * committed runs once the COMMIT succeeded, rolled_back after any
+ * rollback of a write transaction. Any of them may be NULL.
+ */
+typedef struct MirrorCommitHooks {
+	bool (*before_commit)(void *ctx, Mirror *m, ErrBuf *err);
+	void (*committed)(void *ctx);
+	void (*rolled_back)(void *ctx);
+	void *ctx;
+} MirrorCommitHooks;
+/* hooks NULL: none (the default). */
+void mirror_set_commit_hooks(Mirror *m, const MirrorCommitHooks *hooks);
+
+/* Writes the mirror as it stands, in one read transaction, to a new file
+ * at path (which must not exist); outside any transaction. A feed's
+ * snapshot (mirror_feed.c). */
+bool mirror_snapshot_to(Mirror *m, const char *path) PGM_MUST_CHECK;
 /*
  * A read transaction: every statement until mirror_rollback() (or
  * mirror_close()) sees the file as its first read found it, whatever a

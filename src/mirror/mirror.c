@@ -508,7 +508,15 @@ bool mirror_begin(Mirror *m)
 	if (!mirror_exec(m, "BEGIN IMMEDIATE"))
 		return false;
 	m->in_txn = true;
+	m->hooked_txn = true;
 	return true;
+}
+
+void mirror_set_commit_hooks(Mirror *m, const MirrorCommitHooks *hooks)
+{
+	static const MirrorCommitHooks none = {0};
+
+	m->hooks = hooks != NULL ? *hooks : none;
 }
 
 bool mirror_begin_read(Mirror *m)
@@ -521,8 +529,13 @@ bool mirror_begin_read(Mirror *m)
 
 bool mirror_commit(Mirror *m)
 {
-	bool ok;
+	bool ok, hooked = m->hooked_txn;
 
+	if (hooked && m->hooks.before_commit != NULL &&
+	    !m->hooks.before_commit(m->hooks.ctx, m, &m->err)) {
+		mirror_rollback(m);
+		return false;
+	}
 	m->no_interrupt = true;
 	ok = mirror_exec(m, "COMMIT");
 	m->no_interrupt = false;
@@ -532,18 +545,26 @@ bool mirror_commit(Mirror *m)
 		return false;
 	}
 	m->in_txn = false;
+	m->hooked_txn = false;
+	if (hooked && m->hooks.committed != NULL)
+		m->hooks.committed(m->hooks.ctx);
 	mirror_share_files(m);
 	return true;
 }
 
 void mirror_rollback(Mirror *m)
 {
+	bool hooked = m->hooked_txn;
+
 	m->no_interrupt = true;
 	if (m->in_txn || !sqlite3_get_autocommit(m->db))
 		(void)sqlite3_exec(m->db, "ROLLBACK", NULL, NULL, NULL);
 	m->no_interrupt = false;
 	m->in_txn = false;
+	m->hooked_txn = false;
 	mirror_writeback_end(m);
+	if (hooked && m->hooks.rolled_back != NULL)
+		m->hooks.rolled_back(m->hooks.ctx);
 }
 
 /* The names of the tables sql (one text column) yields. */

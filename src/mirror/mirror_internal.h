@@ -44,6 +44,8 @@ struct Mirror {
 	bool share_done;         /* -wal and -shm are there and have share_mode, share_gid */
 	mode_t share_mode;       /* the mirror file's mode and group then */
 	gid_t share_gid;
+	MirrorCommitHooks hooks; /* a feed's writer's (mirror_set_commit_hooks()) */
+	bool hooked_txn;         /* a write transaction the hooks hear of is open */
 	ErrBuf err;          /* the last error */
 };
 
