@@ -100,3 +100,22 @@ CREATE TABLE IF NOT EXISTS pgmirror_staged (
     relation_oid  INTEGER PRIMARY KEY,        -- source pg_class OID
     old_name      TEXT NOT NULL               -- the table readers see meanwhile
 );
+
+-- The feed (docs/feed.md) this mirror writes, as a hub (role 'hub':
+-- location is the feed's directory), or reads, as a device (role
+-- 'device': location is the feed's URL, credentials masked); no row:
+-- neither. format 5. feed_group is written in the same transaction as
+-- the group's contents.
+CREATE TABLE IF NOT EXISTS pgmirror_feed (
+    id            INTEGER PRIMARY KEY CHECK (id = 1),
+    role          TEXT NOT NULL CHECK (role IN ('hub', 'device')),
+    location      TEXT NOT NULL,
+    epoch         TEXT NOT NULL,              -- 32 hex digits
+    feed_group    INTEGER NOT NULL,           -- the last group this mirror committed
+    seq           INTEGER NOT NULL DEFAULT 0, -- hub: of the last manifest written;
+                                              -- device: the highest read
+    end_group     INTEGER,                    -- device: the feed's end when last read
+    end_lsn       TEXT,                       -- X/Y: its position
+    end_time      TEXT,                       -- UTC: its last source commit
+    read_time     TEXT                        -- UTC: when the manifest was last read
+);

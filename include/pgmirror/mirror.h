@@ -22,9 +22,9 @@ typedef struct MirrorTable MirrorTable;
  * pgmirror_state.format_version. Raise it when an older pgmirror could no
  * longer use a mirror correctly; mirror_open() refuses a newer one.
  */
-#define MIRROR_FORMAT_VERSION 4 /* 2: pgmirror_tables.sync_lsn; 3: health, generation,
+#define MIRROR_FORMAT_VERSION 5 /* 2: pgmirror_tables.sync_lsn; 3: health, generation,
 				  * definition; 4: copy_state, copy_rows, copy_estimate,
-				  * publication_fingerprint */
+				  * publication_fingerprint; 5: pgmirror_feed */
 
 /* Results of mirror_open(). */
 typedef enum MirrorOpenResult {
@@ -120,6 +120,32 @@ typedef struct MirrorCommitHooks {
 } MirrorCommitHooks;
 /* hooks NULL: none (the default). */
 void mirror_set_commit_hooks(Mirror *m, const MirrorCommitHooks *hooks);
+
+/* pgmirror_feed's row (mirror_feed.c): the feed this mirror writes (a
+ * hub) or reads (a device). */
+typedef struct MirrorFeedState {
+	bool present;             /* the row exists */
+	bool hub;                 /* role 'hub'; else 'device' */
+	char *location;           /* the directory, or the URL */
+	char epoch[33];           /* 32 hex digits */
+	uint64_t group;           /* the last group this mirror committed */
+	uint64_t seq;             /* hub: of the last manifest written; device: the highest read */
+	uint64_t end_group;       /* device: the feed's end when last read (0: unknown) */
+	Lsn end_lsn;
+	char *end_time;           /* UTC text, or NULL */
+	char *read_time;          /* UTC text, or NULL */
+} MirrorFeedState;
+
+void mirror_feed_state_clear(MirrorFeedState *st);
+/* Reads the row (st->present false when there is none); a value out of
+ * range is damage, said in the error. */
+bool mirror_feed_read(Mirror *m, MirrorFeedState *st) PGM_MUST_CHECK;
+/* Writes the whole row; within a transaction. */
+bool mirror_feed_write(Mirror *m, const MirrorFeedState *st) PGM_MUST_CHECK;
+/* Sets feed_group; within a transaction (the group's own). */
+bool mirror_feed_set_group(Mirror *m, uint64_t group) PGM_MUST_CHECK;
+/* confirmed_lsn as the open transaction sees it. */
+bool mirror_read_position(Mirror *m, Lsn *lsn) PGM_MUST_CHECK;
 
 /* Writes the mirror as it stands, in one read transaction, to a new file
  * at path (which must not exist); outside any transaction. A feed's

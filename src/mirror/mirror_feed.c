@@ -1,11 +1,149 @@
 /*
- * mirror_feed.c: the mirror's side of a feed (docs/feed.md): a snapshot,
- * the mirror file as it stands, written to a file of its own from one
- * read transaction while a writer may go on.
+ * mirror_feed.c: the mirror's side of a feed (docs/feed.md): pgmirror_feed's
+ * row (which feed a hub writes or a device reads, and the last group the
+ * mirror committed, written in that group's own transaction), and a
+ * snapshot, the mirror file as it stands, written to a file of its own
+ * from one read transaction while a writer may go on.
  */
 #include "config.h"
 
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "mirror_internal.h"
+
+void mirror_feed_state_clear(MirrorFeedState *st)
+{
+	free(st->location);
+	free(st->end_time);
+	free(st->read_time);
+	memset(st, 0, sizeof(*st));
+}
+
+/* Column i as a count: a non-negative integer (NULL: 0 when nullable). */
+static bool column_count(sqlite3_stmt *q, int i, bool nullable, uint64_t *out)
+{
+	int type = sqlite3_column_type(q, i);
+
+	*out = 0;
+	if (type == SQLITE_NULL)
+		return nullable;
+	if (type != SQLITE_INTEGER || sqlite3_column_int64(q, i) < 0)
+		return false;
+	*out = (uint64_t)sqlite3_column_int64(q, i);
+	return true;
+}
+
+static bool is_hex32(const unsigned char *s)
+{
+	if (s == NULL || strlen((const char *)s) != 32)
+		return false;
+	for (int i = 0; i < 32; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+bool mirror_feed_read(Mirror *m, MirrorFeedState *st)
+{
+	sqlite3_stmt *q;
+	const unsigned char *role, *epoch, *lsn;
+	const char *bad = NULL;
+	bool ok = false;
+	int rc;
+
+	memset(st, 0, sizeof(*st));
+	q = mirror_prepare(m, "SELECT role, location, epoch, feed_group, seq, end_group, "
+			      "end_lsn, end_time, read_time FROM pgmirror_feed WHERE id = 1", false);
+	if (q == NULL)
+		return false;
+	rc = sqlite3_step(q);
+	if (rc == SQLITE_DONE) {
+		ok = true;
+		goto done;
+	}
+	if (rc != SQLITE_ROW) {
+		errbuf_set(&m->err, "could not read pgmirror_feed from \"%s\": %s", m->path,
+			   sqlite3_errmsg(m->db));
+		goto done;
+	}
+	role = sqlite3_column_text(q, 0);
+	epoch = sqlite3_column_text(q, 2);
+	lsn = sqlite3_column_text(q, 6);
+	st->present = true;
+	st->hub = role != NULL && strcmp((const char *)role, "hub") == 0;
+	st->location = mirror_column_dup(q, 1);
+	st->end_time = mirror_column_dup(q, 7);
+	st->read_time = mirror_column_dup(q, 8);
+	if (role == NULL || (!st->hub && strcmp((const char *)role, "device") != 0))
+		bad = "role";
+	else if (st->location == NULL)
+		bad = "location";
+	else if (!is_hex32(epoch))
+		bad = "epoch";
+	else if (!column_count(q, 3, false, &st->group))
+		bad = "feed_group";
+	else if (!column_count(q, 4, false, &st->seq))
+		bad = "seq";
+	else if (!column_count(q, 5, true, &st->end_group))
+		bad = "end_group";
+	else if (lsn != NULL && !lsn_parse((const char *)lsn, &st->end_lsn))
+		bad = "end_lsn";
+	if (bad != NULL) {
+		errbuf_set(&m->err, "mirror \"%s\" has a damaged pgmirror_feed row (%s); start a "
+			   "new mirror file", m->path, bad);
+		mirror_feed_state_clear(st);
+		goto done;
+	}
+	memcpy(st->epoch, epoch, 33);
+	ok = true;
+done:
+	sqlite3_finalize(q);
+	return ok;
+}
+
+bool mirror_feed_write(Mirror *m, const MirrorFeedState *st)
+{
+	char lsn[LSN_TEXT_SIZE], end[24] = "NULL";
+
+	if (st->end_group > 0)
+		snprintf(end, sizeof(end), "%" PRIu64, st->end_group);
+	return mirror_exec_owned(m, sqlite3_mprintf(
+		"INSERT OR REPLACE INTO pgmirror_feed (id, role, location, epoch, feed_group, seq, "
+		"end_group, end_lsn, end_time, read_time) VALUES (1, %Q, %Q, %Q, %" PRIu64 ", "
+		"%" PRIu64 ", %s, %Q, %Q, %Q)",
+		st->hub ? "hub" : "device", st->location, st->epoch, st->group, st->seq,
+		end,
+		st->end_lsn != LSN_INVALID ? lsn_format(st->end_lsn, lsn) : NULL, st->end_time,
+		st->read_time));
+}
+
+bool mirror_feed_set_group(Mirror *m, uint64_t group)
+{
+	return mirror_exec_owned(m, sqlite3_mprintf(
+		"UPDATE pgmirror_feed SET feed_group = %" PRIu64 " WHERE id = 1", group));
+}
+
+bool mirror_read_position(Mirror *m, Lsn *lsn)
+{
+	sqlite3_stmt *q = mirror_prepare(m, "SELECT confirmed_lsn FROM pgmirror_state "
+					    "WHERE id = 1", false);
+	const unsigned char *t;
+	bool ok;
+
+	*lsn = LSN_INVALID;
+	if (q == NULL)
+		return false;
+	ok = sqlite3_step(q) == SQLITE_ROW && (t = sqlite3_column_text(q, 0)) != NULL &&
+	     lsn_parse((const char *)t, lsn);
+	if (!ok)
+		errbuf_set(&m->err, "could not read the confirmed position of mirror \"%s\"",
+			   m->path);
+	sqlite3_finalize(q);
+	return ok;
+}
 
 bool mirror_snapshot_to(Mirror *m, const char *path)
 {

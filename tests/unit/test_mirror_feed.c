@@ -123,11 +123,52 @@ static void test_snapshot(void **state)
 	mirror_close(s);
 }
 
+/* pgmirror_feed's row: none at first; written whole, its group set in a
+ * transaction; a damaged value is refused, naming the column. */
+static void test_feed_state(void **state)
+{
+	Fixture *f = *state;
+	MirrorFeedState st = {0}, got = {0};
+	Lsn lsn;
+
+	assert_true(mirror_feed_read(f->m, &got));
+	assert_false(got.present);
+	st.hub = true;
+	st.location = "/srv/feed";
+	memcpy(st.epoch, "0123456789abcdef0123456789abcdef", 33);
+	st.group = 7;
+	st.seq = 3;
+	assert_true(mirror_begin(f->m));
+	assert_true(mirror_feed_write(f->m, &st));
+	assert_true(mirror_feed_set_group(f->m, 8));
+	assert_true(mirror_commit(f->m));
+	assert_true(mirror_feed_read(f->m, &got));
+	assert_true(got.present && got.hub);
+	assert_string_equal(got.location, "/srv/feed");
+	assert_string_equal(got.epoch, st.epoch);
+	assert_int_equal(got.group, 8);
+	assert_int_equal(got.seq, 3);
+	assert_int_equal(got.end_group, 0);
+	assert_int_equal(got.end_lsn, LSN_INVALID);
+	mirror_feed_state_clear(&got);
+
+	fixture_exec(f->path, "UPDATE pgmirror_feed SET feed_group = -1");
+	assert_false(mirror_feed_read(f->m, &got));
+	assert_non_null(strstr(mirror_error(f->m), "damaged pgmirror_feed row (feed_group)"));
+	fixture_exec(f->path, "UPDATE pgmirror_feed SET feed_group = 1, epoch = 'x'");
+	assert_false(mirror_feed_read(f->m, &got));
+	assert_non_null(strstr(mirror_error(f->m), "(epoch)"));
+
+	/* no state row yet: no position */
+	assert_false(mirror_read_position(f->m, &lsn));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_hooks, setup, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_snapshot, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_feed_state, setup, fixture_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
