@@ -120,6 +120,16 @@ typedef struct MirrorCommitHooks {
 } MirrorCommitHooks;
 /* hooks NULL: none (the default). */
 void mirror_set_commit_hooks(Mirror *m, const MirrorCommitHooks *hooks);
+/*
+ * With hooks set, in before_commit: whether the transaction changed what a
+ * device of the feed holds: a mirror table, its rows, or pgmirror's tables
+ * that describe them (a table made, dropped, renamed or altered, an index,
+ * pgmirror_tables or pgmirror_columns), as opposed to what only this run
+ * reads (pgmirror_state, the waiting and pending tables, pgmirror_feed).
+ * Row changes are seen in tables with a row id (SQLite's update hook),
+ * the rest through the schema's version.
+ */
+bool mirror_txn_changed_content(Mirror *m, bool *changed) PGM_MUST_CHECK;
 
 /* pgmirror_feed's row (mirror_feed.c): the feed this mirror writes (a
  * hub) or reads (a device). */

@@ -509,7 +509,32 @@ bool mirror_begin(Mirror *m)
 		return false;
 	m->in_txn = true;
 	m->hooked_txn = true;
+	m->content_changed = false;
+	if (m->hooks.before_commit != NULL &&
+	    !mirror_scalar(m, "PRAGMA %w.schema_version", "main", &m->schema_version)) {
+		mirror_rollback(m);
+		return false;
+	}
 	return true;
+}
+
+/* SQLite's update hook, while hooks are set: notes a row changed in a
+ * table that is not one of pgmirror's own that only a run reads (its
+ * state, the waiting and pending tables, the feed's row). */
+static void on_row_change(void *arg, int op, const char *db, const char *table,
+			  sqlite3_int64 rowid)
+{
+	Mirror *m = arg;
+
+	(void)op;
+	(void)db;
+	(void)rowid;
+	if (m->content_changed)
+		return;
+	m->content_changed = strcmp(table, "pgmirror_state") != 0 &&
+			     strcmp(table, "pgmirror_waiting") != 0 &&
+			     strcmp(table, "pgmirror_pending") != 0 &&
+			     strcmp(table, "pgmirror_feed") != 0;
 }
 
 void mirror_set_commit_hooks(Mirror *m, const MirrorCommitHooks *hooks)
@@ -517,6 +542,20 @@ void mirror_set_commit_hooks(Mirror *m, const MirrorCommitHooks *hooks)
 	static const MirrorCommitHooks none = {0};
 
 	m->hooks = hooks != NULL ? *hooks : none;
+	sqlite3_update_hook(m->db, hooks != NULL ? on_row_change : NULL, m);
+}
+
+bool mirror_txn_changed_content(Mirror *m, bool *changed)
+{
+	int64_t v = 0;
+
+	*changed = m->content_changed;
+	if (*changed)
+		return true;
+	if (!mirror_scalar(m, "PRAGMA %w.schema_version", "main", &v))
+		return false;
+	*changed = v != m->schema_version;
+	return true;
 }
 
 bool mirror_begin_read(Mirror *m)

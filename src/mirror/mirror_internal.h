@@ -46,6 +46,8 @@ struct Mirror {
 	gid_t share_gid;
 	MirrorCommitHooks hooks; /* a feed's writer's (mirror_set_commit_hooks()) */
 	bool hooked_txn;         /* a write transaction the hooks hear of is open */
+	bool content_changed;    /* with hooks: it changed a mirror table or its metadata */
+	int64_t schema_version;  /* with hooks: PRAGMA schema_version at its BEGIN */
 	ErrBuf err;          /* the last error */
 };
 

@@ -163,12 +163,51 @@ static void test_feed_state(void **state)
 	assert_false(mirror_read_position(f->m, &lsn));
 }
 
+/* What a transaction changed, as a hub tells a group from a step of its
+ * own: the run's own tables are not content; a table made, and rows of a
+ * mirror table, are. */
+static void test_changed_content(void **state)
+{
+	Fixture *f = *state;
+	Heard h = {0};
+	MirrorTable *t;
+	Value v = {.kind = VAL_INT, .i = 1};
+	bool changed = true;
+	MirrorState st = {.slot = "s", .publications = "p", .system_identifier = "1",
+			  .database = "d"};
+
+	hook(f, &h);
+	assert_true(mirror_begin(f->m));
+	assert_true(mirror_write_state(f->m, &st));
+	assert_true(mirror_txn_changed_content(f->m, &changed));
+	assert_false(changed);
+	mirror_rollback(f->m);
+
+	fixture_column(&f->cols[0], "id", OID_INT4, "int4", true, 1);
+	fixture_table(&f->def, f->cols, 1, 'd');
+	assert_true(mirror_begin(f->m));
+	t = fixture_sync(f->m, &f->def);
+	assert_true(mirror_txn_changed_content(f->m, &changed));
+	assert_true(changed);
+	assert_true(mirror_commit(f->m));
+
+	assert_true(mirror_begin(f->m));
+	assert_true(mirror_txn_changed_content(f->m, &changed));
+	assert_false(changed);
+	assert_true(mirror_table_insert(t, &v));
+	assert_true(mirror_txn_changed_content(f->m, &changed));
+	assert_true(changed);
+	assert_true(mirror_commit(f->m));
+	mirror_table_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_hooks, setup, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_snapshot, setup, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_feed_state, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_changed_content, setup, fixture_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
