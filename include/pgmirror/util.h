@@ -95,6 +95,7 @@ void log_msg(int level, const char *fmt, ...) PGM_PRINTF(2, 3);
  * log_blank() overwrites each one in text with '*'s, keeping its length
  * (the command line's copy of -d, as /proc shows it).
  */
+#define LOG_SECRET_MASK "********" /* what a secret shows as */
 void log_hide(const char *secret);
 void log_blank(char *text);
 /* text as it may be shown or stored (malloc'd): on one line (line breaks

@@ -115,11 +115,10 @@ static bool stderr_is_journal(void)
 
 /*
  * Secrets the log never shows (log_hide()): each is replaced by
- * SECRET_MASK wherever it appears in a message, an error text or a text
+ * LOG_SECRET_MASK wherever it appears in a message, an error text or a text
  * stored in the mirror. Longest first, so that a secret holding another is
  * masked whole.
  */
-#define SECRET_MASK "********"
 static char **secrets;
 static int nsecrets;
 
@@ -167,15 +166,15 @@ void log_blank(char *text)
  */
 static char *clean(const char *text, bool one_line)
 {
-	size_t grow = sizeof(SECRET_MASK) > 2 ? sizeof(SECRET_MASK) : 2;
+	size_t grow = sizeof(LOG_SECRET_MASK) > 2 ? sizeof(LOG_SECRET_MASK) : 2;
 	char *out = xreallocarray(NULL, strlen(text) + 1, grow), *w = out;
 
 	for (const char *r = text; *r != '\0';) {
 		const char *s = secret_at(r);
 
 		if (s != NULL) {
-			memcpy(w, SECRET_MASK, strlen(SECRET_MASK));
-			w += strlen(SECRET_MASK);
+			memcpy(w, LOG_SECRET_MASK, strlen(LOG_SECRET_MASK));
+			w += strlen(LOG_SECRET_MASK);
 			r += strlen(s);
 			continue;
 		}
