@@ -39,7 +39,8 @@ char *xasprintf(const char *fmt, ...) PGM_PRINTF(1, 2);
 
 /*
  * The error text an object owns (STYLE: the object owns its error text, as
- * sqlite3_errmsg does). errbuf_set() formats into it, dropping the final
+ * sqlite3_errmsg does). errbuf_set() formats into it, secrets masked
+ * (log_hide()) before the text is cut to the buffer, dropping the final
  * newlines libpq's messages end with.
  */
 typedef struct ErrBuf {

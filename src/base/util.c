@@ -228,21 +228,24 @@ const char *log_last_error(void)
 	return last_error[0] != '\0' ? last_error : NULL;
 }
 
+/*
+ * Masked whole, then cut to the buffer: a text cut first could end inside
+ * a secret, whose start the mask would then no longer find.
+ */
 void errbuf_vset(ErrBuf *e, const char *fmt, va_list ap)
 {
+	char *raw, *masked;
 	size_t n;
 
-	char *masked;
-
-	vsnprintf(e->text, sizeof(e->text), fmt, ap);
+	if (vasprintf(&raw, fmt, ap) < 0)
+		out_of_memory(0);
+	masked = clean(raw, false);
+	free(raw);
+	snprintf(e->text, sizeof(e->text), "%s", masked);
+	free(masked);
 	n = strlen(e->text);
 	while (n > 0 && e->text[n - 1] == '\n')
 		e->text[--n] = '\0';
-	if (nsecrets > 0) {
-		masked = clean(e->text, false);
-		snprintf(e->text, sizeof(e->text), "%s", masked);
-		free(masked);
-	}
 }
 
 void errbuf_set(ErrBuf *e, const char *fmt, ...)
