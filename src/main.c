@@ -90,15 +90,22 @@ static void handle_check(int sig)
 	replicate_request_check();
 }
 
+/* The message quotes the command line: its secrets masked (log_clean()). */
 static PGM_NORETURN PGM_PRINTF(1, 2) void usage_error(const char *fmt, ...)
 {
 	va_list ap;
+	char *raw, *text;
+	int n;
 
-	fprintf(stderr, "pgmirror: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	n = vasprintf(&raw, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry \"pgmirror --help\" for more information.\n");
+	if (n < 0)
+		exit(EXIT_USAGE);
+	text = log_clean(raw);
+	fprintf(stderr, "pgmirror: %s\nTry \"pgmirror --help\" for more information.\n", text);
+	free(text);
+	free(raw);
 	exit(EXIT_USAGE);
 }
 
@@ -369,9 +376,14 @@ int main(int argc, char **argv)
 	}
 	if (optind >= argc)
 		usage_error("%s", "no mirror file given (pgmirror [OPTION]... MIRROR.db)");
-	if (optind + 1 < argc)
+	if (optind + 1 < argc) {
+		/* a -d the shell split ("-d host=h password=pw"): the words left
+		 * over may hold its password */
+		for (int i = optind; i < argc; i++)
+			session_hide_passwords(&(ConnParams){.dbname = argv[i]});
 		usage_error("too many arguments: the mirror file is \"%s\", and \"%s\" is left "
 			    "over", argv[optind], argv[optind + 1]);
+	}
 	opt.mirror_path = argv[optind];
 	if (opt.mirror_path[0] == '\0')
 		usage_error("%s", "the mirror file name is empty");

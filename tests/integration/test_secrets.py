@@ -4,7 +4,8 @@ whole in its error), in PGPASSWORD or in a service file, on every failure
 path (malformed string, bad option value, refused connection, failed
 authentication), appears neither on stderr (with -v) nor in the mirror file,
 its -wal or -shm, nor in --status or --status --json; a connection string
-quoted in a message shows it masked. A password in -d draws one warning
+quoted in a message shows it masked, and so does a word of -d that the
+shell split off (a usage error quotes it). A password in -d draws one warning
 (without the value) and is gone from /proc/PID/cmdline once pgmirror has
 read it. A service that cannot reach its source keeps libpq's message as
 last_error on one line. pgmirror refuses core dumps itself, whatever limit
@@ -115,6 +116,15 @@ def test(ctx):
         soft.check(err.count(WARNING) == (1 if pw_in_d else 0),
                    "%s: %d warnings about a password in -d, expected %d:\n%s"
                    % (what, err.count(WARNING), 1 if pw_in_d else 0, err))
+
+    # -d split by the shell (not quoted): the word left over holds the
+    # password, and the usage error quotes it
+    rc, _, err = ctx.run(["-d", tcp, "password=TheSecretS", "-S", slot, path], env=nopass)
+    soft.check(rc == 2 and "too many arguments" in err and "password=********" in err,
+               "a -d split by the shell: exit %d, expected 2 with the leftover word "
+               "masked:\n%s" % (rc, err))
+    soft.check("TheSecretS" not in err, "a -d split by the shell: the password shows:\n%s"
+               % err)
 
     # a running service: the password is gone from its command line
     ctx.sql("INSERT INTO t VALUES (2, 'two')")
