@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 
 #include "pgmirror/notify.h"
 #include "pgmirror/mirror.h"
@@ -88,15 +90,22 @@ static void handle_check(int sig)
 	replicate_request_check();
 }
 
+/* The message quotes the command line: its secrets masked (log_clean()). */
 static PGM_NORETURN PGM_PRINTF(1, 2) void usage_error(const char *fmt, ...)
 {
 	va_list ap;
+	char *raw, *text;
+	int n;
 
-	fprintf(stderr, "pgmirror: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	n = vasprintf(&raw, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry \"pgmirror --help\" for more information.\n");
+	if (n < 0)
+		exit(EXIT_USAGE);
+	text = log_clean(raw);
+	fprintf(stderr, "pgmirror: %s\nTry \"pgmirror --help\" for more information.\n", text);
+	free(text);
+	free(raw);
 	exit(EXIT_USAGE);
 }
 
@@ -170,6 +179,31 @@ static void add_publications(ReplicateOptions *opt, const char *arg)
 	strv_free(names, n);
 }
 
+/*
+ * pgmirror holds a password (from -d, -W, PGPASSWORD or a service file)
+ * and the rows it mirrors from its first moment: a crash leaves no core
+ * dump with them, whatever the limits it was started with (its units set
+ * LimitCORE=0; cron, a shell or a container may not), and, not dumpable,
+ * its memory and environment (/proc/PID/mem, /proc/PID/environ, ptrace)
+ * are closed to the other processes of its user. False when the system
+ * refuses either.
+ */
+static bool refuse_core_dumps(void)
+{
+	const struct rlimit none = {0, 0};
+
+	if (setrlimit(RLIMIT_CORE, &none) != 0) {
+		log_error("could not turn off core dumps (RLIMIT_CORE): %s", strerror(errno));
+		return false;
+	}
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
+		log_error("could not make the process not dumpable (PR_SET_DUMPABLE): %s",
+			  strerror(errno));
+		return false;
+	}
+	return true;
+}
+
 /* Adds the comma-separated mirror table names of --resync=arg. */
 static void add_resync_tables(ReplicateOptions *opt, const char *arg)
 {
@@ -228,6 +262,8 @@ int main(int argc, char **argv)
 	int level = LOG_INFO, c, rc;
 	struct sigaction sa;
 
+	if (!refuse_core_dumps())
+		return EXIT_ERROR;
 	while ((c = getopt_long(argc, argv, "d:h:p:U:wWS:P:E:s:vqV?", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
@@ -340,9 +376,14 @@ int main(int argc, char **argv)
 	}
 	if (optind >= argc)
 		usage_error("%s", "no mirror file given (pgmirror [OPTION]... MIRROR.db)");
-	if (optind + 1 < argc)
+	if (optind + 1 < argc) {
+		/* a -d the shell split ("-d host=h password=pw"): the words left
+		 * over may hold its password */
+		for (int i = optind; i < argc; i++)
+			session_hide_passwords(&(ConnParams){.dbname = argv[i]});
 		usage_error("too many arguments: the mirror file is \"%s\", and \"%s\" is left "
 			    "over", argv[optind], argv[optind + 1]);
+	}
 	opt.mirror_path = argv[optind];
 	if (opt.mirror_path[0] == '\0')
 		usage_error("%s", "the mirror file name is empty");

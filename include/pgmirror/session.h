@@ -359,6 +359,15 @@ const char *session_libpq_version(void);
  */
 bool session_hide_passwords(const ConnParams *cp);
 
+/*
+ * -d as a message may show it (malloc'd), in a command to run: a database
+ * name as given; a connection string (keyword/value or URI) as libpq
+ * parses it, written back in keyword/value form, the value of each option
+ * libpq hides (password, sslpassword) replaced by LOG_SECRET_MASK before
+ * it is quoted; LOG_SECRET_MASK alone for a string libpq cannot parse.
+ */
+char *session_conninfo_shown(const char *dbname);
+
 /* The applier's look-ups below need a plain connection: they pass their
  * values as parameters, which a walsender does not take. */
 

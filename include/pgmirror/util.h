@@ -39,7 +39,8 @@ char *xasprintf(const char *fmt, ...) PGM_PRINTF(1, 2);
 
 /*
  * The error text an object owns (STYLE: the object owns its error text, as
- * sqlite3_errmsg does). errbuf_set() formats into it, dropping the final
+ * sqlite3_errmsg does). errbuf_set() formats into it, secrets masked
+ * (log_hide()) before the text is cut to the buffer, dropping the final
  * newlines libpq's messages end with.
  */
 typedef struct ErrBuf {
@@ -95,6 +96,7 @@ void log_msg(int level, const char *fmt, ...) PGM_PRINTF(2, 3);
  * log_blank() overwrites each one in text with '*'s, keeping its length
  * (the command line's copy of -d, as /proc shows it).
  */
+#define LOG_SECRET_MASK "********" /* what a secret shows as */
 void log_hide(const char *secret);
 void log_blank(char *text);
 /* text as it may be shown or stored (malloc'd): on one line (line breaks

@@ -115,11 +115,10 @@ static bool stderr_is_journal(void)
 
 /*
  * Secrets the log never shows (log_hide()): each is replaced by
- * SECRET_MASK wherever it appears in a message, an error text or a text
+ * LOG_SECRET_MASK wherever it appears in a message, an error text or a text
  * stored in the mirror. Longest first, so that a secret holding another is
  * masked whole.
  */
-#define SECRET_MASK "********"
 static char **secrets;
 static int nsecrets;
 
@@ -167,15 +166,15 @@ void log_blank(char *text)
  */
 static char *clean(const char *text, bool one_line)
 {
-	size_t grow = sizeof(SECRET_MASK) > 2 ? sizeof(SECRET_MASK) : 2;
+	size_t grow = sizeof(LOG_SECRET_MASK) > 2 ? sizeof(LOG_SECRET_MASK) : 2;
 	char *out = xreallocarray(NULL, strlen(text) + 1, grow), *w = out;
 
 	for (const char *r = text; *r != '\0';) {
 		const char *s = secret_at(r);
 
 		if (s != NULL) {
-			memcpy(w, SECRET_MASK, strlen(SECRET_MASK));
-			w += strlen(SECRET_MASK);
+			memcpy(w, LOG_SECRET_MASK, strlen(LOG_SECRET_MASK));
+			w += strlen(LOG_SECRET_MASK);
 			r += strlen(s);
 			continue;
 		}
@@ -229,21 +228,24 @@ const char *log_last_error(void)
 	return last_error[0] != '\0' ? last_error : NULL;
 }
 
+/*
+ * Masked whole, then cut to the buffer: a text cut first could end inside
+ * a secret, whose start the mask would then no longer find.
+ */
 void errbuf_vset(ErrBuf *e, const char *fmt, va_list ap)
 {
+	char *raw, *masked;
 	size_t n;
 
-	char *masked;
-
-	vsnprintf(e->text, sizeof(e->text), fmt, ap);
+	if (vasprintf(&raw, fmt, ap) < 0)
+		out_of_memory(0);
+	masked = clean(raw, false);
+	free(raw);
+	snprintf(e->text, sizeof(e->text), "%s", masked);
+	free(masked);
 	n = strlen(e->text);
 	while (n > 0 && e->text[n - 1] == '\n')
 		e->text[--n] = '\0';
-	if (nsecrets > 0) {
-		masked = clean(e->text, false);
-		snprintf(e->text, sizeof(e->text), "%s", masked);
-		free(masked);
-	}
 }
 
 void errbuf_set(ErrBuf *e, const char *fmt, ...)

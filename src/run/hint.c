@@ -1,8 +1,10 @@
 /*
  * hint.c: the commands a message tells the user to run, written so that
- * they run as written: this run's connection options (-d, -h, -p, -U, as
- * given; a password in -d shows masked, like everywhere, and is better in
- * a password file) and its mirror file, each quoted for the shell.
+ * they run as written: this run's connection options (-h, -p, -U as given;
+ * -d as session_conninfo_shown() writes it, a connection string in
+ * keyword/value form with its password masked before anything quotes it:
+ * the mask, like everywhere, and a password is better in a password file)
+ * and its mirror file, each quoted for the shell.
  */
 #include "config.h"
 
@@ -51,8 +53,14 @@ char *replicate_command(const ReplicateOptions *opt, const char *what, const cha
 
 	for (size_t i = 0; i < sizeof(conn) / sizeof(conn[0]); i++)
 		if (conn[i][1] != NULL && !local) {
+			/* -d's secrets masked in its parse, not in this text */
+			char *value = strcmp(conn[i][0], "-d") == 0
+					      ? session_conninfo_shown(conn[i][1])
+					      : xstrdup(conn[i][1]);
+
 			append_word(&cmd, conn[i][0]);
-			append_word(&cmd, conn[i][1]);
+			append_word(&cmd, value);
+			free(value);
 		}
 	append_word(&cmd, what);
 	if (slot != NULL) {

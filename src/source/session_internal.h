@@ -47,7 +47,8 @@ struct Session {
  * UTF-8, and the commands of session_settings_sql() come first on it.
  */
 bool session_connect_begin(Session *s, const ConnParams *cp, const char *replication);
-/* The password libpq took for conn (a service file's too), to log_hide(). */
+/* The secrets libpq took for conn (password, sslpassword; a service file's
+ * too), to log_hide(). */
 void session_hide_conn_password(PGconn *conn);
 bool session_connect_failed(Session *s);
 bool session_check_encoding(Session *s);

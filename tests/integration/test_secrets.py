@@ -4,15 +4,23 @@ whole in its error), in PGPASSWORD or in a service file, on every failure
 path (malformed string, bad option value, refused connection, failed
 authentication), appears neither on stderr (with -v) nor in the mirror file,
 its -wal or -shm, nor in --status or --status --json; a connection string
-quoted in a message shows it masked. A password in -d draws one warning
+quoted in a message shows it masked, and so does a word of -d that the
+shell split off (a usage error quotes it). A password in -d draws one warning
 (without the value) and is gone from /proc/PID/cmdline once pgmirror has
 read it. A service that cannot reach its source keeps libpq's message as
-last_error on one line."""
+last_error on one line. pgmirror refuses core dumps itself, whatever limit
+it is started with: its RLIMIT_CORE is 0 and it is not dumpable, so the
+other processes of its user cannot read its memory or its environment
+(PGPASSWORD) either."""
 
 import glob
 import os
+import resource
+import shutil
 import sqlite3
+import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -109,6 +117,15 @@ def test(ctx):
                    "%s: %d warnings about a password in -d, expected %d:\n%s"
                    % (what, err.count(WARNING), 1 if pw_in_d else 0, err))
 
+    # -d split by the shell (not quoted): the word left over holds the
+    # password, and the usage error quotes it
+    rc, _, err = ctx.run(["-d", tcp, "password=TheSecretS", "-S", slot, path], env=nopass)
+    soft.check(rc == 2 and "too many arguments" in err and "password=********" in err,
+               "a -d split by the shell: exit %d, expected 2 with the leftover word "
+               "masked:\n%s" % (rc, err))
+    soft.check("TheSecretS" not in err, "a -d split by the shell: the password shows:\n%s"
+               % err)
+
     # a running service: the password is gone from its command line
     ctx.sql("INSERT INTO t VALUES (2, 'two')")
     proc = ctx.start(["--dbname=" + uri % RIGHT, "-S", slot, path], env=nopass)
@@ -128,6 +145,7 @@ def test(ctx):
     soft.check(ctx.mirror_query(path, "SELECT count(*) FROM t")[0][0] == 2,
                "the service with a password in -d did not bring the row")
     retry_error_one_line(ctx, path, slot, soft)
+    no_core_dump(ctx, soft)
     soft.done()
 
 
@@ -161,6 +179,72 @@ def retry_error_one_line(ctx, path, slot, soft):
                "last_error holds control characters: %r" % err)
     found, _ = leaks(ctx, path, ["TheSecretR"], proc.stderr())
     soft.check(not found, "the retried password shows: %s" % ", ".join(found))
+
+
+def no_core_dump(ctx, soft):
+    """A service started with core dumps allowed (an unlimited RLIMIT_CORE,
+    as a shell or cron may give) and PGPASSWORD, run as a user of its own
+    (root can read any process): once it waits for its source, its
+    RLIMIT_CORE is 0 in /proc/PID/limits, it is not dumpable (the kernel
+    then gives its /proc/PID files to root, proc(5)), and another process
+    of its user cannot read /proc/PID/environ."""
+    uid = 65534 if os.geteuid() == 0 else os.geteuid()
+    gid = 65534 if os.geteuid() == 0 else os.getegid()
+
+    def as_user():
+        if os.geteuid() == 0:
+            os.setgroups([])
+            os.setgid(gid)
+            os.setuid(uid)
+
+    def allow_cores():
+        if os.geteuid() == 0:
+            resource.setrlimit(resource.RLIMIT_CORE,
+                               (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+        else:
+            hard = resource.getrlimit(resource.RLIMIT_CORE)[1]
+            resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
+        as_user()
+
+    home = tempfile.mkdtemp(prefix="pgm_secrets_core.")
+    os.chown(home, uid, gid)
+    env = dict(os.environ, PGPASSWORD="TheSecretCore", PGPASSFILE=os.devnull)
+    errpath = ctx.path("core.err")
+    with open(errpath, "wb") as fe:
+        proc = subprocess.Popen(
+            [ctx.binary, "-d", "host=127.0.0.1 port=1 dbname=x user=%s" % ROLE,
+             "-S", ctx.slot("core"), "-P", "pub", os.path.join(home, "m.db")],
+            stdout=subprocess.DEVNULL, stderr=fe, cwd=home, env=env,
+            preexec_fn=allow_cores)
+    try:
+        deadline = time.time() + 30 * harness.SLOW
+        err = ""
+        while "trying again" not in err:
+            check(proc.poll() is None, "the service exited %s:\n%s" % (proc.poll(), err))
+            check(time.time() < deadline, "no 'trying again' within 30 s:\n%s" % err)
+            time.sleep(0.05)
+            with open(errpath) as f:
+                err = f.read()
+        with open("/proc/%d/limits" % proc.pid) as f:
+            core = [ln.split()[4:6] for ln in f if ln.startswith("Max core file size")]
+        soft.check(core == [["0", "0"]],
+                   "a service started with core dumps allowed keeps them: %r" % core)
+        owner = os.stat("/proc/%d/status" % proc.pid).st_uid
+        soft.check(owner == 0 and uid != 0,
+                   "pgmirror (uid %d) is dumpable: its /proc/PID files belong to uid %d"
+                   % (uid, owner))
+        read = subprocess.run(
+            [sys.executable, "-c", "import sys; open(sys.argv[1], 'rb').read()",
+             "/proc/%d/environ" % proc.pid],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=as_user)
+        soft.check(read.returncode != 0 and b"Permission denied" in read.stderr,
+                   "another process of pgmirror's user reads its environment "
+                   "(PGPASSWORD): exit %d %s" % (read.returncode, read.stderr.decode()))
+    finally:
+        proc.terminate()
+        proc.wait(30 * harness.SLOW)
+        shutil.rmtree(home, ignore_errors=True)
+    soft.check("TheSecretCore" not in err, "PGPASSWORD shows on stderr:\n%s" % err)
 
 
 harness.main(test)

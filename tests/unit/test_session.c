@@ -1,8 +1,9 @@
 /*
  * test_session.c: what the session module can be tested on without a
  * server: binding values into the catalog SQL of a walsender connection
- * (session_sql_bind()), the catalog SQL as compiled in, and the names of
- * temporary slots.
+ * (session_sql_bind()), the catalog SQL as compiled in, the names of
+ * temporary slots, and the secrets of the connection options (-d as a
+ * message shows it, the passwords handed to the log to be masked).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -105,12 +106,79 @@ static void test_temp_slot_name(void **state)
 	assert_int_equal(strspn(a, "abcdefghijklmnopqrstuvwxyz0123456789_"), n);
 }
 
+static void expect_shown(const char *dbname, const char *want)
+{
+	char *got = session_conninfo_shown(dbname);
+
+	assert_string_equal(got, want);
+	free(got);
+}
+
+/*
+ * -d as a command in a message shows it: the secrets masked in libpq's
+ * parse, before the value is quoted, whatever form they were written in
+ * (a quote once came out as '\'' around the mask's reach, and an escaped
+ * blank left the value's tail); the rest as libpq reads it back.
+ */
+static void test_conninfo_shown(void **state)
+{
+	PQconninfoOption *opts;
+	char *shown;
+
+	(void)state;
+	expect_shown("shop", "shop");
+	expect_shown("dbname=d password='Sup3r\\'Secret'", "password=******** dbname=d");
+	expect_shown("postgresql://u:Pass'word@h/d", "user=u password=******** dbname=d host=h");
+	expect_shown("postgres://u:Pass%27word@h/d", "user=u password=******** dbname=d host=h");
+	expect_shown("dbname=d password=Secr\\ etTail", "password=******** dbname=d");
+	expect_shown("postgresql://h/d?password=Qu3ry&sslpassword=K3y",
+		     "password=******** dbname=d host=h sslpassword=********");
+	expect_shown("dbname='my db' password=''", "password=******** dbname='my db'");
+	/* libpq cannot parse it: nothing of it shows */
+	expect_shown("password=Sup3r junk", "********");
+	expect_shown("postgresql://u:Sup3r@[h/d", "********");
+	/* a quote or backslash in another value: quoted back as libpq reads it */
+	shown = session_conninfo_shown("dbname=it\\'s\\\\ host=h");
+	assert_string_equal(shown, "dbname='it\\'s\\\\' host=h");
+	opts = PQconninfoParse(shown, NULL);
+	assert_non_null(opts);
+	for (PQconninfoOption *o = opts; o->keyword != NULL; o++)
+		if (strcmp(o->keyword, "dbname") == 0)
+			assert_string_equal(o->val, "it's\\");
+	PQconninfoFree(opts);
+	free(shown);
+}
+
+/*
+ * The passwords of -d are masked in every form a text can hold them: as
+ * written (quoted, escaped, percent-encoded) and as libpq reads them; the
+ * command line's copy is blanked whole, an escaped blank included.
+ */
+static void test_hide_passwords(void **state)
+{
+	ConnParams kw = {.dbname = "host=h password=Jm5\\ Tp2 sslpassword='K q' dbname=d"};
+	ConnParams uri = {.dbname = "postgresql://u:Kw4'Vy%38@h/d"};
+	char arg[] = "host=h password=Jm5\\ Tp2 sslpassword='K q' dbname=d";
+	char *clean;
+
+	(void)state;
+	assert_true(session_hide_passwords(&kw));
+	assert_true(session_hide_passwords(&uri));
+	log_blank(arg);
+	assert_string_equal(arg, "host=h password=******** sslpassword='***' dbname=d");
+	clean = log_clean("a Jm5 Tp2 b Jm5\\ Tp2 c K q d Kw4'Vy8 e Kw4'Vy%38");
+	assert_string_equal(clean, "a ******** b ******** c ******** d ******** e ********");
+	free(clean);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sql_bind),
 		cmocka_unit_test(test_sql_placeholders),
 		cmocka_unit_test(test_temp_slot_name),
+		cmocka_unit_test(test_conninfo_shown),
+		cmocka_unit_test(test_hide_passwords),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

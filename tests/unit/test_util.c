@@ -231,6 +231,26 @@ static void test_log_hide(void **state)
 }
 
 /*
+ * A text cut to its ErrBuf ends with no piece of a secret: masked whole,
+ * then cut (cut first, the start of a secret at the end was no longer the
+ * secret, and showed).
+ */
+static void test_errbuf_cut_secret(void **state)
+{
+	char pad[sizeof(((ErrBuf *)0)->text) - 5];
+	ErrBuf e;
+
+	(void)state;
+	log_hide("Wx8SecretTail");
+	memset(pad, 'x', sizeof(pad) - 1);
+	pad[sizeof(pad) - 1] = '\0';
+	errbuf_set(&e, "%s%s", pad, "Wx8SecretTail");
+	assert_null(strstr(e.text, "Wx8"));
+	assert_int_equal(strlen(e.text), sizeof(e.text) - 1);
+	assert_string_equal(e.text + sizeof(pad) - 1, "*****");
+}
+
+/*
  * The stream's loop waits for the next WATCHDOG=1's time, not for a whole
  * interval: a loop woken (by data) just before a ping was due slept a
  * whole interval more, and the pings came twice as far apart (a gap of
@@ -269,6 +289,7 @@ int main(void)
 		cmocka_unit_test(test_backoff_next),
 		cmocka_unit_test(test_errbuf),
 		cmocka_unit_test(test_log_hide),
+		cmocka_unit_test(test_errbuf_cut_secret),
 		cmocka_unit_test(test_notify_wait_until_due),
 	};
 
