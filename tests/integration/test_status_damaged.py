@@ -26,7 +26,6 @@ OID or a count out of range, an LSN that is not one. Then:
 
 import json
 import os
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -112,11 +111,11 @@ def loosen(path):
     con.execute("PRAGMA writable_schema = OFF")
     con.commit()
     con.close()
-    got = harness_query(path, "PRAGMA integrity_check")
+    got = query(path, "PRAGMA integrity_check")
     check(got == [("ok",)], "loosening the schema damaged the file: %r" % got)
 
 
-def harness_query(path, q, params=()):
+def query(path, q, params=()):
     con = sqlite3.connect(path)
     try:
         return con.execute(q, params).fetchall()
@@ -124,9 +123,17 @@ def harness_query(path, q, params=()):
         con.close()
 
 
+def copy(src, dst):
+    """A copy of the mirror src at dst, whole (its -wal's commits too)."""
+    a, b = sqlite3.connect(src), sqlite3.connect(dst)
+    a.backup(b)
+    a.close()
+    b.close()
+
+
 def damaged_copy(ctx, base, case, sql):
     path = ctx.path("%s.db" % case)
-    shutil.copyfile(base, path)
+    copy(base, path)
     con = sqlite3.connect(path)
     con.execute(sql)
     con.commit()
@@ -186,7 +193,7 @@ def test(ctx):
     # reserved): the run ends with exit 1 naming it
     base, slot = ctx.path("base.db"), ctx.slot("base")
     ctx.once(base, slot, ["pub", "pub_w"], expect=1)
-    check(harness_query(base, "SELECT count(*) FROM pgmirror_waiting") == [(1,)],
+    check(query(base, "SELECT count(*) FROM pgmirror_waiting") == [(1,)],
           "pgmirror_x does not wait in the mirror")
     text, js, _, _ = sound_status(ctx, base, "the sound mirror")
     check(text.get("tables") == "2" and text.get("tables_waiting") == "1",
@@ -196,7 +203,7 @@ def test(ctx):
           % (rc, out, err))
 
     loose = ctx.path("loose.db")
-    shutil.copyfile(base, loose)
+    copy(base, loose)
     loosen(loose)
     sound_status(ctx, loose, "the mirror without NOT NULLs")
 
@@ -252,7 +259,7 @@ def test(ctx):
         check(rc == 0 and out.strip() == "ok", "%s: --check exited %d: %r %r"
               % (case, rc, out, err))
 
-    notnull = [r[3] for r in harness_query(base, "PRAGMA table_info(pgmirror_tables)")
+    notnull = [r[3] for r in query(base, "PRAGMA table_info(pgmirror_tables)")
                if r[1] == "table_name"]
     check(notnull == [1], "a new mirror's pgmirror_tables.table_name is not NOT NULL "
           "(notnull %r)" % notnull)
@@ -285,9 +292,9 @@ def heal(ctx, case, checked, new_id):
           "%s: the run said nothing of the damage and the rebuild:\n%s" % (case, err))
     check(os.path.exists(path + ".damaged"), "%s: no %s.damaged" % (case, path))
     ctx.assert_mirror_equals_source(path, "orders", "items")
-    check(harness_query(path, "SELECT count(*) FROM sqlite_master WHERE name = 'app_notes'")
+    check(query(path, "SELECT count(*) FROM sqlite_master WHERE name = 'app_notes'")
           == [(1,)], "%s: the heal lost the user's table app_notes" % case)
-    notes = harness_query(path, "SELECT note FROM app_notes ORDER BY n")
+    notes = query(path, "SELECT note FROM app_notes ORDER BY n")
     check(notes == [("mine",), ("also mine",)],
           "%s: the user's table after the heal: %r" % (case, notes))
     rc, out, err = ctx.run(["--check", path])
