@@ -44,7 +44,7 @@ CREATE TABLE IF NOT EXISTS pgmirror_columns (
 
 -- One row per mirrored table: which source relation it stands for.
 CREATE TABLE IF NOT EXISTS pgmirror_tables (
-    table_name    TEXT PRIMARY KEY,           -- SQLite table name
+    table_name    TEXT NOT NULL PRIMARY KEY,  -- SQLite table name
     source_schema TEXT NOT NULL,
     source_table  TEXT NOT NULL,
     relation_oid  INTEGER NOT NULL,           -- source pg_class OID

@@ -425,8 +425,10 @@ bool mirror_table_generation(Mirror *m, const char *table, int64_t *out) PGM_MUS
  * SQLITE_CORRUPT, SQLITE_NOTADB or an error reading the file.
  */
 bool mirror_is_damage_code(int sqlite_code);
-/* What SQLite reported of damage since the last forget, or NULL. */
+/* What SQLite reported of damage since the last forget, or what a reader
+ * found in pgmirror's own tables (mirror_damage_own()), or NULL. */
 const char *mirror_damage_seen(void);
+bool mirror_damage_own(void);
 void mirror_damage_forget(void);
 
 /* Whether a file SQLite cannot read was made by pgmirror (it or its -wal

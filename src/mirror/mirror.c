@@ -606,8 +606,8 @@ void mirror_rollback(Mirror *m)
 		m->hooks.rolled_back(m->hooks.ctx);
 }
 
-/* The names of the tables sql (one text column) yields. */
-static bool names_of(Mirror *m, const char *sql, char ***names, int *n)
+/* The names of the tables sql (one text column, of what) yields. */
+static bool names_of(Mirror *m, const char *sql, const char *what, char ***names, int *n)
 {
 	sqlite3_stmt *q = mirror_prepare(m, sql, false);
 	int rc;
@@ -618,9 +618,17 @@ static bool names_of(Mirror *m, const char *sql, char ***names, int *n)
 		return false;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
 		*names = xreallocarray(*names, (size_t)*n + 1, sizeof(char *));
-		(*names)[(*n)++] = xstrdup((const char *)sqlite3_column_text(q, 0));
+		if (!mirror_own_text(m, q, 0, what, &(*names)[*n]))
+			break;
+		(*n)++;
 	}
 	sqlite3_finalize(q);
+	if (rc == SQLITE_ROW) { /* damaged: the error is set */
+		strv_free(*names, *n);
+		*names = NULL;
+		*n = 0;
+		return false;
+	}
 	if (rc != SQLITE_DONE) {
 		errbuf_set(&m->err, "could not read pgmirror_tables: %s", sqlite3_errmsg(m->db));
 		strv_free(*names, *n);
@@ -638,9 +646,11 @@ bool mirror_drop_all_tables(Mirror *m)
 	bool ok;
 
 	/* Names first: SQLite cannot drop a table while a SELECT is running.
-	 * The tables set aside to be copied again go too (mirror_stage.h). */
-	if (!names_of(m, "SELECT table_name FROM pgmirror_tables UNION "
-		      "SELECT old_name FROM pgmirror_staged", &names, &n))
+	 * The tables set aside to be copied again go too (mirror_stage.h). A
+	 * row without a name (damage) names no table; the DELETEs take it. */
+	if (!names_of(m, "SELECT table_name FROM pgmirror_tables WHERE table_name IS NOT NULL "
+		      "UNION SELECT old_name FROM pgmirror_staged WHERE old_name IS NOT NULL",
+		      "pgmirror_tables.table_name", &names, &n))
 		return false;
 	ok = true;
 	for (int i = 0; i < n; i++)
@@ -653,5 +663,6 @@ bool mirror_drop_all_tables(Mirror *m)
 
 bool mirror_list_tables(Mirror *m, char ***names, int *n)
 {
-	return names_of(m, "SELECT table_name FROM pgmirror_tables ORDER BY 1", names, n);
+	return names_of(m, "SELECT table_name FROM pgmirror_tables ORDER BY 1",
+			"pgmirror_tables.table_name", names, n);
 }

@@ -54,7 +54,8 @@ static void add_found_lines(sqlite3_str *s, const char *text)
 /*
  * The integrity check on db; *found the result (malloc'd): "ok", or the
  * problems SQLite listed (at most 20) and the error it stopped with, if
- * any, on one line.
+ * any, on one line; then, when SQLite found none, the values of
+ * pgmirror's own tables that pgmirror never writes (mirror_own.c).
  */
 static MirrorCheckResult check_db(sqlite3 *db, char **found)
 {
@@ -86,6 +87,13 @@ static MirrorCheckResult check_db(sqlite3 *db, char **found)
 	if (res == MIRROR_CHECK_DAMAGED && sqlite3_str_length(s) == 0)
 		add_found(s, "damaged, with no detail from SQLite");
 	sqlite3_finalize(q);
+	/* SQLite finds its own kind of damage; what it cannot see (a value in
+	 * pgmirror's own tables that pgmirror never writes) is pgmirror's */
+	if (res == MIRROR_CHECK_SOUND) {
+		int n = mirror_own_sweep(db, s, 20);
+
+		res = n > 0 ? MIRROR_CHECK_DAMAGED : n < 0 ? MIRROR_CHECK_FAILED : res;
+	}
 	if (res == MIRROR_CHECK_SOUND)
 		sqlite3_str_appendall(s, "ok");
 	text = sqlite3_str_finish(s);
@@ -217,11 +225,14 @@ void mirror_check_free(MirrorCheck *c)
 
 bool mirror_check_due(Mirror *m, int max_age_secs, bool *due)
 {
+	/* a stored time that is not one (damage, a hand edit) is none: as
+	 * text it compares above every time, and would hold the check off */
 	sqlite3_stmt *q = mirror_prepare(m,
-		"SELECT count(*) FROM pgmirror_state WHERE id = 1 AND (last_check_time IS NULL "
-		"OR last_check_time < datetime('now', '-' || ?1 || ' seconds') "
-		"OR (last_check_result IS NOT 'ok' AND last_check_time > "
-		"coalesce(last_rebuild_time, '')))", false);
+		"SELECT count(*) FROM pgmirror_state WHERE id = 1 AND "
+		"(julianday(last_check_time) IS NULL "
+		"OR julianday(last_check_time) < julianday('now', '-' || ?1 || ' seconds') "
+		"OR (last_check_result IS NOT 'ok' AND (julianday(last_rebuild_time) IS NULL OR "
+		"last_check_time > last_rebuild_time)))", false);
 	bool ok = false;
 
 	*due = false;

@@ -9,7 +9,9 @@
  * I/O error reading the file (a failing card). Every such report of the
  * process goes through SQLite's error log (SQLITE_CONFIG_LOG, set up with
  * the library in mirror.c), which raises a flag the run reads after any
- * failure: one place, whatever step failed.
+ * failure: one place, whatever step failed. A reader of pgmirror's own
+ * tables that finds what pgmirror never writes there (mirror_own.c) raises
+ * the same flag, with what it found.
  *
  * A file SQLite cannot read at all may be someone else's. It was a mirror
  * when its header has pgmirror's application ID (mirror_internal.h), or it
@@ -34,8 +36,11 @@
 #include "mirror_internal.h"
 #include "pgmirror/durable.h"
 
-/* the primary code of the first report of damage; 0: none */
+/* the primary code of the first report of damage; 0: none; DAMAGE_OWN:
+ * pgmirror's own tables hold what pgmirror never writes (damage_text) */
 static atomic_int damage_code;
+#define DAMAGE_OWN (-1)
+static char damage_text[300];
 
 bool mirror_is_damage_code(int code)
 {
@@ -73,11 +78,28 @@ void mirror_on_sqlite_log(void *arg, int code, const char *msg)
 		(void)atomic_compare_exchange_strong(&damage_code, &none, code);
 }
 
+void mirror_damage_note(const char *what)
+{
+	int none = 0;
+
+	/* read by this thread only: the check's thread reports what it finds
+	 * in its result, and SQLite's log only sets a code */
+	if (damage_code != 0)
+		return;
+	snprintf(damage_text, sizeof(damage_text), "%s", what);
+	(void)atomic_compare_exchange_strong(&damage_code, &none, DAMAGE_OWN);
+}
+
 const char *mirror_damage_seen(void)
 {
 	int code = damage_code;
 
-	return code != 0 ? sqlite3_errstr(code) : NULL;
+	return code == DAMAGE_OWN ? damage_text : code != 0 ? sqlite3_errstr(code) : NULL;
+}
+
+bool mirror_damage_own(void)
+{
+	return damage_code == DAMAGE_OWN;
 }
 
 void mirror_damage_forget(void)

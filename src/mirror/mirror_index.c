@@ -105,10 +105,17 @@ static bool read_table_info(Mirror *m, const char *table, TableInfo *t)
 	sqlite3_bind_text(q, 1, table, -1, SQLITE_STATIC);
 	rc = sqlite3_step(q);
 	if (rc == SQLITE_ROW) {
-		const char *ri = (const char *)sqlite3_column_text(q, 0);
+		char *ri;
+		int64_t oid;
 
-		t->replident = ri != NULL ? ri[0] : 'd';
-		t->relation_oid = (uint32_t)sqlite3_column_int64(q, 1);
+		if (!mirror_own_text(m, q, 0, "pgmirror_tables.replica_identity", &ri) ||
+		    !mirror_own_int(m, q, 1, "pgmirror_tables.relation_oid", &oid)) {
+			sqlite3_finalize(q);
+			return false; /* damaged: the error is set */
+		}
+		t->replident = ri[0];
+		t->relation_oid = (uint32_t)oid;
+		free(ri);
 	}
 	sqlite3_finalize(q);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
@@ -119,12 +126,20 @@ static bool read_table_info(Mirror *m, const char *table, TableInfo *t)
 		return false;
 	sqlite3_bind_text(q, 1, table, -1, SQLITE_STATIC);
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		int64_t vt, oid, mod;
+
 		t->names = xreallocarray(t->names, (size_t)t->ncols + 1, sizeof(char *));
 		t->is_short = xreallocarray(t->is_short, (size_t)t->ncols + 1, sizeof(bool));
-		t->names[t->ncols] = xstrdup((const char *)sqlite3_column_text(q, 0));
-		t->is_short[t->ncols++] = short_column(sqlite3_column_int(q, 1),
-						       (uint32_t)sqlite3_column_int64(q, 2),
-						       sqlite3_column_int(q, 3));
+		if (!mirror_own_text(m, q, 0, "pgmirror_columns.column_name", &t->names[t->ncols]) ||
+		    !mirror_own_int(m, q, 1, "pgmirror_columns.value_type", &vt) ||
+		    !mirror_own_int(m, q, 2, "pgmirror_columns.type_oid", &oid) ||
+		    !mirror_own_int(m, q, 3, "pgmirror_columns.type_modifier", &mod)) {
+			t->ncols += t->names[t->ncols] != NULL;
+			sqlite3_finalize(q);
+			table_info_free(t);
+			return false; /* damaged: the error is set */
+		}
+		t->is_short[t->ncols++] = short_column((int)vt, (uint32_t)oid, (int32_t)mod);
 	}
 	sqlite3_finalize(q);
 	if (rc == SQLITE_DONE)

@@ -95,6 +95,33 @@ bool mirror_has_own_table(Mirror *m, const char *name, bool *has) PGM_MUST_CHECK
 /* Column i of the row st is on, as a malloc'd string; NULL for NULL. */
 char *mirror_column_dup(sqlite3_stmt *st, int i);
 
+/*
+ * mirror_own.c: column col of the row q is on, a value of pgmirror's own
+ * table column what ("pgmirror_tables.table_name"), kept to what pgmirror
+ * writes there; false, with m's error naming it ("mirror ... is damaged:
+ * ...") and the damage noted (mirror_damage_note()), when it is not.
+ * Where NULL is a value of the column's own: *out NULL, -1, LSN_INVALID.
+ */
+bool mirror_own_text(Mirror *m, sqlite3_stmt *q, int col, const char *what, char **out)
+	PGM_MUST_CHECK;
+bool mirror_own_int(Mirror *m, sqlite3_stmt *q, int col, const char *what, int64_t *out)
+	PGM_MUST_CHECK;
+bool mirror_own_lsn(Mirror *m, sqlite3_stmt *q, int col, const char *what, Lsn *out)
+	PGM_MUST_CHECK;
+/* mirror_own.c: column col of q's row, of type (sqlite3_column_type(),
+ * read before any other look at it), as a message shows it: text quoted,
+ * at most 40 bytes of it (no UTF-8 character cut), control characters as
+ * '?'; NULL as NULL. */
+void mirror_own_show(sqlite3_stmt *q, int col, int type, char *buf, size_t size);
+/* mirror_own.c: appends to found ("; " between) every value of pgmirror's
+ * own tables in db that is not what pgmirror writes there, with its rowid,
+ * up to limit of them; how many, or -1 when the tables cannot be read
+ * (found says why). */
+int mirror_own_sweep(sqlite3 *db, sqlite3_str *found, int limit);
+/* mirror_damage.c: a reader found what (one line) in pgmirror's own
+ * tables: damage, as SQLite's reports (mirror_damage_seen()). */
+void mirror_damage_note(const char *what);
+
 /* mirror_writeback.c: notes that the open transaction wrote about rows
  * rows; past a threshold, a helper thread starts the disk's writes of its
  * pages while it goes on. */

@@ -47,6 +47,32 @@ static char *text_dup(sqlite3_stmt *q, int col)
 	return xstrdup(t ? (const char *)t : "");
 }
 
+/* One row of pgmirror_tables (INFO_COLUMNS) into t; false with the
+ * damage set and noted when it is not what pgmirror writes. */
+static bool read_info(Mirror *m, sqlite3_stmt *q, MirrorTableInfo *t)
+{
+	int64_t oid;
+
+	memset(t, 0, sizeof(*t));
+	if (!mirror_own_text(m, q, 0, "pgmirror_tables.table_name", &t->name) ||
+	    !mirror_own_text(m, q, 1, "pgmirror_tables.source_schema", &t->source_schema) ||
+	    !mirror_own_text(m, q, 2, "pgmirror_tables.source_table", &t->source_table) ||
+	    !mirror_own_int(m, q, 3, "pgmirror_tables.relation_oid", &oid) ||
+	    !mirror_own_lsn(m, q, 4, "pgmirror_tables.sync_lsn", &t->sync_lsn) ||
+	    !mirror_own_int(m, q, 7, "pgmirror_tables.copy_rows", &t->copy_rows) ||
+	    !mirror_own_int(m, q, 8, "pgmirror_tables.copy_estimate", &t->copy_estimate))
+		return false;
+	t->relation_oid = (uint32_t)oid;
+	if (t->copy_estimate < 0)
+		t->copy_estimate = -1; /* not known */
+	/* what the publications publish, compared with what they publish now
+	 * (a difference copies the table again), and the copy's ranges, which
+	 * copy_ranges_parse() reads as untrusted */
+	t->definition = mirror_column_dup(q, 5);
+	t->copy_state = mirror_column_dup(q, 6);
+	return true;
+}
+
 /* Every row of pgmirror_tables that q (bound) yields, into *out. */
 static bool read_infos(Mirror *m, sqlite3_stmt *q, MirrorTableInfo **out, int *n)
 {
@@ -56,25 +82,8 @@ static bool read_infos(Mirror *m, sqlite3_stmt *q, MirrorTableInfo **out, int *n
 	*out = NULL;
 	*n = 0;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		MirrorTableInfo *t;
-
 		*out = xreallocarray(*out, (size_t)*n + 1, sizeof(MirrorTableInfo));
-		t = &(*out)[(*n)++];
-		t->name = text_dup(q, 0);
-		t->source_schema = text_dup(q, 1);
-		t->source_table = text_dup(q, 2);
-		t->relation_oid = (uint32_t)sqlite3_column_int64(q, 3);
-		t->definition = sqlite3_column_type(q, 5) == SQLITE_NULL ? NULL : text_dup(q, 5);
-		t->copy_state = sqlite3_column_type(q, 6) == SQLITE_NULL ? NULL : text_dup(q, 6);
-		t->copy_rows = sqlite3_column_int64(q, 7);
-		t->copy_estimate = sqlite3_column_type(q, 8) == SQLITE_NULL ? -1
-				   : sqlite3_column_int64(q, 8);
-		t->sync_lsn = LSN_INVALID;
-		if (sqlite3_column_type(q, 4) != SQLITE_NULL &&
-		    !lsn_parse((const char *)sqlite3_column_text(q, 4), &t->sync_lsn)) {
-			errbuf_set(&m->err, "mirror \"%s\" has a damaged sync_lsn \"%s\" for table "
-				  "\"%s\" in pgmirror_tables; start a new mirror", m->path,
-				  (const char *)sqlite3_column_text(q, 4), t->name);
+		if (!read_info(m, q, &(*out)[(*n)++])) {
 			damaged = true;
 			break;
 		}

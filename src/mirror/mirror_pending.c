@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "mirror_internal.h"
 #include "pgmirror/mirror_pending.h"
@@ -41,20 +42,25 @@ bool mirror_pending_list(Mirror *m, MirrorPending **out, int *n)
 		return false;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
 		MirrorPending *p;
+		int64_t oid;
 
 		*out = xreallocarray(*out, (size_t)*n + 1, sizeof(MirrorPending));
-		p = &(*out)[(*n)++];
-		p->relation_oid = (uint32_t)sqlite3_column_int64(q, 0);
-		p->source_schema = mirror_column_dup(q, 1);
-		p->source_table = mirror_column_dup(q, 2);
-		p->estimate = sqlite3_column_type(q, 3) == SQLITE_NULL ? -1
-			      : sqlite3_column_int64(q, 3);
+		p = memset(&(*out)[(*n)++], 0, sizeof(MirrorPending));
+		if (!mirror_own_int(m, q, 0, "pgmirror_pending.relation_oid", &oid) ||
+		    !mirror_own_text(m, q, 1, "pgmirror_pending.source_schema", &p->source_schema) ||
+		    !mirror_own_text(m, q, 2, "pgmirror_pending.source_table", &p->source_table) ||
+		    !mirror_own_int(m, q, 3, "pgmirror_pending.estimate", &p->estimate))
+			break; /* damaged: the error is set */
+		p->relation_oid = (uint32_t)oid;
+		if (p->estimate < 0)
+			p->estimate = -1; /* not known */
 	}
 	sqlite3_finalize(q);
 	if (rc == SQLITE_DONE)
 		return true;
-	errbuf_set(&m->err, "could not read pgmirror_pending of mirror \"%s\": %s", m->path,
-		   sqlite3_errmsg(m->db));
+	if (rc != SQLITE_ROW)
+		errbuf_set(&m->err, "could not read pgmirror_pending of mirror \"%s\": %s",
+			   m->path, sqlite3_errmsg(m->db));
 	mirror_pending_free(*out, *n);
 	*out = NULL;
 	*n = 0;

@@ -35,6 +35,29 @@ static void old_columns_free(OldColumn *cols, int n)
 	free(cols);
 }
 
+/* One row of pgmirror_columns (column_name, type_oid, type_modifier,
+ * value_type, is_key, source_attnum) into c; false with the damage set. */
+static bool read_old_column(Mirror *m, sqlite3_stmt *q, OldColumn *c)
+{
+	int64_t oid, mod, vt, key, attnum;
+
+	memset(c, 0, sizeof(*c));
+	if (!mirror_own_text(m, q, 0, "pgmirror_columns.column_name", &c->name) ||
+	    !mirror_own_int(m, q, 1, "pgmirror_columns.type_oid", &oid) ||
+	    !mirror_own_int(m, q, 2, "pgmirror_columns.type_modifier", &mod) ||
+	    !mirror_own_int(m, q, 3, "pgmirror_columns.value_type", &vt) ||
+	    !mirror_own_int(m, q, 4, "pgmirror_columns.is_key", &key) ||
+	    !mirror_own_int(m, q, 5, "pgmirror_columns.source_attnum", &attnum))
+		return false;
+	/* each within its type's range (mirror_own.c's rules) */
+	c->type_oid = (uint32_t)oid;
+	c->type_mod = (int32_t)mod;
+	c->value_type = (int)vt;
+	c->is_key = key != 0;
+	c->attnum = (int)attnum;
+	return true;
+}
+
 /*
  * Reads what the mirror records of def's source relation, found by its
  * OID; *exists false if nothing. Only when the mirror has no table of that
@@ -91,9 +114,12 @@ static bool read_definition(Mirror *m, const MirrorTableDef *def, bool *exists,
 	sqlite3_bind_text(q, 1, def->name, -1, SQLITE_STATIC);
 	rc = sqlite3_step(q);
 	if (rc == SQLITE_ROW) {
-		const char *ri = (const char *)sqlite3_column_text(q, 0);
+		char *ri;
 
-		*same_table = ri != NULL && ri[0] == def->replident;
+		if (!mirror_own_text(m, q, 0, "pgmirror_tables.replica_identity", &ri))
+			goto done; /* damaged: the error is set */
+		*same_table = ri[0] == def->replident;
+		free(ri);
 	} else
 		goto sqlerr;
 	sqlite3_finalize(q);
@@ -106,17 +132,9 @@ static bool read_definition(Mirror *m, const MirrorTableDef *def, bool *exists,
 		return false;
 	sqlite3_bind_text(q, 1, def->name, -1, SQLITE_STATIC);
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		OldColumn *c;
-
 		*cols = xreallocarray(*cols, (size_t)*ncols + 1, sizeof(OldColumn));
-		c = &(*cols)[(*ncols)++];
-		c->name = xstrdup((const char *)sqlite3_column_text(q, 0));
-		c->type_oid = (uint32_t)sqlite3_column_int64(q, 1);
-		c->type_mod = sqlite3_column_int(q, 2);
-		c->value_type = sqlite3_column_int(q, 3);
-		c->is_key = sqlite3_column_int(q, 4) != 0;
-		c->attnum = sqlite3_column_int(q, 5);
-		c->matched = false;
+		if (!read_old_column(m, q, &(*cols)[(*ncols)++]))
+			goto done; /* damaged: the error is set */
 	}
 	if (rc != SQLITE_DONE)
 		goto sqlerr;

@@ -90,19 +90,24 @@ bool mirror_stage_list(Mirror *m, MirrorStaged **out, int *n)
 		return false;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
 		MirrorStaged *s;
+		int64_t oid;
 
 		*out = xreallocarray(*out, (size_t)*n + 1, sizeof(MirrorStaged));
-		s = &(*out)[(*n)++];
-		s->relation_oid = (uint32_t)sqlite3_column_int64(q, 0);
-		s->old_name = mirror_column_dup(q, 1);
+		s = memset(&(*out)[(*n)++], 0, sizeof(MirrorStaged));
+		if (!mirror_own_int(m, q, 0, "pgmirror_staged.relation_oid", &oid) ||
+		    !mirror_own_text(m, q, 1, "pgmirror_staged.old_name", &s->old_name))
+			break; /* damaged: the error is set */
+		s->relation_oid = (uint32_t)oid;
+		/* NULL when the staged table has no row (not begun): the join's */
 		s->staged = mirror_column_dup(q, 2);
 		s->done = s->staged != NULL && sqlite3_column_int(q, 3) != 0;
 	}
 	sqlite3_finalize(q);
 	if (rc == SQLITE_DONE)
 		return true;
-	errbuf_set(&m->err, "could not read pgmirror_staged of mirror \"%s\": %s", m->path,
-		   sqlite3_errmsg(m->db));
+	if (rc != SQLITE_ROW)
+		errbuf_set(&m->err, "could not read pgmirror_staged of mirror \"%s\": %s",
+			   m->path, sqlite3_errmsg(m->db));
 	mirror_stage_list_free(*out, *n);
 	*out = NULL;
 	*n = 0;

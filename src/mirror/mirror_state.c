@@ -26,7 +26,6 @@ bool mirror_read_state(Mirror *m, MirrorState *st)
 {
 	sqlite3_stmt *q;
 	int rc;
-	const unsigned char *lsn;
 	bool ok = false;
 
 	memset(st, 0, sizeof(*st));
@@ -47,21 +46,18 @@ bool mirror_read_state(Mirror *m, MirrorState *st)
 		goto done;
 	}
 	st->present = true;
-	st->slot = mirror_column_dup(q, 0);
-	st->publications = mirror_column_dup(q, 1);
-	st->system_identifier = mirror_column_dup(q, 2);
-	st->database = mirror_column_dup(q, 3);
-	lsn = sqlite3_column_text(q, 4);
-	st->last_commit_time = mirror_column_dup(q, 5);
-	st->initial_copy_done = sqlite3_column_int(q, 6) != 0;
-	if (lsn == NULL || !lsn_parse((const char *)lsn, &st->confirmed_lsn) ||
-	    st->slot == NULL || st->publications == NULL) {
-		errbuf_set(&m->err, "mirror \"%s\" has a damaged pgmirror_state row "
-			  "(confirmed_lsn \"%s\"); restore it or start a new mirror",
-			  m->path, lsn ? (const char *)lsn : "");
+	/* a damaged row is damage: a run heals it (with -S and -P) */
+	if (!mirror_own_text(m, q, 0, "pgmirror_state.slot", &st->slot) ||
+	    !mirror_own_text(m, q, 1, "pgmirror_state.publications", &st->publications) ||
+	    !mirror_own_text(m, q, 2, "pgmirror_state.system_identifier",
+			     &st->system_identifier) ||
+	    !mirror_own_text(m, q, 3, "pgmirror_state.database", &st->database) ||
+	    !mirror_own_lsn(m, q, 4, "pgmirror_state.confirmed_lsn", &st->confirmed_lsn)) {
 		mirror_state_clear(st);
 		goto done;
 	}
+	st->last_commit_time = mirror_column_dup(q, 5);
+	st->initial_copy_done = sqlite3_column_int(q, 6) != 0;
 	ok = true;
 done:
 	sqlite3_finalize(q);

@@ -147,20 +147,30 @@ bool mirror_table_columns(Mirror *m, const char *table, MirrorColumnDef **cols, 
 	sqlite3_bind_text(q, 1, table, -1, SQLITE_STATIC);
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
 		MirrorColumnDef *c;
+		char *name;
+		int64_t oid, mod, attnum;
 
 		*cols = xreallocarray(*cols, (size_t)*n + 1, sizeof(MirrorColumnDef));
-		c = &(*cols)[(*n)++];
-		memset(c, 0, sizeof(*c));
-		c->name = xstrdup((const char *)sqlite3_column_text(q, 0));
-		c->type_oid = (uint32_t)sqlite3_column_int64(q, 1);
-		c->type_mod = sqlite3_column_int(q, 2);
-		c->attnum = sqlite3_column_int(q, 3);
+		c = memset(&(*cols)[(*n)++], 0, sizeof(MirrorColumnDef));
+		if (!mirror_own_text(m, q, 0, "pgmirror_columns.column_name", &name) ||
+		    !mirror_own_int(m, q, 1, "pgmirror_columns.type_oid", &oid) ||
+		    !mirror_own_int(m, q, 2, "pgmirror_columns.type_modifier", &mod) ||
+		    !mirror_own_int(m, q, 3, "pgmirror_columns.source_attnum", &attnum)) {
+			c->name = name;
+			break; /* damaged: the error is set */
+		}
+		/* each within its type's range (mirror_own.c's rules) */
+		c->name = name;
+		c->type_oid = (uint32_t)oid;
+		c->type_mod = (int32_t)mod;
+		c->attnum = (int)attnum;
 	}
 	sqlite3_finalize(q);
 	if (rc == SQLITE_DONE)
 		return true;
-	errbuf_set(&m->err, "could not read the columns of mirror table \"%s\": %s", table,
-		  sqlite3_errmsg(m->db));
+	if (rc != SQLITE_ROW)
+		errbuf_set(&m->err, "could not read the columns of mirror table \"%s\": %s",
+			   table, sqlite3_errmsg(m->db));
 	mirror_table_columns_free(*cols, *n);
 	*cols = NULL;
 	*n = 0;

@@ -420,8 +420,11 @@ bool mirror_user_objects_restore(Mirror *m, const MirrorUserObjects *u, char ***
 bool mirror_user_objects_read(Mirror *m, MirrorUserObjects **out)
 {
 	MirrorUserObjects *u = xcalloc(1, sizeof(*u));
+	/* a NULL in the list (damage) would make NOT IN never true: no
+	 * table of the user's would be found, and a heal would lose them */
 	sqlite3_stmt *q = mirror_prepare(m, READ_SQL("AND NOT (type = 'table' AND name IN "
-						     "(SELECT table_name FROM pgmirror_tables)) "),
+						     "(SELECT table_name FROM pgmirror_tables "
+						     "WHERE table_name IS NOT NULL)) "),
 					 false);
 
 	if (q == NULL || !read_objects(m, q, u)) {

@@ -62,8 +62,10 @@ bool mirror_table_of_relation(Mirror *m, uint32_t oid, char **name)
 		return false;
 	sqlite3_bind_int64(q, 1, oid);
 	rc = sqlite3_step(q);
-	if (rc == SQLITE_ROW)
-		*name = xstrdup((const char *)sqlite3_column_text(q, 0));
+	if (rc == SQLITE_ROW && !mirror_own_text(m, q, 0, "pgmirror_tables.table_name", name)) {
+		sqlite3_finalize(q);
+		return false; /* damaged: the error is set */
+	}
 	sqlite3_finalize(q);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
 		errbuf_set(&m->err, "could not read pgmirror_tables: %s", sqlite3_errmsg(m->db));

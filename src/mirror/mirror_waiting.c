@@ -30,20 +30,24 @@ static bool read_rows(Mirror *m, sqlite3_stmt *q, MirrorWaiting **out, int *n)
 
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
 		MirrorWaiting *w;
+		int64_t oid;
 
 		*out = xreallocarray(*out, (size_t)*n + 1, sizeof(MirrorWaiting));
-		w = &(*out)[(*n)++];
-		w->relation_oid = (uint32_t)sqlite3_column_int64(q, 0);
-		w->source_schema = mirror_column_dup(q, 1);
-		w->source_table = mirror_column_dup(q, 2);
-		w->reason = mirror_column_dup(q, 3);
-		w->since = mirror_column_dup(q, 4);
+		w = memset(&(*out)[(*n)++], 0, sizeof(MirrorWaiting));
+		if (!mirror_own_int(m, q, 0, "pgmirror_waiting.relation_oid", &oid) ||
+		    !mirror_own_text(m, q, 1, "pgmirror_waiting.source_schema", &w->source_schema) ||
+		    !mirror_own_text(m, q, 2, "pgmirror_waiting.source_table", &w->source_table) ||
+		    !mirror_own_text(m, q, 3, "pgmirror_waiting.reason", &w->reason) ||
+		    !mirror_own_text(m, q, 4, "pgmirror_waiting.since", &w->since))
+			break; /* damaged: the error is set */
+		w->relation_oid = (uint32_t)oid;
 	}
 	sqlite3_finalize(q);
 	if (rc == SQLITE_DONE)
 		return true;
-	errbuf_set(&m->err, "could not read pgmirror_waiting of mirror \"%s\": %s", m->path,
-		   sqlite3_errmsg(m->db));
+	if (rc != SQLITE_ROW)
+		errbuf_set(&m->err, "could not read pgmirror_waiting of mirror \"%s\": %s",
+			   m->path, sqlite3_errmsg(m->db));
 	mirror_waiting_free(*out, *n);
 	*out = NULL;
 	*n = 0;

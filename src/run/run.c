@@ -49,8 +49,9 @@ void heal_note(Run *run, const char *why, const char *found_by_check)
 	run->heal_why = xstrdup(found_by_check ? found_by_check : why);
 	log_warning("mirror \"%s\" is damaged (%s: %s); setting it aside as \"%s.damaged\" and "
 		    "rebuilding it from a fresh copy", run->opt->mirror_path,
-		    found_by_check ? "the integrity check found" : "SQLite reported",
-		    run->heal_why, run->opt->mirror_path);
+		    found_by_check ? "the integrity check found"
+		    : mirror_damage_own() ? "pgmirror's own tables hold what pgmirror never writes"
+		    : "SQLite reported", run->heal_why, run->opt->mirror_path);
 }
 
 bool heal_after_failure(Run *run)

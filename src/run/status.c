@@ -18,6 +18,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,15 @@ static void json_string(const char *text)
 			fwrite(s + i, 1, len, stdout);
 	}
 	putchar('"');
+}
+
+/* v as a JSON number; null when it is none (JSON has no NaN or Infinity) */
+static void json_double(double v, bool known)
+{
+	if (known && isfinite(v))
+		printf("%.3f", v);
+	else
+		fputs("null", stdout);
 }
 
 static void json_key(const char *key, bool first)
@@ -140,10 +150,7 @@ static void print_json(const char *path, const MirrorState *st, const MirrorHeal
 	else
 		fputs("null", stdout);
 	json_key("last_sync_lag_seconds", false);
-	if (h->has_lag)
-		printf("%.3f", h->lag_seconds);
-	else
-		fputs("null", stdout);
+	json_double(h->lag_seconds, h->has_lag);
 	json_field("last_check_time", h->last_check_time);
 	json_field("last_check_result", h->last_check_result);
 	json_field("last_rebuild_time", h->last_rebuild_time);
@@ -361,6 +368,17 @@ static bool staged_view(Mirror *m, TableStatus **t, char ***names, int *n, Mirro
 	return ok;
 }
 
+/* What stopped the reading; for damage (SQLite's, or a value in pgmirror's
+ * own tables that pgmirror never writes), what mends it. */
+static void log_read_error(Mirror *m)
+{
+	if (mirror_damage_seen() != NULL)
+		log_error("%s; pgmirror --check records it, and the next run of pgmirror then sets "
+			  "the file aside and rebuilds it from a fresh copy", mirror_error(m));
+	else
+		log_error("%s", mirror_error(m));
+}
+
 int status_print(const char *mirror_path, StatusFormat format)
 {
 	Mirror *m = NULL;
@@ -390,7 +408,7 @@ int status_print(const char *mirror_path, StatusFormat format)
 	if (!mirror_begin_read(m) || !mirror_read_state(m, &st) || !mirror_read_health(m, &h) ||
 	    !mirror_list_tables(m, &names, &n) || !mirror_waiting_list(m, &w, &nw) ||
 	    !mirror_pending_list(m, &p, &np)) {
-		log_error("%s", mirror_error(m));
+		log_read_error(m);
 		goto done;
 	}
 	if (!st.present) {
@@ -406,12 +424,12 @@ int status_print(const char *mirror_path, StatusFormat format)
 		if (!mirror_count_rows(m, names[i], &t[i].rows) ||
 		    !mirror_table_generation(m, names[i], &t[i].generation) ||
 		    !copy_progress(m, &t[i])) {
-			log_error("%s", mirror_error(m));
+			log_read_error(m);
 			goto done;
 		}
 	}
 	if (!staged_view(m, &t, &names, &n, p, &np)) {
-		log_error("%s", mirror_error(m));
+		log_read_error(m);
 		goto done;
 	}
 	if (format == STATUS_JSON)

@@ -17,6 +17,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -69,10 +70,13 @@ static void sample_begin(const char *name, const char *slot, const char *label,
 static void sample_double(const char *name, const char *slot, double v, bool known)
 {
 	sample_begin(name, slot, NULL, NULL);
-	if (known)
-		printf(" %.17g\n", v);
-	else
+	/* the format's words for what printf writes as nan and inf */
+	if (!known || isnan(v))
 		fputs(" NaN\n", stdout);
+	else if (isinf(v))
+		fputs(v > 0 ? " +Inf\n" : " -Inf\n", stdout);
+	else
+		printf(" %.17g\n", v);
 }
 
 /* A metric of one sample: a time (UTC text) as Unix seconds, 0 when NULL. */
