@@ -194,9 +194,12 @@ static bool sync_one(Run *run, Applier *apply, Applier *a, Copier *c, const Sync
 		return true;
 	}
 	if ((why = waiting_shape_problem(t)) != NULL) {
-		/* as it is in the snapshot: it waits (checked before, too) */
-		ok = waiting_store(run, t, 1, &why, true);
+		/* as it is in the snapshot: it waits (checked before, too), and
+		 * its mirror table (its last column dropped, say) goes */
+		ok = waiting_instead(run, t, why);
 		free(why);
+		if (apply != NULL)
+			apply_forget_table(apply, tg->oid);
 		return ok;
 	}
 	if (!copy_begin_at(c, at)) {

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "pgmirror/mirror_pending.h"
+#include "pgmirror/mirror_stage.h"
 #include "pgmirror/mirror_waiting.h"
 #include "pgmirror/naming.h"
 #include "replicate_internal.h"
@@ -221,5 +222,32 @@ bool waiting_note_pending(Run *run, const SyncTarget *tg, const int64_t *estimat
 	if (!ok)
 		log_error("%s", mirror_error(run->mirror));
 	free(pend);
+	return ok;
+}
+
+bool waiting_instead(Run *run, const SourceTable *t, char *why)
+{
+	MirrorTableInfo info = {0};
+	char *old = NULL;
+	bool found = false, staged = false;
+	bool ok = mirror_begin(run->mirror) &&
+		  mirror_table_by_oid(run->mirror, t->oid, &found, &info) &&
+		  mirror_stage_of(run->mirror, t->oid, &staged, &old) &&
+		  mirror_table_drop(run->mirror, t->oid) &&
+		  mirror_stage_forget(run->mirror, t->oid);
+
+	if (!ok)
+		log_error("%s", mirror_error(run->mirror));
+	ok = ok && waiting_store(run, t, 1, &why, false);
+	if (ok && !mirror_commit(run->mirror)) {
+		log_error("%s", mirror_error(run->mirror));
+		ok = false;
+	}
+	mirror_rollback(run->mirror);
+	if (ok && (found || staged))
+		log_warning("mirror table \"%s\" is removed: source table \"%s.%s\" cannot be "
+			    "mirrored as it is now", staged ? old : info.name, t->nspname, t->relname);
+	mirror_table_info_clear(&info);
+	free(old);
 	return ok;
 }

@@ -40,6 +40,13 @@ char *waiting_copy_reason(const SourceTable *t, const char *err, bool privilege)
 bool waiting_store(Run *run, const SourceTable *tables, int n, char *const *reasons,
 		   bool own_txn) PGM_MUST_CHECK;
 
+/*
+ * t cannot be mirrored as it is now (why: its name or columns, naming.h):
+ * its mirror table goes, and one set aside (mirror_stage.h), with a
+ * warning, and it waits; in a transaction of its own. False logged.
+ */
+bool waiting_instead(Run *run, const SourceTable *t, char *why) PGM_MUST_CHECK;
+
 /* Forgets the waiting tables that pub (the tables published now) no
  * longer holds, and those the mirror has (mt: synced by an older
  * pgmirror, which knew nothing of waiting); false with the error logged. */
