@@ -69,12 +69,21 @@ CREATE TABLE IF NOT EXISTS pgmirror_tables (
 -- has no mirror table, its changes are skipped, and it is tried again at
 -- every start and every check; once it can be taken it is synced as a
 -- joining table and its row goes (DESIGN.md, invariant 14).
+-- A table whose copy met a value the mirror cannot store remembers that
+-- copy (copy_*), and is copied again only once something that could change
+-- the outcome did: its shape as published, a change of its rows in the
+-- stream, or the back-off's time (src/run/waiting.c).
 CREATE TABLE IF NOT EXISTS pgmirror_waiting (
     relation_oid  INTEGER PRIMARY KEY,        -- source pg_class OID
     source_schema TEXT NOT NULL,
     source_table  TEXT NOT NULL,
     reason        TEXT NOT NULL,              -- why it waits, and what to do
-    since         TEXT NOT NULL               -- UTC: when it began to wait
+    since         TEXT NOT NULL,              -- UTC: when it began to wait
+    copy_shape    TEXT,                       -- the failed copy's shape (NULL: none)
+    copy_lsn      TEXT,                       -- ... its snapshot's LSN (X/Y)
+    copy_changed  INTEGER NOT NULL DEFAULT 0, -- a change of its rows came since
+    copy_tries    INTEGER NOT NULL DEFAULT 0, -- failed copies in a row
+    copy_retry    TEXT                        -- UTC: copied again then at the latest
 );
 
 -- The tables a sync (a first run, tables that join) is to copy and has not

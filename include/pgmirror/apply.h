@@ -87,6 +87,11 @@ void apply_set_sync_mode(Applier *a);
 int apply_unknown_relations(const Applier *a, const uint32_t **oids);
 void apply_clear_unknown(Applier *a);
 
+/* Whether a change came for a table that waits after its copy met a value
+ * the mirror cannot store (noted in the mirror, for the next check: the
+ * end of a run that is to end checks at once). */
+bool apply_waiting_changed(const Applier *a);
+
 /*
  * The mirror table of relation oid was made, replaced or dropped outside
  * this applier (a table sync, a table that left): forget its statements

@@ -37,6 +37,12 @@ bool copy_parts_possible(Session *s, const SourceTable *t);
 bool copy_table_parts(Copier *c, Mirror *m, const SourceTable *t, Lsn at, int64_t estimate)
 	PGM_MUST_CHECK;
 
+/* What t's rows are copied as (its replica identity, definition, row
+ * filter, columns with their types and keys), hashed: a copy of another
+ * shape cannot go on from this one's parts, and may store values that
+ * this one could not. */
+uint64_t copy_parts_signature(const SourceTable *t);
+
 /* The parts copy_table_parts() committed since copy_parts_stored_reset()
  * (the process's: one copy runs at a time). A try that stored one made
  * progress, and a cut of it is worth another try at once. */

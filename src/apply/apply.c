@@ -575,3 +575,8 @@ void apply_clear_unknown(Applier *a)
 {
 	a->nunknown = 0;
 }
+
+bool apply_waiting_changed(const Applier *a)
+{
+	return a->waiting_changed;
+}

@@ -4,7 +4,8 @@
  * group's SQLite transaction, putting the user's objects back after a
  * table was made again, noting that a catalog question failed because
  * the source was lost, and setting aside a table that can no longer be
- * held, to wait (invariant 14).
+ * held, to wait (invariant 14), and noting the changes of one that waits
+ * after its copy met a value (src/run/waiting.c copies it again then).
  */
 #include "config.h"
 
@@ -66,7 +67,36 @@ bool apply_wait_table(Applier *a, RelEntry *r, const char *why)
 	r->table = NULL;
 	r->in_mirror = false;
 	r->waiting = true;
+	r->watch_lsn = LSN_INVALID; /* a copy is tried at the next check */
 	r->sync_known = true;
+	return true;
+}
+
+bool apply_watch_waiting(Applier *a, RelEntry *r)
+{
+	MirrorWaitCopy c;
+
+	if (!mirror_waiting_copy(a->m, r->oid, &r->waiting, &c)) {
+		errbuf_set(&a->err, "%s", mirror_error(a->m));
+		return false;
+	}
+	if (c.shape != NULL && !c.changed)
+		r->watch_lsn = c.lsn;
+	mirror_wait_copy_clear(&c);
+	return true;
+}
+
+bool apply_note_waiting_change(Applier *a, RelEntry *r)
+{
+	if (!apply_open_group(a) || !mirror_waiting_note_change(a->m, r->oid)) {
+		errbuf_set(&a->err, "could not note a change of waiting table \"%s\": %s",
+			  r->display, mirror_error(a->m));
+		return false;
+	}
+	log_debug("source table \"%s\", which waits after its copy met a value the mirror "
+		  "cannot store, changed: it is copied again at the next check", r->display);
+	r->watch_lsn = LSN_INVALID;
+	a->waiting_changed = true;
 	return true;
 }
 

@@ -38,6 +38,10 @@ typedef struct RelEntry {
 				 * range (apply_ranges.c); NULL: per table */
 	bool waiting;           /* not in the mirror: it waits (pgmirror_waiting),
 				 * its changes are skipped without a note */
+	Lsn watch_lsn;          /* it waits after a copy that met a value: its
+				 * first change committed at or after this is
+				 * noted (mirror_waiting_note_change()), since
+				 * it may remove the value; LSN_INVALID: none */
 	bool noted;             /* not in the mirror: noted for the table sync */
 	bool needs_sync;        /* its mirror table must be copied again (a keyless
 				 * table's newly published column, a row moved
@@ -89,6 +93,8 @@ struct Applier {
 	bool bad_value;          /* the last error is of a value (apply.c) */
 	uint32_t *unknown;       /* changed relations the mirror does not have */
 	int nunknown;
+	bool waiting_changed;    /* a change of a table that waits after its copy
+				  * met a value was noted (apply_schema.c) */
 	MirrorUserObjects *reset_saved; /* apply_reset set them aside: made again
 					 * at that transaction's Commit */
 
@@ -118,6 +124,16 @@ void apply_catalog_failed(Applier *a);
  * invariant 14), in the open group; its changes are skipped until a check
  * syncs it as a joining table. False with a->err. */
 bool apply_wait_table(Applier *a, RelEntry *r, const char *why) PGM_MUST_CHECK;
+/* apply_common.c: whether r, which has no mirror table, waits (r->waiting),
+ * and from where its changes are to be noted (r->watch_lsn: it waits after
+ * a copy that met a value, and no change of it was noted since). False
+ * with a->err. */
+bool apply_watch_waiting(Applier *a, RelEntry *r) PGM_MUST_CHECK;
+/* apply_common.c: a change of r, which waits after a copy that met a
+ * value, came from a transaction that copy did not see: noted in the open
+ * group, so that the next check copies r again (src/run/waiting.c). False
+ * with a->err. */
+bool apply_note_waiting_change(Applier *a, RelEntry *r) PGM_MUST_CHECK;
 /*
  * Converts a change's tuple into r's newvals (is_new) or oldvals
  * (apply_tuple.c); kind is the tuple's ('N', 'K', 'O'). False with the

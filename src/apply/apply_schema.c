@@ -523,8 +523,10 @@ bool apply_sync_again(Applier *a, RelEntry *r)
  * before that LSN (the snapshot has them). A table that waits (its row in
  * pgmirror_waiting: invariant 14) has no mirror table either, and joins
  * the same way once it can be taken; its changes are skipped without
- * asking for a sync, which the next check tries. A Relation message seen then is
- * kept: the first change applied brings the table in line with it.
+ * asking for a sync, which the next check tries (after a copy that met a
+ * value, once something changed: apply_watch_waiting()). A Relation message
+ * seen then is kept: the first change applied brings the table in line
+ * with it.
  */
 static bool decide_skip(Applier *a, RelEntry *r, bool *skip)
 {
@@ -545,14 +547,16 @@ static bool decide_skip(Applier *a, RelEntry *r, bool *skip)
 		}
 		mirror_table_info_clear(&info);
 		r->waiting = false;
-		if (!r->in_mirror && !mirror_waiting_has(a->m, r->oid, &r->waiting)) {
-			errbuf_set(&a->err, "%s", mirror_error(a->m));
+		r->watch_lsn = LSN_INVALID;
+		if (!r->in_mirror && !apply_watch_waiting(a, r))
 			return false;
-		}
 		r->sync_known = true;
 	}
 	if (r->waiting) {
 		*skip = true; /* tried again at the next check, not at its changes */
+		if (r->watch_lsn != LSN_INVALID && a->txn_final_lsn >= r->watch_lsn &&
+		    !apply_note_waiting_change(a, r))
+			return false;
 	} else if (!r->in_mirror || r->needs_sync) {
 		note_unknown(a, r);
 		*skip = true;

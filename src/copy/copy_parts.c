@@ -66,8 +66,7 @@ bool copy_parts_possible(Session *s, const SourceTable *t)
 	return nkeys > 0;
 }
 
-/* What t's rows are copied as: a copy of another shape cannot go on. */
-static uint64_t signature(const SourceTable *t)
+uint64_t copy_parts_signature(const SourceTable *t)
 {
 	uint64_t h = copy_ranges_hash(0, &t->replident, 1);
 
@@ -214,7 +213,7 @@ bool copy_table_parts(Copier *c, Mirror *m, const SourceTable *t, Lsn at, int64_
 {
 	Parts p = {.c = c, .m = m, .t = t, .at = at, .estimate = estimate};
 	bool possible = copy_parts_possible(copy_session(c), t), ok = false;
-	uint64_t sig = signature(t);
+	uint64_t sig = copy_parts_signature(t);
 	CopyRanges *earlier = NULL;
 	SourceOrder order = {0};
 	bool *bytewise = NULL;

@@ -39,6 +39,13 @@ static const struct {
 	{ "pgmirror_tables", "copy_rows", "INTEGER NOT NULL DEFAULT 0" },
 	{ "pgmirror_tables", "copy_estimate", "INTEGER" },
 	{ "pgmirror_state", "publication_fingerprint", "TEXT" },
+	/* format 4 too: an older pgmirror leaves them be (it copies a table
+	 * that waits at every check, as it did) */
+	{ "pgmirror_waiting", "copy_shape", "TEXT" },
+	{ "pgmirror_waiting", "copy_lsn", "TEXT" },
+	{ "pgmirror_waiting", "copy_changed", "INTEGER NOT NULL DEFAULT 0" },
+	{ "pgmirror_waiting", "copy_tries", "INTEGER NOT NULL DEFAULT 0" },
+	{ "pgmirror_waiting", "copy_retry", "TEXT" },
 };
 
 bool mirror_upgrade(Mirror *m)

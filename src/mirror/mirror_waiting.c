@@ -134,13 +134,72 @@ bool mirror_waiting_set(Mirror *m, uint32_t oid, const char *schema, const char 
 	if (news != NULL)
 		*news = !same;
 	pgtime_format_utc(pgtime_now(), now, sizeof(now));
+	/* (in the upsert's SET, a bare column is the row's old value) */
 	ok = mirror_exec_owned(m, sqlite3_mprintf(
 		"INSERT INTO pgmirror_waiting (relation_oid, source_schema, source_table, reason, "
 		"since) VALUES (%u, %Q, %Q, %Q, %Q) ON CONFLICT (relation_oid) DO UPDATE SET "
 		"source_schema = excluded.source_schema, source_table = excluded.source_table, "
-		"reason = excluded.reason", oid, schema, table, clean, now));
+		"reason = excluded.reason, copy_shape = CASE WHEN reason = excluded.reason THEN "
+		"copy_shape END", oid, schema, table, clean, now));
 	free(clean);
 	return ok;
+}
+
+bool mirror_waiting_set_copy(Mirror *m, uint32_t oid, const char *schema, const char *table,
+			     const char *reason, const MirrorWaitCopy *c, bool *news)
+{
+	char lsn[LSN_TEXT_SIZE];
+
+	return mirror_waiting_set(m, oid, schema, table, reason, news) &&
+	       mirror_exec_owned(m, sqlite3_mprintf(
+		       "UPDATE pgmirror_waiting SET copy_shape = %Q, copy_lsn = %Q, copy_changed = 0, "
+		       "copy_tries = %d, copy_retry = %Q WHERE relation_oid = %u", c->shape,
+		       lsn_format(c->lsn, lsn), c->tries, c->retry, oid));
+}
+
+void mirror_wait_copy_clear(MirrorWaitCopy *c)
+{
+	free(c->shape);
+	free(c->retry);
+	memset(c, 0, sizeof(*c));
+}
+
+bool mirror_waiting_copy(Mirror *m, uint32_t oid, bool *waiting, MirrorWaitCopy *c)
+{
+	sqlite3_stmt *q = mirror_prepare(m, "SELECT copy_shape, copy_lsn, copy_changed, "
+					 "copy_tries, copy_retry FROM pgmirror_waiting WHERE "
+					 "relation_oid = ?1", false);
+	const char *lsn;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	*waiting = false;
+	if (q == NULL)
+		return false;
+	sqlite3_bind_int64(q, 1, oid);
+	rc = sqlite3_step(q);
+	*waiting = rc == SQLITE_ROW;
+	lsn = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(q, 1) : NULL;
+	/* a shape without a position (a damaged row) is no copy to go by */
+	if (rc == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL && lsn != NULL &&
+	    lsn_parse(lsn, &c->lsn)) {
+		c->shape = mirror_column_dup(q, 0);
+		c->changed = sqlite3_column_int(q, 2) != 0;
+		c->tries = sqlite3_column_int(q, 3);
+		c->retry = mirror_column_dup(q, 4);
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		errbuf_set(&m->err, "could not read pgmirror_waiting of mirror \"%s\": %s", m->path,
+			   sqlite3_errmsg(m->db));
+	sqlite3_finalize(q);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE;
+}
+
+bool mirror_waiting_note_change(Mirror *m, uint32_t oid)
+{
+	return mirror_exec_owned(m, sqlite3_mprintf(
+		"UPDATE pgmirror_waiting SET copy_changed = 1 WHERE relation_oid = %u AND "
+		"copy_shape IS NOT NULL AND copy_changed = 0", oid));
 }
 
 bool mirror_waiting_remove(Mirror *m, uint32_t oid)

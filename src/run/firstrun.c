@@ -205,7 +205,7 @@ static int resume_first_run(Run *run, int nkept)
  * brings the small ones at its first try.
  */
 static bool copy_each_table(Run *run, Copier *copier, Applier *apply, const SourceTable *tables,
-			    int ntables, Lsn start, bool *copy_failed)
+			    int ntables, Lsn start, bool *copy_failed, const SourceTable **failed)
 {
 	int64_t *rows = xcalloc((size_t)ntables + 1, sizeof(int64_t));
 	int64_t *bytes = xcalloc((size_t)ntables + 1, sizeof(int64_t));
@@ -214,6 +214,7 @@ static bool copy_each_table(Run *run, Copier *copier, Applier *apply, const Sour
 	bool ok = false;
 
 	*copy_failed = false;
+	*failed = NULL;
 	if (!session_table_sizes(run->session, tables, ntables, rows, bytes)) {
 		replicate_log_session_error(run->session);
 		goto done;
@@ -231,6 +232,7 @@ static bool copy_each_table(Run *run, Copier *copier, Applier *apply, const Sour
 
 		notify_status("copying table %d of %d: %s.%s", k + 1, ntables, tables[i].nspname,
 			      tables[i].relname);
+		*failed = &tables[i];
 		if (!copy_begin_at(copier, start) ||
 		    !copy_table_parts(copier, run->mirror, &tables[i], start, rows[i]) ||
 		    !copy_commit_at(copier, start)) {
@@ -243,6 +245,7 @@ static bool copy_each_table(Run *run, Copier *copier, Applier *apply, const Sour
 		}
 		run->worked = true; /* the copy made progress */
 	}
+	*failed = NULL;
 	ok = waiting_note_pending(run, NULL, NULL, 0);
 done:
 	free(pend);
@@ -253,27 +256,33 @@ done:
 }
 
 /*
- * A first run's copy of one table was refused for want of a privilege the
- * check before could not see (a row security policy calling a function
- * the role may not run, say). The tables copied so far stay, those the
- * check found wait, and the first run goes on as one that did not finish
- * (resume_first_run()): the others are synced at a snapshot of their own,
- * where the refused table waits (tablesync.c). An exit code.
+ * A first run's copy of one table (failed, at the slot's snapshot start;
+ * NULL: not known) was refused for want of a privilege the check before
+ * could not see (a row security policy calling a function the role may
+ * not run, say), or met a value the mirror cannot store. The tables
+ * copied so far stay, those the check found wait, and the first run goes
+ * on as one that did not finish (resume_first_run()): the others are
+ * synced at a snapshot of their own, where the refused table waits
+ * (tablesync.c). One that met a value waits at once, whole, without its
+ * parts (waiting_copy_failed()): that snapshot does not copy it again. An
+ * exit code.
  */
-static int copy_refused(Run *run, Copier *copier, const SourceTable *tables, int ntables,
-			char *const *reasons)
+static int copy_refused(Run *run, Copier *copier, const SourceTable *failed, Lsn start,
+			const SourceTable *tables, int ntables, char *const *reasons)
 {
 	MirrorTableInfo *mt = NULL;
 	int nmt = 0;
 
 	log_info("%s; the other tables are copied at a snapshot of their own", copy_error(copier));
-	mirror_rollback(run->mirror); /* the refused table's, which holds nothing */
+	mirror_rollback(run->mirror); /* the part in flight */
 	/* ends the failed snapshot's transaction */
 	if (!session_commit(run->session)) {
 		replicate_log_session_error(run->session);
 		return EXIT_ERROR;
 	}
-	if (!waiting_store(run, tables, ntables, reasons, true))
+	if (!waiting_store(run, tables, ntables, reasons, true) ||
+	    (copy_failed_on_value(copier) && failed != NULL &&
+	     !waiting_copy_failed(run, failed, start, copy_error(copier), false)))
 		return EXIT_ERROR;
 	mirror_state_clear(&run->state); /* the claim's, with the slot's start */
 	if (!mirror_read_state(run->mirror, &run->state) ||
@@ -329,6 +338,7 @@ int firstrun_run(Run *run, bool rebuild)
 	SlotInfo si = {0};
 	MirrorState st = {0};
 	SourceTable *tables = NULL, *take = NULL; /* take: those not waiting */
+	const SourceTable *failed = NULL;          /* the one whose copy failed */
 	char **reasons = NULL;                     /* why each table waits, or NULL */
 	int ntables = 0, ntake = 0;
 	Applier *apply = NULL;
@@ -463,7 +473,7 @@ int firstrun_run(Run *run, bool rebuild)
 	 */
 	lookup_use_session(run->lookup, run->session);
 	/* each table in parts (a rebuild's set aside until all are done) */
-	ok = copy ? copy_each_table(run, copier, apply, take, ntake, start, &copy_failed)
+	ok = copy ? copy_each_table(run, copier, apply, take, ntake, start, &copy_failed, &failed)
 		  : copy_make_tables(copier, take, ntake, start);
 	lookup_use_session(run->lookup, NULL);
 	if (!ok) {
@@ -475,7 +485,7 @@ int firstrun_run(Run *run, bool rebuild)
 			rc = EXIT_OK;
 		} else if (copy_failed && copy &&
 			   (session_error_privilege(run->session) || copy_failed_on_value(copier))) {
-			rc = copy_refused(run, copier, tables, ntables, reasons);
+			rc = copy_refused(run, copier, failed, start, tables, ntables, reasons);
 		} else if (copy_failed)
 			log_error("%s", copy_error(copier));
 		goto done;

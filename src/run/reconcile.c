@@ -102,12 +102,15 @@ static bool resync_oids(Run *run, char *const *resync, int nresync, uint32_t **o
 /*
  * Which published tables the mirror lacks and can take now (*joins, one
  * per table of pub); the others wait (waiting.c), each tried again here at
- * every check, and the tables no longer published, or mirrored already,
- * wait no more. mt: the mirror tables; those still published hold their
- * names. An exit code.
+ * every check (one whose copy met a value, only when something that could
+ * change that changed, or --resync asks for it: asked, nasked OIDs, or
+ * all), and the tables no longer published, or mirrored already, wait no
+ * more. mt: the mirror tables; those still published hold their names. An
+ * exit code.
  */
 static int sort_joins(Run *run, Session *s, const SourceTable *pub, int npub,
-		      const MirrorTableInfo *mt, int nmt, bool **joins)
+		      const MirrorTableInfo *mt, int nmt, const uint32_t *asked, int nasked,
+		      bool all, bool **joins)
 {
 	MirrorTableInfo *kept = xcalloc((size_t)nmt + 1, sizeof(MirrorTableInfo));
 	char **reasons = xcalloc((size_t)npub + 1, sizeof(char *));
@@ -128,8 +131,16 @@ static int sort_joins(Run *run, Session *s, const SourceTable *pub, int npub,
 	    waiting_sort(run, s, pub, npub, *joins, kept, nkept, true, reasons) &&
 	    waiting_store(run, pub, npub, reasons, true))
 		rc = EXIT_OK;
-	for (int i = 0; i < npub; i++)
+	for (int i = 0; i < npub; i++) {
+		bool due = true, ask = all;
+
+		for (int k = 0; k < nasked && !ask; k++)
+			ask = asked[k] == pub[i].oid;
 		(*joins)[i] = (*joins)[i] && reasons[i] == NULL;
+		if ((*joins)[i] && rc == EXIT_OK && !waiting_copy_due(run, &pub[i], ask, &due))
+			rc = EXIT_ERROR;
+		(*joins)[i] = (*joins)[i] && due;
+	}
 	waiting_reasons_free(reasons, npub);
 	free(reasons);
 	free(kept);
@@ -216,7 +227,8 @@ int reconcile_tables(Run *run, Session *s, Applier *apply, char *const *resync,
 		goto done;
 	/* the tables that joined (but those that wait), then those to copy
 	 * again: all in one snapshot */
-	if ((rc = sort_joins(run, s, pub, npub, mt, nmt, &joins)) != EXIT_OK)
+	if ((rc = sort_joins(run, s, pub, npub, mt, nmt, oids, noids, resync_all, &joins)) !=
+	    EXIT_OK)
 		goto done;
 	rc = EXIT_ERROR;
 	targets = xcalloc((size_t)npub + (size_t)nmt + 1, sizeof(SyncTarget));

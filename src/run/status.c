@@ -329,10 +329,11 @@ static bool copy_progress(Mirror *m, TableStatus *t)
  * readers see them: under the old table's name, with its rows, copying
  * (its staged table's progress) or, not begun, pending (with the source's
  * estimate from p, whose entry goes); those not begun are added to *t and
- * names (*n grows).
+ * names (*n grows). One not begun that waits (its copy met a value, and
+ * it keeps its old rows meanwhile) is listed as waiting (w) only.
  */
 static bool staged_view(Mirror *m, TableStatus **t, char ***names, int *n, MirrorPending *p,
-			int *np)
+			int *np, const MirrorWaiting *w, int nw)
 {
 	MirrorStaged *s = NULL;
 	int ns = 0;
@@ -341,8 +342,13 @@ static bool staged_view(Mirror *m, TableStatus **t, char ***names, int *n, Mirro
 	*t = xreallocarray(*t, (size_t)*n + (size_t)ns + 1, sizeof(TableStatus));
 	*names = xreallocarray(*names, (size_t)*n + (size_t)ns + 1, sizeof(char *));
 	for (int k = 0; ok && k < ns; k++) {
+		bool waits = false;
 		int i = 0;
 
+		for (int j = 0; j < nw && s[k].staged == NULL; j++)
+			waits = waits || w[j].relation_oid == s[k].relation_oid;
+		if (waits)
+			continue;
 		while (i < *n && (s[k].staged == NULL || strcmp((*t)[i].name, s[k].staged) != 0))
 			i++;
 		if (i == *n) {
@@ -428,7 +434,7 @@ int status_print(const char *mirror_path, StatusFormat format)
 			goto done;
 		}
 	}
-	if (!staged_view(m, &t, &names, &n, p, &np)) {
+	if (!staged_view(m, &t, &names, &n, p, &np, w, nw)) {
 		log_read_error(m);
 		goto done;
 	}

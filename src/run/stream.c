@@ -578,10 +578,13 @@ StreamEnd stream_run(Run *run, Applier *apply)
 	 * and that still differs got no change of its rows since, and the
 	 * stream can bring none before that position any more; it is synced
 	 * again now, at a consistent point, as a service's check does (not
-	 * --verify's: its point is the snapshot compared) */
-	if (s.reached && run->columns_later && !run->opt->verify && !replicate_stopping()) {
-		log_debug("at the end position: comparing the columns of the mirror's tables with "
-			  "the source's again");
+	 * --verify's: its point is the snapshot compared). So is a table that
+	 * waits after its copy met a value, and whose rows changed since
+	 * (waiting.c): the change may have taken the value away */
+	if (s.reached && (run->columns_later || apply_waiting_changed(apply)) &&
+	    !run->opt->verify && !replicate_stopping()) {
+		log_debug("at the end position: comparing the mirror's tables with the source's "
+			  "again");
 		if (!stream_pubcheck(&s))
 			goto done;
 	}

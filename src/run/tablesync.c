@@ -194,9 +194,12 @@ static bool sync_one(Run *run, Applier *apply, Applier *a, Copier *c, const Sync
 		return true;
 	}
 	if ((why = waiting_shape_problem(t)) != NULL) {
-		/* as it is in the snapshot: it waits (checked before, too) */
-		ok = waiting_store(run, t, 1, &why, true);
+		/* as it is in the snapshot: it waits (checked before, too), and
+		 * its mirror table (its last column dropped, say) goes */
+		ok = waiting_instead(run, t, why);
 		free(why);
+		if (apply != NULL)
+			apply_forget_table(apply, tg->oid);
 		return ok;
 	}
 	if (!copy_begin_at(c, at)) {
@@ -286,16 +289,18 @@ static bool sync_order(Session *ss, const SyncTarget *tg, int n, const SourceTab
 }
 
 /*
- * The copy of table tg failed for a reason of that table: a privilege the
- * check before the snapshot did not see (granted then, or on some columns
- * only), or a value the mirror cannot store. It waits (waiting.c) rather
- * than stop the others, be it a table that joins or one synced again
- * (--resync, its definition changed): that one's mirror table goes, in the
- * waiting row's transaction, and its changes are skipped until a check can
- * copy it. True when it waits.
+ * The copy of table tg at snapshot at failed for a reason of that table: a
+ * privilege the check before the snapshot did not see (granted then, or
+ * on some columns only), or a value the mirror cannot store. It waits
+ * (waiting.c) rather than stop the others, be it a table that joins or
+ * one synced again (--resync, its definition changed), and its changes
+ * are skipped until a check can copy it. For a value, it waits whole
+ * (waiting_copy_failed()): not in the mirror, or, synced again, with its
+ * old rows set aside. For a privilege, the mirror table of one synced
+ * again goes, in the waiting row's transaction. True when it waits.
  */
 static bool refused_table(Run *run, Applier *apply, Session *ss, Copier *c,
-			  const SyncTarget *tg, const SourceTable *tables, int ntables)
+			  const SyncTarget *tg, const SourceTable *tables, int ntables, Lsn at)
 {
 	const SourceTable *t = source_table_find(tables, ntables, tg->oid);
 	bool privilege = !copy_failed_on_value(c) && session_error_privilege(ss), ok, staged = false;
@@ -303,11 +308,17 @@ static bool refused_table(Run *run, Applier *apply, Session *ss, Copier *c,
 
 	if (t == NULL || !(privilege || copy_failed_on_value(c)) || replicate_stopping())
 		return false;
+	mirror_rollback(run->mirror);
+	if (!privilege) {
+		ok = waiting_copy_failed(run, t, at, copy_error(c), tg->replace != NULL);
+		if (ok && apply != NULL)
+			apply_forget_table(apply, tg->oid);
+		return ok;
+	}
 	/* the privilege check's reason gives the GRANT to run, when it sees
 	 * what the server refused (a --resync after a REVOKE) */
-	if (!privilege || !waiting_sort(run, NULL, t, 1, NULL, NULL, 0, true, &why) || why == NULL)
-		why = waiting_copy_reason(t, copy_error(c), privilege);
-	mirror_rollback(run->mirror);
+	if (!waiting_sort(run, NULL, t, 1, NULL, NULL, 0, true, &why) || why == NULL)
+		why = waiting_copy_reason(t, copy_error(c));
 	/* a table synced again, or set aside to be (mirror_stage.h), goes */
 	ok = mirror_begin(run->mirror) && mirror_stage_of(run->mirror, tg->oid, &staged, &old) &&
 	     (tg->replace == NULL || staged || mirror_table_drop(run->mirror, tg->oid)) &&
@@ -387,7 +398,7 @@ int tablesync_sync(Run *run, Applier *apply, const SyncTarget *given, int n)
 	} else if (replicate_stopping()) {
 		log_sync_stopped(run, copy_error(c), tg + i - 1, n - i + 1);
 		rc = EXIT_OK;
-	} else if (refused_table(run, apply, ss, c, &tg[i - 1], tables, ntables)) {
+	} else if (refused_table(run, apply, ss, c, &tg[i - 1], tables, ntables, at)) {
 		/* it waits; the others, in a snapshot of their own */
 		rest = i;
 	} else if (sync_tick != NULL && !sync_tick(sync_tick_ctx)) {

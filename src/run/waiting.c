@@ -10,13 +10,33 @@
  * change skipped until then. pgmirror_waiting (mirror_waiting.h) says
  * which tables wait, why and since when, for --status and for the error
  * that ends a run that is to end (--once, --endpos).
+ *
+ * A table whose copy meets a value the mirror cannot store waits whole
+ * (waiting_copy_failed()): the parts that copy committed go, since its
+ * changes are skipped while it waits and they could not be gone on from;
+ * a table mirrored before keeps its old rows, set aside (mirror_stage.h),
+ * until a copy of it is whole. Such a copy would fail at the same row
+ * until something that could change its outcome changed, so it is not
+ * repeated at every check but once one of these is seen
+ * (waiting_copy_due()): the table is published otherwise (its columns,
+ * their types, its key, row filter or publications: the copy's shape,
+ * copy_parts_signature()); the stream brought a change of its rows from a
+ * transaction the copy did not see (the applier notes it in the mirror,
+ * in that transaction's commit); --resync asks for it; or, for what
+ * nothing shows (rows changed by an action the publications do not
+ * publish, a pgmirror that stores more), a back-off: ten minutes after
+ * the first failed copy, doubling with each, at most a day.
  */
 #include "config.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "pgmirror/copy_parts.h"
 #include "pgmirror/mirror_pending.h"
+#include "pgmirror/mirror_stage.h"
 #include "pgmirror/mirror_waiting.h"
 #include "pgmirror/naming.h"
 #include "replicate_internal.h"
@@ -101,14 +121,10 @@ bool waiting_sort(Run *run, Session *s, const SourceTable *tables, int n, const 
 	return ok;
 }
 
-char *waiting_copy_reason(const SourceTable *t, const char *err, bool privilege)
+char *waiting_copy_reason(const SourceTable *t, const char *err)
 {
-	if (privilege)
-		return xasprintf("%s; on the source, give the role pgmirror connects as the "
-				 "privilege the copy of \"%s\".\"%s\" lacks", err, t->nspname,
-				 t->relname);
-	return xasprintf("%s, a value the mirror cannot store; its rows are copied once the "
-			 "source holds no such value", err);
+	return xasprintf("%s; on the source, give the role pgmirror connects as the privilege "
+			 "the copy of \"%s\".\"%s\" lacks", err, t->nspname, t->relname);
 }
 
 void waiting_reasons_free(char **reasons, int n)
@@ -117,6 +133,13 @@ void waiting_reasons_free(char **reasons, int n)
 		free(reasons[i]);
 		reasons[i] = NULL;
 	}
+}
+
+static void say_waits(const SourceTable *t, const char *why)
+{
+	log_warning("source table \"%s.%s\" waits: %s; the other tables are mirrored, its "
+		    "changes are skipped, and it is tried again at every start and every check",
+		    t->nspname, t->relname, why);
 }
 
 bool waiting_store(Run *run, const SourceTable *tables, int n, char *const *reasons,
@@ -143,9 +166,7 @@ bool waiting_store(Run *run, const SourceTable *tables, int n, char *const *reas
 		ok = ok && mirror_waiting_set(run->mirror, t->oid, t->nspname, t->relname,
 					      reasons[i], &news);
 		if (ok && news)
-			log_warning("source table \"%s.%s\" waits: %s; the other tables are "
-				    "mirrored, its changes are skipped, and it is tried again at every "
-				    "start and every check", t->nspname, t->relname, reasons[i]);
+			say_waits(t, reasons[i]);
 	}
 	if (ok && began)
 		ok = mirror_commit(run->mirror);
@@ -198,11 +219,22 @@ int waiting_report(Run *run)
 		log_error("%s", mirror_error(run->mirror));
 		return EXIT_ERROR;
 	}
-	for (int i = 0; i < nw; i++)
-		log_error("source table \"%s.%s\" is not in the mirror (waiting since %s UTC): "
+	for (int i = 0; i < nw; i++) {
+		bool staged = false;
+		char *old = NULL, *kept;
+
+		/* one mirrored before may keep its old rows (waiting_copy_failed()) */
+		if (!mirror_stage_of(run->mirror, w[i].relation_oid, &staged, &old))
+			log_debug("%s", mirror_error(run->mirror));
+		kept = staged ? xasprintf(" (mirror table \"%s\" keeps the rows of its last copy "
+					  "meanwhile)", old) : xstrdup("");
+		log_error("source table \"%s.%s\" is not in the mirror%s (waiting since %s UTC): "
 			  "%s; every other table is mirrored and confirmed, and the table is "
 			  "copied at the next run that can take it", w[i].source_schema,
-			  w[i].source_table, w[i].since, w[i].reason);
+			  w[i].source_table, kept, w[i].since, w[i].reason);
+		free(kept);
+		free(old);
+	}
 	mirror_waiting_free(w, nw);
 	return nw > 0 ? EXIT_ERROR : EXIT_OK;
 }
@@ -222,4 +254,142 @@ bool waiting_note_pending(Run *run, const SyncTarget *tg, const int64_t *estimat
 		log_error("%s", mirror_error(run->mirror));
 	free(pend);
 	return ok;
+}
+
+bool waiting_instead(Run *run, const SourceTable *t, char *why)
+{
+	MirrorTableInfo info = {0};
+	char *old = NULL;
+	bool found = false, staged = false;
+	bool ok = mirror_begin(run->mirror) &&
+		  mirror_table_by_oid(run->mirror, t->oid, &found, &info) &&
+		  mirror_stage_of(run->mirror, t->oid, &staged, &old) &&
+		  mirror_table_drop(run->mirror, t->oid) &&
+		  mirror_stage_forget(run->mirror, t->oid);
+
+	if (!ok)
+		log_error("%s", mirror_error(run->mirror));
+	ok = ok && waiting_store(run, t, 1, &why, false);
+	if (ok && !mirror_commit(run->mirror)) {
+		log_error("%s", mirror_error(run->mirror));
+		ok = false;
+	}
+	mirror_rollback(run->mirror);
+	if (ok && (found || staged))
+		log_warning("mirror table \"%s\" is removed: source table \"%s.%s\" cannot be "
+			    "mirrored as it is now", staged ? old : info.name, t->nspname, t->relname);
+	mirror_table_info_clear(&info);
+	free(old);
+	return ok;
+}
+
+/* The back-off of a copy that met a value, when nothing that could change
+ * its outcome is seen to change (see the top). */
+#define COPY_RETRY_FIRST_SECS 600
+#define COPY_RETRY_MAX_SECS 86400
+
+/* The shape of t's copy as it is kept in pgmirror_waiting. */
+static char *copy_shape(const SourceTable *t)
+{
+	return xasprintf("%016" PRIx64, copy_parts_signature(t));
+}
+
+bool waiting_copy_failed(Run *run, const SourceTable *t, Lsn at, const char *err,
+			 bool mirrored)
+{
+	MirrorWaitCopy prev, c = {0};
+	MirrorTableInfo info = {0};
+	char retry[40], *old = NULL, *why;
+	bool waits, found = false, staged = false, news = false;
+	bool ok = mirror_waiting_copy(run->mirror, t->oid, &waits, &prev);
+	int64_t secs = COPY_RETRY_FIRST_SECS;
+
+	c.tries = (prev.shape != NULL ? prev.tries : 0) + 1;
+	mirror_wait_copy_clear(&prev);
+	for (int i = 1; i < c.tries && secs < COPY_RETRY_MAX_SECS; i++)
+		secs *= 2;
+	secs = secs < COPY_RETRY_MAX_SECS ? secs : COPY_RETRY_MAX_SECS;
+	pgtime_format_utc(pgtime_now() + secs * INT64_C(1000000), retry, sizeof(retry));
+	c.shape = copy_shape(t);
+	c.lsn = at;
+	c.retry = retry;
+	why = xasprintf("%s, a value the mirror cannot store; it is copied again once its rows "
+			"or what the publications publish of it change on the source, or at %s UTC",
+			err, retry);
+	/*
+	 * One mirrored before keeps its old rows set aside (already, when the
+	 * copy committed a part: it went into the staged table); what is left
+	 * under the relation is the failed copy's parts, which go.
+	 */
+	ok = ok && mirror_begin(run->mirror) &&
+	     (!mirrored || mirror_stage_begin(run->mirror, t->oid)) &&
+	     mirror_table_by_oid(run->mirror, t->oid, &found, &info) &&
+	     mirror_table_drop(run->mirror, t->oid) &&
+	     mirror_stage_of(run->mirror, t->oid, &staged, &old) &&
+	     mirror_waiting_set_copy(run->mirror, t->oid, t->nspname, t->relname, why, &c,
+				     &news) &&
+	     mirror_commit(run->mirror);
+	if (!ok)
+		log_error("%s", mirror_error(run->mirror));
+	mirror_rollback(run->mirror);
+	if (ok && news)
+		log_warning("source table \"%s.%s\" waits: %s; the other tables are mirrored, and "
+			    "its changes are skipped", t->nspname, t->relname, why);
+	if (ok && staged)
+		log_warning("mirror table \"%s\" keeps the rows of its last copy, and the source's "
+			    "changes of them are skipped, until source table \"%s.%s\" can be copied "
+			    "whole", old, t->nspname, t->relname);
+	else if (ok && found)
+		log_info("the %" PRId64 " rows that the copy of \"%s.%s\" stored are removed: a "
+			 "table that waits is not in the mirror", info.copy_rows, t->nspname,
+			 t->relname);
+	mirror_table_info_clear(&info);
+	free(old);
+	free(c.shape);
+	free(why);
+	return ok;
+}
+
+bool waiting_copy_due(Run *run, const SourceTable *t, bool asked, bool *due)
+{
+	MirrorWaitCopy c;
+	double retry = 0;
+	char *shape;
+	bool waits;
+
+	*due = true;
+	if (!mirror_waiting_copy(run->mirror, t->oid, &waits, &c)) {
+		log_error("%s", mirror_error(run->mirror));
+		return false;
+	}
+	if (c.shape == NULL) {
+		mirror_wait_copy_clear(&c);
+		return true;
+	}
+	shape = copy_shape(t);
+	if (asked)
+		log_info("source table \"%s.%s\", whose copy met a value the mirror cannot store, "
+			 "is copied again as asked", t->nspname, t->relname);
+	else if (strcmp(shape, c.shape) != 0)
+		log_info("source table \"%s.%s\", whose copy met a value the mirror cannot store, "
+			 "is published otherwise now (its columns, key, row filter or publications "
+			 "changed); it is copied again", t->nspname, t->relname);
+	else if (c.changed)
+		log_info("source table \"%s.%s\", whose copy met a value the mirror cannot store, "
+			 "changed on the source since; it is copied again", t->nspname, t->relname);
+	else if (c.retry == NULL || !pgtime_parse_utc(c.retry, &retry) ||
+		 (double)time(NULL) >= retry)
+		log_info("source table \"%s.%s\", whose copy met a value the mirror cannot store, "
+			 "is copied again (its copy failed %d time%s, and no change of it was seen "
+			 "since)", t->nspname, t->relname, c.tries, c.tries == 1 ? "" : "s");
+	else {
+		*due = false;
+		log_debug("source table \"%s.%s\" still waits: its copy met a value the mirror "
+			  "cannot store, and neither its rows nor what the publications publish of "
+			  "it changed since; copied again once they do, or at %s UTC", t->nspname,
+			  t->relname, c.retry);
+	}
+	free(shape);
+	mirror_wait_copy_clear(&c);
+	return true;
 }

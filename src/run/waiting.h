@@ -27,10 +27,9 @@ bool waiting_sort(Run *run, Session *s, const SourceTable *tables, int n, const 
 	PGM_MUST_CHECK;
 void waiting_reasons_free(char **reasons, int n);
 
-/* Why t waits when its copy failed with err for a reason of its own: the
- * source refused it for want of a privilege (privilege), or it holds a
- * value the mirror cannot store (copy.h). malloc'd. */
-char *waiting_copy_reason(const SourceTable *t, const char *err, bool privilege);
+/* Why t waits when the source refused its copy with err for want of a
+ * privilege. malloc'd. */
+char *waiting_copy_reason(const SourceTable *t, const char *err);
 
 /*
  * Marks every table of tables[0..n-1] that has a reason as waiting, with a
@@ -39,6 +38,30 @@ char *waiting_copy_reason(const SourceTable *t, const char *err, bool privilege)
  */
 bool waiting_store(Run *run, const SourceTable *tables, int n, char *const *reasons,
 		   bool own_txn) PGM_MUST_CHECK;
+
+/*
+ * t cannot be mirrored as it is now (why: its name or columns, naming.h):
+ * its mirror table goes, and one set aside (mirror_stage.h), with a
+ * warning, and it waits; in a transaction of its own. False logged.
+ */
+bool waiting_instead(Run *run, const SourceTable *t, char *why) PGM_MUST_CHECK;
+
+/*
+ * The copy of t at snapshot at met a value the mirror cannot store (err,
+ * copy.h), and t waits whole (see waiting.c's top): the parts that copy
+ * committed go; a table that was mirrored (mirrored: its mirror table was
+ * being copied again), or is set aside already, keeps its old rows set
+ * aside; and the copy is remembered for waiting_copy_due(). In a
+ * transaction of its own, after the caller's is rolled back. False logged.
+ */
+bool waiting_copy_failed(Run *run, const SourceTable *t, Lsn at, const char *err,
+			 bool mirrored) PGM_MUST_CHECK;
+
+/* Whether t, which the mirror lacks and which has no other reason to wait,
+ * is to be copied now (*due): always, unless it waits after a copy that met
+ * a value and nothing that could change that copy's outcome changed since
+ * (waiting.c's top); asked: --resync asks for it. False logged. */
+bool waiting_copy_due(Run *run, const SourceTable *t, bool asked, bool *due) PGM_MUST_CHECK;
 
 /* Forgets the waiting tables that pub (the tables published now) no
  * longer holds, and those the mirror has (mt: synced by an older

@@ -109,8 +109,8 @@ def test(ctx):
     # which knew nothing of waiting, synced it): the next run forgets it
     oid = ctx.sql1("SELECT 'public.ok'::regclass::oid")
     con = ctx.mirror_connect(path)
-    con.execute("INSERT INTO pgmirror_waiting VALUES (?, 'public', 'ok', 'stale', 'then')",
-                (oid,))
+    con.execute("INSERT INTO pgmirror_waiting (relation_oid, source_schema, source_table, "
+                "reason, since) VALUES (?, 'public', 'ok', 'stale', 'then')", (oid,))
     con.commit()
     con.close()
     ctx.once(path, slot, "pub")
