@@ -575,3 +575,13 @@ void apply_clear_unknown(Applier *a)
 {
 	a->nunknown = 0;
 }
+
+int apply_recolumned(const Applier *a)
+{
+	return a->nrecolumned;
+}
+
+void apply_clear_recolumned(Applier *a)
+{
+	a->nrecolumned = 0;
+}

@@ -89,6 +89,8 @@ struct Applier {
 	bool bad_value;          /* the last error is of a value (apply.c) */
 	uint32_t *unknown;       /* changed relations the mirror does not have */
 	int nunknown;
+	int nrecolumned;         /* mirror tables a Relation message changed
+				  * (apply_recolumned()) */
 	MirrorUserObjects *reset_saved; /* apply_reset set them aside: made again
 					 * at that transaction's Commit */
 

@@ -279,8 +279,10 @@ int reconcile_tables(Run *run, Session *s, Applier *apply, char *const *resync,
 	}
 	if (!replicate_stopping())
 		rc = tablesync_sync(run, apply, targets, ntargets);
-	if (apply != NULL)
+	if (apply != NULL) {
 		apply_clear_unknown(apply);
+		apply_clear_recolumned(apply); /* compared above */
+	}
 done:
 	tablesync_set_tick(NULL, NULL);
 	free(targets);
