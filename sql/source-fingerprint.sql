@@ -30,9 +30,11 @@
 --      again; its xmin: a row filter or column list set anew);
 --   s  each pg_publication_namespace row of them;
 --   m  $2's rows (none up to 18);
---   t  each table of rel: its names, kind, persistence, and when a
---      publication has schemas, the xmin of its row type (moving it to
---      another schema and back changes it: it left and joined again);
+--   t  each table of rel: its names, kind, persistence, replica identity
+--      (REPLICA IDENTITY FULL or DEFAULT changes only this; USING INDEX
+--      also an index's row, below: the mirror's key follows both), and
+--      when a publication has schemas, the xmin of its row type (moving it
+--      to another schema and back changes it: it left and joined again);
 --   i  the pg_inherits rows above a table of rel and below one (partitions
 --      attached and detached);
 --   x  the indexes of the tables of rel (the mirror copies them);
@@ -74,7 +76,8 @@ WITH RECURSIVE pubs AS (
   UNION
   SELECT i.inhrelid FROM down JOIN pg_catalog.pg_inherits i ON i.inhparent = down.rel
 ), rel AS (
-  SELECT c.oid, c.relname, c.relnamespace, c.relkind, c.relpersistence, c.reltype
+  SELECT c.oid, c.relname, c.relnamespace, c.relkind, c.relpersistence, c.relreplident,
+         c.reltype
   FROM pg_catalog.pg_class c WHERE c.oid = ANY (ARRAY(SELECT rel FROM down))
 ), up(rel) AS (
   SELECT oid FROM rel
@@ -94,7 +97,7 @@ WITH RECURSIVE pubs AS (
   SELECT 'm', $5ROW(pubid, relid, more)$6 FROM pt
   UNION ALL
   SELECT 't', $5ROW(rel.oid, n.nspname, rel.relname, rel.relkind, rel.relpersistence,
-                   CASE WHEN (SELECT EXISTS (SELECT FROM pn))
+                   rel.relreplident, CASE WHEN (SELECT EXISTS (SELECT FROM pn))
                    THEN (SELECT ty.xmin FROM pg_catalog.pg_type ty WHERE ty.oid = rel.reltype) END)$6
   FROM rel JOIN pg_catalog.pg_namespace n ON n.oid = rel.relnamespace
   UNION ALL

@@ -93,6 +93,19 @@ void apply_clear_unknown(Applier *a);
 bool apply_waiting_changed(const Applier *a);
 
 /*
+ * How many times a Relation message of the stream changed a mirror
+ * table's columns or key since apply_clear_recolumned(). The stream may
+ * bring a definition that the source has left since (a column added, a
+ * row, the column dropped: no later change brings the last one), so the
+ * run compares the mirror's columns with the source's once it has caught
+ * up (reconcile.c). The SQLite transaction of such a change also drops
+ * the publications' stored fingerprint, so that a run cut before it
+ * compares them at its next check.
+ */
+int apply_recolumned(const Applier *a);
+void apply_clear_recolumned(Applier *a);
+
+/*
  * The mirror table of relation oid was made, replaced or dropped outside
  * this applier (a table sync, a table that left): forget its statements
  * and its sync LSN; the next change reads them again. Outside a group.

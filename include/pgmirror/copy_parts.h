@@ -51,8 +51,9 @@ void copy_parts_stored_reset(void);
 
 /*
  * Orders tables t[0..n-1] for a copy (est_bytes: the source's size of
- * each, reordered along): those that can be copied in parts first, then
- * the others, which a cut sends back to their start; within each, the
+ * each, reordered along): those that can be copied in parts, or that fit
+ * in one part (4 MB, PART_BYTES) though they cannot, first; then the
+ * others, which a cut sends back to their start; within each, the
  * smallest first. perm[i] gets the index into the original order of the
  * i-th table to copy.
  */

@@ -284,6 +284,8 @@ typedef struct MirrorTableInfo {
 	char *source_schema;       /* the source's names it was last given */
 	char *source_table;
 	uint32_t relation_oid;
+	char replident;            /* the replica identity it was made with: d, n,
+				    * f or i */
 	Lsn sync_lsn;              /* its rows are a snapshot's at this LSN; its
 				    * changes apply from transactions that commit
 				    * at or after it (LSN_INVALID: all) */
@@ -533,8 +535,8 @@ bool mirror_publication_fingerprint(Mirror *m, char **out) PGM_MUST_CHECK;
 bool mirror_set_publication_fingerprint(Mirror *m, const char *hash) PGM_MUST_CHECK;
 /*
  * The columns mirror table `table` records (pgmirror_columns), in order:
- * name, type_oid, type_mod and attnum set, the rest zero. Free with
- * mirror_table_columns_free().
+ * name, type_oid, type_mod, is_key and attnum set, the rest zero. Free
+ * with mirror_table_columns_free().
  */
 bool mirror_table_columns(Mirror *m, const char *table, MirrorColumnDef **cols, int *n)
 	PGM_MUST_CHECK;

@@ -267,8 +267,8 @@ bool session_copy_begin_ordered(Session *s, const SourceTable *t, bool binary,
 bool session_server_utf8(Session *s);
 /*
  * The source's estimate of each table's size: est_rows[i] (pg_class's
- * reltuples; -1 when it has none) and est_bytes[i] (the main fork's size),
- * a partitioned root's summed over its partitions.
+ * reltuples; -1 when it has none) and est_bytes[i] (the main fork's size
+ * and its TOAST table's), a partitioned root's summed over its partitions.
  */
 bool session_table_sizes(Session *s, const SourceTable *t, int n, int64_t *est_rows,
 			 int64_t *est_bytes) PGM_MUST_CHECK;

@@ -580,3 +580,13 @@ bool apply_waiting_changed(const Applier *a)
 {
 	return a->waiting_changed;
 }
+
+int apply_recolumned(const Applier *a)
+{
+	return a->nrecolumned;
+}
+
+void apply_clear_recolumned(Applier *a)
+{
+	a->nrecolumned = 0;
+}

@@ -95,6 +95,8 @@ struct Applier {
 	int nunknown;
 	bool waiting_changed;    /* a change of a table that waits after its copy
 				  * met a value was noted (apply_schema.c) */
+	int nrecolumned;         /* mirror tables a Relation message changed
+				  * (apply_recolumned()) */
 	MirrorUserObjects *reset_saved; /* apply_reset set them aside: made again
 					 * at that transaction's Commit */
 

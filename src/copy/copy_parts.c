@@ -283,7 +283,8 @@ done:
 	return ok;
 }
 
-/* The order of copy_parts_order(): keyed first, then by size. */
+/* The order of copy_parts_order(): those a cut sends back to their start
+ * (whole) last, each part by size. */
 typedef struct OrderItem {
 	int index;
 	bool whole;
@@ -306,8 +307,12 @@ void copy_parts_order(Session *s, const SourceTable *t, const int64_t *est_bytes
 {
 	OrderItem *items = xcalloc((size_t)n + 1, sizeof(OrderItem));
 
+	/* a table that cannot resume but fits in one part loses no more to
+	 * a cut than a part of another: its place is its size's, so that a
+	 * small keyless table does not wait behind a big keyed one */
 	for (int i = 0; i < n; i++)
-		items[i] = (OrderItem){i, !copy_parts_possible(s, &t[i]), est_bytes[i]};
+		items[i] = (OrderItem){i, est_bytes[i] > (int64_t)PART_BYTES &&
+					   !copy_parts_possible(s, &t[i]), est_bytes[i]};
 	qsort(items, (size_t)n, sizeof(OrderItem), order_cmp);
 	for (int i = 0; i < n; i++)
 		perm[i] = items[i].index;

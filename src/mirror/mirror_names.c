@@ -52,6 +52,7 @@ static char *text_dup(sqlite3_stmt *q, int col)
 static bool read_info(Mirror *m, sqlite3_stmt *q, MirrorTableInfo *t)
 {
 	int64_t oid;
+	char *ri = NULL;
 
 	memset(t, 0, sizeof(*t));
 	if (!mirror_own_text(m, q, 0, "pgmirror_tables.table_name", &t->name) ||
@@ -60,9 +61,12 @@ static bool read_info(Mirror *m, sqlite3_stmt *q, MirrorTableInfo *t)
 	    !mirror_own_int(m, q, 3, "pgmirror_tables.relation_oid", &oid) ||
 	    !mirror_own_lsn(m, q, 4, "pgmirror_tables.sync_lsn", &t->sync_lsn) ||
 	    !mirror_own_int(m, q, 7, "pgmirror_tables.copy_rows", &t->copy_rows) ||
-	    !mirror_own_int(m, q, 8, "pgmirror_tables.copy_estimate", &t->copy_estimate))
+	    !mirror_own_int(m, q, 8, "pgmirror_tables.copy_estimate", &t->copy_estimate) ||
+	    !mirror_own_text(m, q, 9, "pgmirror_tables.replica_identity", &ri))
 		return false;
 	t->relation_oid = (uint32_t)oid;
+	t->replident = ri[0]; /* one of d, n, f, i (mirror_own.c) */
+	free(ri);
 	if (t->copy_estimate < 0)
 		t->copy_estimate = -1; /* not known */
 	/* what the publications publish, compared with what they publish now
@@ -102,7 +106,8 @@ static bool read_infos(Mirror *m, sqlite3_stmt *q, MirrorTableInfo **out, int *n
 }
 
 #define INFO_COLUMNS "SELECT table_name, source_schema, source_table, relation_oid, " \
-		     "sync_lsn, definition, copy_state, copy_rows, copy_estimate " \
+		     "sync_lsn, definition, copy_state, copy_rows, copy_estimate, " \
+		     "replica_identity " \
 		     "FROM pgmirror_tables "
 
 bool mirror_table_infos(Mirror *m, MirrorTableInfo **out, int *n)

@@ -143,8 +143,8 @@ void mirror_table_columns_free(MirrorColumnDef *cols, int n)
 bool mirror_table_columns(Mirror *m, const char *table, MirrorColumnDef **cols, int *n)
 {
 	sqlite3_stmt *q = mirror_prepare(
-		m, "SELECT column_name, type_oid, type_modifier, source_attnum FROM pgmirror_columns "
-		   "WHERE table_name = ?1 ORDER BY position", false);
+		m, "SELECT column_name, type_oid, type_modifier, source_attnum, is_key "
+		   "FROM pgmirror_columns WHERE table_name = ?1 ORDER BY position", false);
 	int rc;
 
 	*cols = NULL;
@@ -155,14 +155,15 @@ bool mirror_table_columns(Mirror *m, const char *table, MirrorColumnDef **cols, 
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
 		MirrorColumnDef *c;
 		char *name;
-		int64_t oid, mod, attnum;
+		int64_t oid, mod, attnum, key;
 
 		*cols = xreallocarray(*cols, (size_t)*n + 1, sizeof(MirrorColumnDef));
 		c = memset(&(*cols)[(*n)++], 0, sizeof(MirrorColumnDef));
 		if (!mirror_own_text(m, q, 0, "pgmirror_columns.column_name", &name) ||
 		    !mirror_own_int(m, q, 1, "pgmirror_columns.type_oid", &oid) ||
 		    !mirror_own_int(m, q, 2, "pgmirror_columns.type_modifier", &mod) ||
-		    !mirror_own_int(m, q, 3, "pgmirror_columns.source_attnum", &attnum)) {
+		    !mirror_own_int(m, q, 3, "pgmirror_columns.source_attnum", &attnum) ||
+		    !mirror_own_int(m, q, 4, "pgmirror_columns.is_key", &key)) {
 			c->name = name;
 			break; /* damaged: the error is set */
 		}
@@ -171,6 +172,7 @@ bool mirror_table_columns(Mirror *m, const char *table, MirrorColumnDef **cols, 
 		c->type_oid = (uint32_t)oid;
 		c->type_mod = (int32_t)mod;
 		c->attnum = (int)attnum;
+		c->is_key = key != 0;
 	}
 	sqlite3_finalize(q);
 	if (rc == SQLITE_DONE)

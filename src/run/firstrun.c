@@ -201,8 +201,9 @@ static int resume_first_run(Run *run, int nkept)
  * with the slot's consistent point as its sync LSN, so that a run that
  * does not finish keeps the tables it copied, and the parts it copied of a
  * table with a key (copy_parts.h), which resume_first_run() goes on from.
- * The smallest tables first, those that cannot resume last: a weak link
- * brings the small ones at its first try.
+ * The smallest tables first, those that cannot resume and are bigger than
+ * a part last (copy_parts_order()): a weak link brings the small ones at
+ * its first try.
  */
 static bool copy_each_table(Run *run, Copier *copier, Applier *apply, const SourceTable *tables,
 			    int ntables, Lsn start, bool *copy_failed, const SourceTable **failed)

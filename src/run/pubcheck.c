@@ -8,7 +8,9 @@
  * Else the detail is read and followed as before: tables that joined, left,
  * were renamed, are published differently or have other columns
  * (reconcile_tables()), then the mirror's indexes made to match the
- * source's. The new fingerprint is stored in the SQLite transaction of the
+ * source's. A run whose stream changed a mirror table's columns
+ * (apply_recolumned()) reads the detail whatever the fingerprint says: the
+ * stream may have brought a definition the source had left already. The new fingerprint is stored in the SQLite transaction of the
  * indexes, the last of what it led to, and only when nothing was left for
  * later (a sync deferred, or columns the check at start left for after the
  * stream, run->columns_later: then none is): a fingerprint is never stored
@@ -125,8 +127,11 @@ int pubcheck_run(Run *run, Session *s, Applier *apply, char *const *resync, int 
 	PubFingerprint fp = {0};
 	char *stored = NULL;
 	const uint32_t *noted;
+	/* a definition the stream applied may be one the source has left
+	 * since: the fingerprint, stored before, would not show it */
 	bool forced = nresync > 0 || resync_all || run->sync_deferred ||
-		      (apply != NULL && apply_unknown_relations(apply, &noted) > 0);
+		      (apply != NULL && (apply_unknown_relations(apply, &noted) > 0 ||
+					 apply_recolumned(apply) > 0));
 	int rc = EXIT_ERROR;
 
 	check_tick = tick;

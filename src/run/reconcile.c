@@ -156,11 +156,13 @@ static bool definition_changed(const MirrorTableInfo *mt, const SourceTable *t)
 }
 
 /*
- * Whether the published columns of t (number, name, type, typmod) differ
- * from those mirror table mt records: a column added, dropped, renamed or
- * retyped on the source, which the stream follows only with the table's
- * next change. An attnum the mirror does not know (0) matches any. False
- * with the error logged when the mirror cannot be read.
+ * Whether the published columns of t (number, name, type, typmod, key
+ * flag) or its replica identity differ from those mirror table mt
+ * records: a column added, dropped, renamed or retyped on the source, or
+ * its key changed (REPLICA IDENTITY, the identity index, the primary
+ * key), which the stream follows only with the table's next change. An
+ * attnum the mirror does not know (0) matches any. False with the error
+ * logged when the mirror cannot be read.
  */
 static bool columns_changed(Run *run, const MirrorTableInfo *mt, const SourceTable *t,
 			    bool *changed)
@@ -172,11 +174,12 @@ static bool columns_changed(Run *run, const MirrorTableInfo *mt, const SourceTab
 		log_error("%s", mirror_error(run->mirror));
 		return false;
 	}
-	*changed = n != t->ncols;
+	*changed = n != t->ncols || mt->replident != t->replident;
 	for (int i = 0; i < n && !*changed; i++)
 		*changed = strcmp(cols[i].name, t->cols[i].name) != 0 ||
 			   cols[i].type_oid != t->cols[i].type_oid ||
 			   cols[i].type_mod != t->cols[i].type_mod ||
+			   cols[i].is_key != t->cols[i].is_key ||
 			   (cols[i].attnum != 0 && cols[i].attnum != t->cols[i].attnum);
 	mirror_table_columns_free(cols, n);
 	return true;
@@ -284,15 +287,18 @@ int reconcile_tables(Run *run, Session *s, Applier *apply, char *const *resync,
 				 t->relname, mt[j].name);
 		else if (recolumned)
 			log_info("the columns of source table \"%s.%s\" changed (added, dropped, "
-				 "renamed or retyped) and no change of its rows brought them; mirror "
-				 "table \"%s\" is synced again", t->nspname, t->relname, mt[j].name);
+				 "renamed or retyped, or its key) and no change of its rows brought "
+				 "them; mirror table \"%s\" is synced again", t->nspname, t->relname,
+				 mt[j].name);
 		targets[ntargets++] = (SyncTarget){mt[j].relation_oid, mt[j].source_schema,
 						   mt[j].source_table, mt[j].name, asked};
 	}
 	if (!replicate_stopping())
 		rc = tablesync_sync(run, apply, targets, ntargets);
-	if (apply != NULL)
+	if (apply != NULL) {
 		apply_clear_unknown(apply);
+		apply_clear_recolumned(apply); /* compared above */
+	}
 done:
 	tablesync_set_tick(NULL, NULL);
 	free(targets);

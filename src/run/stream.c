@@ -389,14 +389,20 @@ static bool stream_pubcheck(Stream *s)
 
 /*
  * Between groups: a change came for a relation the mirror does not have,
- * (a service) a minute went by, or SIGHUP asked for it: make the mirror's
- * tables those the publications publish now (reconcile.c). The main
- * connection stays open and answered meanwhile (stream_tick).
+ * (a service) a minute went by, SIGHUP asked for it, or the stream, idle
+ * now (nothing came while it waited), changed a mirror table's columns
+ * or left some that differed at start for now (the source may have left
+ * that definition already, and no change of rows would bring the next):
+ * make the mirror's tables those the publications publish now
+ * (reconcile.c). The main connection stays open and answered meanwhile
+ * (stream_tick).
  */
-static bool step_reconcile(Stream *s, int64_t now)
+static bool step_reconcile(Stream *s, int64_t now, bool idle)
 {
 	const uint32_t *oids;
-	bool due = s->run->endpos == LSN_INVALID && now - s->last_reconcile >= RECONCILE_USECS;
+	bool due = s->run->endpos == LSN_INVALID &&
+		   (now - s->last_reconcile >= RECONCILE_USECS ||
+		    (idle && (apply_recolumned(s->apply) > 0 || s->run->columns_later)));
 	/* a deferred sync whose copy went on when it was cut tries again at
 	 * once, else with a growing wait (tablesync.c) */
 	bool retry = s->run->sync_deferred &&
@@ -561,7 +567,7 @@ StreamEnd stream_run(Run *run, Applier *apply)
 			goto done;
 		if (!step_periodic(&s, now, interval))
 			goto done;
-		if (!step_reconcile(&s, now))
+		if (!step_reconcile(&s, now, r == 0 && wait_ms > 0))
 			goto done;
 		if (!step_check(&s, now))
 			goto done;
@@ -574,14 +580,17 @@ StreamEnd stream_run(Run *run, Applier *apply)
 		goto done;
 	}
 	/* at the end position every transaction committed before it is
-	 * applied: a table whose columns the check at start found changed
-	 * and that still differs got no change of its rows since, and the
-	 * stream can bring none before that position any more; it is synced
-	 * again now, at a consistent point, as a service's check does (not
-	 * --verify's: its point is the snapshot compared). So is a table that
-	 * waits after its copy met a value, and whose rows changed since
-	 * (waiting.c): the change may have taken the value away */
-	if (s.reached && (run->columns_later || apply_waiting_changed(apply)) &&
+	 * applied: a table whose columns the check at start found changed,
+	 * or whose columns the stream changed (perhaps to a definition the
+	 * source has left since), and that differs from the source's now got
+	 * no change of its rows since, and the stream can bring none before
+	 * that position any more; it is synced again now, at a consistent
+	 * point, as a service's check does (not --verify's: its point is the
+	 * snapshot compared). So is a table that waits after its copy met a
+	 * value, and whose rows changed since (waiting.c): the change may have
+	 * taken the value away */
+	if (s.reached && (run->columns_later || apply_recolumned(apply) > 0 ||
+			  apply_waiting_changed(apply)) &&
 	    !run->opt->verify && !replicate_stopping()) {
 		log_debug("at the end position: comparing the mirror's tables with the source's "
 			  "again");

@@ -253,8 +253,9 @@ done:
 
 /*
  * The targets tg[0..n-1] in the order to copy them (copy_parts_order():
- * the smallest first, those that cannot resume last), into *out (malloc'd),
- * with the source's estimate of each one's rows in *rows.
+ * the smallest first, those that cannot resume and are bigger than a part
+ * last), into *out (malloc'd), with the source's estimate of each one's
+ * rows in *rows.
  */
 static bool sync_order(Session *ss, const SyncTarget *tg, int n, const SourceTable *tables,
 		       int ntables, SyncTarget **out, int64_t **rows)

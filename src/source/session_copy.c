@@ -127,20 +127,26 @@ bool session_server_utf8(Session *s)
 bool session_table_sizes(Session *s, const SourceTable *t, int n, int64_t *est_rows,
 			 int64_t *est_bytes)
 {
-	/* a partitioned root's own pg_class row says nothing of its rows */
+	/* a partitioned root's own pg_class row says nothing of its rows; a
+	 * table's bytes are its main fork's and its TOAST table's (a few
+	 * rows of large values are a big table) */
 	static const char sql_parts[] =
 		"SELECT c.oid, CASE WHEN c.relkind = 'p' THEN "
 		"  (SELECT coalesce(sum(greatest(p.reltuples, 0)), 0) FROM pg_catalog.pg_class p "
 		"   JOIN pg_catalog.pg_partition_tree(c.oid) pt ON pt.relid = p.oid) "
 		"ELSE greatest(c.reltuples, 0) END::int8, c.reltuples >= 0 OR c.relkind = 'p', "
 		"CASE WHEN c.relkind = 'p' THEN "
-		"  (SELECT coalesce(sum(pg_catalog.pg_relation_size(relid)), 0) "
-		"   FROM pg_catalog.pg_partition_tree(c.oid)) "
-		"ELSE pg_catalog.pg_relation_size(c.oid) END::int8 "
+		"  (SELECT coalesce(sum(pg_catalog.pg_relation_size(p.oid) + "
+		"     coalesce(pg_catalog.pg_relation_size(nullif(p.reltoastrelid, 0)), 0)), 0) "
+		"   FROM pg_catalog.pg_class p "
+		"   JOIN pg_catalog.pg_partition_tree(c.oid) pt ON pt.relid = p.oid) "
+		"ELSE pg_catalog.pg_relation_size(c.oid) + "
+		"  coalesce(pg_catalog.pg_relation_size(nullif(c.reltoastrelid, 0)), 0) END::int8 "
 		"FROM pg_catalog.pg_class c WHERE c.oid = ANY ($1::pg_catalog.oid[])";
 	static const char sql_plain[] =
 		"SELECT c.oid, greatest(c.reltuples, 0)::int8, c.reltuples >= 0, "
-		"pg_catalog.pg_relation_size(c.oid) "
+		"pg_catalog.pg_relation_size(c.oid) + "
+		"coalesce(pg_catalog.pg_relation_size(nullif(c.reltoastrelid, 0)), 0) "
 		"FROM pg_catalog.pg_class c WHERE c.oid = ANY ($1::pg_catalog.oid[])";
 	char *array = session_oid_array(t, n);
 	const char *params[1] = {array};

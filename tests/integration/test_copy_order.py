@@ -1,7 +1,11 @@
-"""The first copy over a slow link: the small tables first, the keyless ones
-(nothing to resume by) after every table with a key, and a copy in parts
+"""The first copy over a slow link: the small tables first, a keyless one
+that fits in one part (4 MB) among them by its size, a bigger keyless one
+(nothing to resume by; its values stored apart, TOAST, count) after every
+table with a key, and a copy in parts
 that is killed (kill -9) or stopped (SIGTERM) in the middle of a part keeps
 the parts it committed; the next run goes on from there, exactly once.
+Before, every keyless table came last: a 300-row one waited behind a big
+keyed table, which a weak link may take many tries to bring.
 """
 
 import os
@@ -42,8 +46,13 @@ def wait_stored(ctx, path, table, more_than, proc):
 
 
 def order(ctx, link):
-    """Smallest first, keyless last; a cut in the big table keeps the small
-    ones, and the next run brings the rest."""
+    """Smallest first, a small keyless table among them, a big keyless one
+    last; a cut in the big table keeps the small ones, and the next run
+    brings the rest."""
+    # o_keyless_big: 5 MB on the source (more than a part), smaller than
+    # o_big (7 MB), but two rows to send: its place is what is checked;
+    # o_keyless_toast: one page, but 7 MB of values stored apart (TOAST),
+    # one row of them left to send
     ctx.sql("""
         CREATE TABLE o_big (id int PRIMARY KEY, v text);
         INSERT INTO o_big SELECT g, repeat('b', 40) FROM generate_series(1, 100000) g;
@@ -53,11 +62,30 @@ def order(ctx, link):
         INSERT INTO o_small SELECT 'k' || g, g FROM generate_series(1, 50) g;
         CREATE TABLE o_keyless (n int, v text);
         ALTER TABLE o_keyless REPLICA IDENTITY FULL;
-        INSERT INTO o_keyless SELECT g % 7, 'x' FROM generate_series(1, 20) g;
-        CREATE PUBLICATION pubo FOR TABLE o_big, o_keyless, o_mid, o_small;
+        INSERT INTO o_keyless SELECT g % 7, 'x' FROM generate_series(1, 300) g;
+        CREATE TABLE o_keyless_big (n int, v text) WITH (autovacuum_enabled = off);
+        ALTER TABLE o_keyless_big REPLICA IDENTITY FULL;
+        INSERT INTO o_keyless_big SELECT g, repeat('k', 60) FROM generate_series(1, 50000) g;
+        DELETE FROM o_keyless_big WHERE n BETWEEN 2 AND 49999;
+        CREATE TABLE o_keyless_toast (n int, b bytea) WITH (autovacuum_enabled = off,
+            toast.autovacuum_enabled = off);
+        ALTER TABLE o_keyless_toast REPLICA IDENTITY FULL;
+        ALTER TABLE o_keyless_toast ALTER b SET STORAGE EXTERNAL;
+        INSERT INTO o_keyless_toast SELECT g, (SELECT decode(string_agg(md5(g || '.' || h),
+            ''), 'hex') FROM generate_series(1, 40000) h) FROM generate_series(1, 12) g;
+        DELETE FROM o_keyless_toast WHERE n < 12;
+        CREATE PUBLICATION pubo FOR TABLE o_big, o_keyless, o_keyless_big, o_keyless_toast,
+            o_mid, o_small;
     """)
-    for t in ("o_big", "o_mid", "o_small", "o_keyless"):
+    tables = ("o_big", "o_mid", "o_small", "o_keyless", "o_keyless_big", "o_keyless_toast")
+    for t in tables:
         ctx.sql("VACUUM ANALYZE %s" % t)
+    sizes = dict(ctx.sql("SELECT relname::text, pg_relation_size(oid) + "
+                         "coalesce(pg_relation_size(nullif(reltoastrelid, 0)), 0) "
+                         "FROM pg_class WHERE relname IN %s", tables))
+    check(sizes["o_small"] < sizes["o_keyless"] < sizes["o_mid"] < 4 << 20
+          < sizes["o_keyless_big"] < sizes["o_big"] < sizes["o_keyless_toast"],
+          "the tables' sizes on the source are not in the order the test needs: %r" % sizes)
     path, slot = ctx.path("order.db"), ctx.slot("o")
     proc = ctx.start(link_args(ctx, link, path, slot, "pubo", "--once", "-v"), tag="order1",
                      env=ENV)
@@ -67,20 +95,23 @@ def order(ctx, link):
     err = proc.stderr()
     check(rc == 1, "the run cut in its copy exited %d, expected 1:\n%s" % (rc, err))
     copied = re.findall(r'copied \d+ rows? of "public\.(\w+)"', err)
-    check(copied == ["o_small", "o_mid"], "before the big table, the run copied %s:\n%s"
-          % (copied, err))
+    check(copied == ["o_small", "o_keyless", "o_mid"], "before the big table, the run "
+          "copied %s:\n%s" % (copied, err))
     have = sorted(r[0] for r in ctx.mirror_query(path, "SELECT table_name FROM pgmirror_tables"))
-    check(have == ["o_big", "o_mid", "o_small"], "after the cut the mirror has %s" % have)
-    ctx.assert_mirror_equals_source(path, "o_small", "o_mid")
+    check(have == ["o_big", "o_keyless", "o_mid", "o_small"], "after the cut the mirror has %s"
+          % have)
+    ctx.assert_mirror_equals_source(path, "o_small", "o_keyless", "o_mid")
     ctx.sql("INSERT INTO o_keyless VALUES (100, 'meanwhile'); "
+            "INSERT INTO o_keyless_big VALUES (100, 'meanwhile'); "
             "UPDATE o_small SET v = -v WHERE k = 'k7'")
     ctx.wait_slot_inactive(slot)
     rc, out, err = ctx.run(link_args(ctx, link, path, slot, "pubo", "--once", "-v"), env=ENV,
                            timeout=120)
     check(rc == 0, "the second run exited %d:\n%s" % (rc, err))
     copied = re.findall(r'copied \d+ rows? of "public\.(\w+)"', err)
-    check(copied == ["o_big", "o_keyless"], "the second run copied %s:\n%s" % (copied, err))
-    ctx.assert_mirror_equals_source(path, "o_big", "o_mid", "o_small", "o_keyless")
+    check(copied == ["o_big", "o_keyless_big", "o_keyless_toast"], "the second run copied "
+          "%s:\n%s" % (copied, err))
+    ctx.assert_mirror_equals_source(path, *tables)
 
 
 def interrupted(ctx, link, sig):

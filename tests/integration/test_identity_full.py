@@ -2,7 +2,10 @@
 all columns, NULL-safely; with duplicate rows, a DELETE removes exactly one
 and an UPDATE changes exactly one; also a FULL table that has a primary key
 in the source (still matched on all columns) and updates setting values to
-and from NULL."""
+and from NULL. A table made REPLICA IDENTITY FULL, and DEFAULT again, with
+no row change after it: a quiet --once gives the mirror the source's key
+(pgmirror_tables.replica_identity, pgmirror_columns.is_key, the PRIMARY
+KEY or the match index); it kept the old one until the next row change."""
 
 import os
 import sys
@@ -80,6 +83,51 @@ def test(ctx):
     ctx.sql("DELETE FROM dups WHERE a = 1")
     ctx.once(path, slot, "pub")
     ctx.assert_mirror_equals_source(path, *TABLES)
+
+    quiet_change(ctx, path, slot)
+
+
+def key_of(ctx, path, table):
+    """What the mirror says of table's key: replica_identity, is_key per
+    column, the PRIMARY KEY's columns, and whether it has the match index
+    of a keyless table (docs/mirror-file.md)."""
+    oid = ctx.sql1("SELECT %s::regclass::oid", table)
+    ri = ctx.mirror_query(path, "SELECT replica_identity FROM pgmirror_tables "
+                          "WHERE table_name = ?", (table,))
+    keys = dict(ctx.mirror_query(path, "SELECT column_name, is_key FROM pgmirror_columns "
+                                 "WHERE table_name = ?", (table,)))
+    pk = sorted(r[1] for r in ctx.mirror_query(path, "PRAGMA table_info(%s)" % table) if r[5])
+    match = bool(ctx.mirror_query(path, "SELECT 1 FROM sqlite_master WHERE type = 'index' "
+                                  "AND name = ?", ("pgmirror_match_%d" % oid,)))
+    return (ri[0][0] if ri else None, keys, pk, match)
+
+
+def quiet_change(ctx, path, slot):
+    """The replica identity changed, and no row after it: a quiet --once
+    gives the mirror table the source's key (the fingerprint compared
+    nothing of it, and the check compared no key)."""
+    ctx.sql("""
+        CREATE TABLE became (id int PRIMARY KEY, v text);
+        INSERT INTO became SELECT g, 'v' || g FROM generate_series(1, 5) g;
+        ALTER PUBLICATION pub ADD TABLE became;
+    """)
+    ctx.once(path, slot, "pub")
+    ctx.once(path, slot, "pub")  # the fingerprint is stored
+    check(key_of(ctx, path, "became") == ("d", {"id": 1, "v": 0}, ["id"], False),
+          "the mirror's key of became: %r" % (key_of(ctx, path, "became"),))
+    for ident, want in (("FULL", ("f", {"id": 1, "v": 1}, [], True)),
+                        ("DEFAULT", ("d", {"id": 1, "v": 0}, ["id"], False))):
+        ctx.sql("ALTER TABLE became REPLICA IDENTITY %s" % ident)
+        ctx.once(path, slot, "pub")
+        got = key_of(ctx, path, "became")
+        check(got == want, "after REPLICA IDENTITY %s and a quiet --once the mirror's key of "
+              "became (replica_identity, is_key, PRIMARY KEY, match index) is %r, not %r"
+              % (ident, got, want))
+        ctx.assert_mirror_equals_source(path, "became")
+        ctx.sql("UPDATE became SET v = v || '%s' WHERE id = 2; DELETE FROM became WHERE id = "
+                "(SELECT min(id) FROM became)" % ident)
+        ctx.once(path, slot, "pub")
+        ctx.assert_mirror_equals_source(path, "became")
 
 
 harness.main(test)
