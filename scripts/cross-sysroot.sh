@@ -14,8 +14,9 @@
 # unpacks the target's packages instead of installing them:
 #
 #   DIR/root   the unpacked packages: libpq-dev, libsqlite3-dev,
-#              libcmocka-dev and the libraries they need, with the target's
-#              libc6 (qemu-user runs the tests with -L DIR/root);
+#              libcmocka-dev, libzstd-dev, libssl-dev, libjansson-dev and
+#              the libraries they need, with the target's libc6 (qemu-user
+#              runs the tests with -L DIR/root);
 #   DIR/admin  a dpkg database of those packages (paths under DIR/root) for
 #              dpkg-shlibdeps --admindir, so that a cross-built package gets
 #              its dependencies from the target's symbols files.
@@ -27,7 +28,7 @@ set -euo pipefail
 arch=${1:?usage: cross-sysroot.sh ARCH}
 base=${PGMIRROR_SYSROOTS:-/var/tmp/pgmirror-sysroot}
 dir=$base/$arch
-roots=(libpq-dev libsqlite3-dev libcmocka-dev)
+roots=(libpq-dev libsqlite3-dev libcmocka-dev libzstd-dev libssl-dev libjansson-dev)
 skip='^(libc6-dev|libc-dev-bin|linux-libc-dev|libcrypt-dev|libnsl-dev|libtirpc-dev|rpcsvc-proto)$'
 
 # apt for ARCH alone, with its own index and no installed packages

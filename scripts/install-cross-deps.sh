@@ -3,8 +3,9 @@
 # tests under qemu-user and the Debian package need (with sudo when not
 # root): the cross compilers (crossbuild-essential-ARCH), qemu-user, and the
 # packaging tools; then makes the sysroots of the targets' libraries
-# (libpq-dev, libsqlite3-dev, libcmocka-dev of ARCH: scripts/cross-sysroot.sh
-# says why they are unpacked there rather than installed with
+# (libpq-dev, libsqlite3-dev, libcmocka-dev, libzstd-dev, libssl-dev and
+# libjansson-dev of ARCH: scripts/cross-sysroot.sh says why they are
+# unpacked there rather than installed with
 # "dpkg --add-architecture"). Like install-deps.sh it installs nothing when
 # everything is present, unless given --always (CI).
 set -euo pipefail

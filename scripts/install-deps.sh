@@ -7,6 +7,8 @@ set -euo pipefail
 packages=(
 	build-essential autoconf automake libtool pkg-config
 	libpq-dev libsqlite3-dev libcmocka-dev
+	# the feed: zstd frames, SHA-256 (OpenSSL's libcrypto), the JSON manifest
+	libzstd-dev libssl-dev libjansson-dev
 	postgresql postgresql-common postgresql-client sqlite3
 	clang libclang-rt-dev
 	python3 python3-psycopg2 valgrind time
