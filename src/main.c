@@ -49,6 +49,16 @@ static void usage(FILE *out)
 		"                               Prometheus' text format\n"
 		"      --check                  check the mirror file for damage and exit\n"
 		"                               (no connection)\n"
+		"      --feed=DIR               also write a feed of everything the mirror takes\n"
+		"                               into DIR, for devices to replay (a hub)\n"
+		"      --feed-snapshot          with --feed: write a snapshot of the mirror into\n"
+		"                               the feed at the end of this run\n"
+		"      --feed-keep=N            with --feed: keep the newest N snapshots and the\n"
+		"                               files after the oldest of them (default 3)\n"
+		"      --feed-interval=SECS     with --feed: close a segment of the feed at most\n"
+		"                               SECS after its first change (default 60)\n"
+		"      --from=URL               read the feed at URL (a directory or file://)\n"
+		"                               instead of PostgreSQL (a device)\n"
 		"  -s, --status-interval=SECS   feedback to the server every SECS (default 10)\n"
 		"  -v, --verbose                more messages\n"
 		"  -q, --quiet                  only errors\n"
@@ -224,7 +234,8 @@ int main(int argc, char **argv)
 {
 	enum { OPT_ONCE = 256, OPT_NO_COPY, OPT_DROP_SLOT, OPT_STATUS, OPT_VERIFY, OPT_RESYNC,
 	       OPT_FAILOVER, OPT_NO_BINARY, OPT_HELP, OPT_JSON, OPT_CHECK,
-	       OPT_PROMETHEUS };
+	       OPT_PROMETHEUS, OPT_FEED, OPT_FEED_SNAPSHOT, OPT_FEED_KEEP, OPT_FROM,
+	       OPT_FEED_INTERVAL };
 	static const struct option longopts[] = {
 		{"dbname", required_argument, NULL, 'd'},
 		{"host", required_argument, NULL, 'h'},
@@ -246,6 +257,11 @@ int main(int argc, char **argv)
 		{"prometheus", no_argument, NULL, OPT_PROMETHEUS},
 		{"verify", no_argument, NULL, OPT_VERIFY},
 		{"check", no_argument, NULL, OPT_CHECK},
+		{"feed", required_argument, NULL, OPT_FEED},
+		{"feed-snapshot", no_argument, NULL, OPT_FEED_SNAPSHOT},
+		{"feed-keep", required_argument, NULL, OPT_FEED_KEEP},
+		{"feed-interval", required_argument, NULL, OPT_FEED_INTERVAL},
+		{"from", required_argument, NULL, OPT_FROM},
 		{"status-interval", required_argument, NULL, 's'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"quiet", no_argument, NULL, 'q'},
@@ -338,14 +354,41 @@ int main(int argc, char **argv)
 		case OPT_CHECK:
 			check = true;
 			break;
-		case 's': {
+		case OPT_FEED:
+			if (*optarg == '\0')
+				usage_error("%s", "--feed needs a directory");
+			opt.feed_dir = optarg;
+			break;
+		case OPT_FROM:
+			if (*optarg == '\0')
+				usage_error("%s", "--from needs the feed's URL or directory");
+			opt.feed_from = optarg;
+			break;
+		case OPT_FEED_SNAPSHOT:
+			opt.feed_snapshot = true;
+			break;
+		case OPT_FEED_KEEP: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+
+			if (*optarg == '\0' || *end != '\0' || v < 2 || v > 1000)
+				usage_error("invalid --feed-keep \"%s\": expected a number of snapshots "
+					    "from 2 to 1000", optarg);
+			opt.feed_keep = (int)v;
+			break;
+		}
+		case 's':
+		case OPT_FEED_INTERVAL: {
 			char *end;
 			long v = strtol(optarg, &end, 10);
 
 			if (*optarg == '\0' || *end != '\0' || v < 1 || v > 3600)
-				usage_error("invalid status interval \"%s\": expected whole seconds "
-					    "from 1 to 3600", optarg);
-			opt.status_interval = (int)v;
+				usage_error("invalid %s \"%s\": expected whole seconds from 1 to 3600",
+					    c == 's' ? "status interval" : "--feed-interval", optarg);
+			if (c == 's')
+				opt.status_interval = (int)v;
+			else
+				opt.feed_interval = (int)v;
 			break;
 		}
 		case 'v':
@@ -398,6 +441,31 @@ int main(int argc, char **argv)
 	if (opt.resync && (drop_slot || status || opt.verify || check))
 		usage_error("%s", "--resync does not go with --drop-slot, --status, --check or "
 			    "--verify");
+	/* a device reads the hub's feed: what concerns the source is the hub's */
+	if (opt.feed_from != NULL) {
+		const char *hub = opt.conn.dbname ? "-d" : opt.conn.host ? "-h" : opt.conn.port ? "-p"
+			: opt.conn.user ? "-U" : opt.slot_given ? "-S" : opt.npubs > 0 ? "-P"
+			: opt.feed_dir ? "--feed" : drop_slot ? "--drop-slot" : opt.verify ? "--verify"
+			: opt.resync ? "--resync" : opt.failover ? "--failover"
+			: opt.no_initial_copy ? "--no-initial-copy" : opt.no_binary ? "--no-binary"
+			: opt.feed_snapshot ? "--feed-snapshot" : opt.feed_keep > 0 ? "--feed-keep"
+			: opt.feed_interval > 0 ? "--feed-interval"
+			: no_password ? "-w" : ask ? "-W" : NULL;
+
+		if (hub != NULL)
+			usage_error("%s does not go with --from: a device reads the feed, and the "
+				    "source, its slot and its tables are the hub's (run %s on the hub)",
+				    hub, hub);
+		if (status || check)
+			usage_error("%s", "--from does not go with --status or --check, which read the "
+				    "mirror file alone");
+	}
+	if ((opt.feed_snapshot || opt.feed_keep > 0 || opt.feed_interval > 0) &&
+	    opt.feed_dir == NULL)
+		usage_error("%s", "--feed-snapshot, --feed-keep and --feed-interval go only with "
+			    "--feed");
+	if (opt.feed_dir != NULL && (drop_slot || status || check))
+		usage_error("%s", "--feed does not go with --drop-slot, --status or --check");
 	if (no_password && ask)
 		usage_error("%s", "-w/--no-password and -W/--password do not go together");
 	if ((status || check) && ask)
@@ -438,6 +506,8 @@ int main(int argc, char **argv)
 		rc = replicate_check(opt.mirror_path);
 	else if (drop_slot)
 		rc = replicate_drop_slot(&opt);
+	else if (opt.feed_from != NULL)
+		rc = replicate_device(&opt);
 	else
 		rc = replicate_run(&opt);
 	for (int i = 0; i < opt.nresync; i++)

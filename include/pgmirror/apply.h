@@ -158,6 +158,9 @@ const char *apply_type_sent_name(Applier *a, uint32_t oid);
 
 /* Between a Begin and its Commit. */
 bool apply_in_transaction(const Applier *a);
+/* The open source transaction is skipped: it commits before the mirror's
+ * position (applied already). */
+bool apply_skipping(const Applier *a);
 
 /* The last Commit ended a transaction without changes (servers before 15
  * send those for changes to unpublished tables): it was not applied, and

@@ -100,6 +100,7 @@ bool feed_manifest_parse(const char *text, size_t len, FeedManifest *out,
 			 ErrBuf *err) PGM_MUST_CHECK;
 
 void feed_manifest_free(FeedManifest *m);
+void feed_source_free(FeedSource *s);
 
 /* The index of the segment holding group, or -1. */
 int feed_manifest_find_segment(const FeedManifest *m, uint64_t group);

@@ -24,7 +24,8 @@ typedef struct MirrorTable MirrorTable;
  */
 #define MIRROR_FORMAT_VERSION 5 /* 2: pgmirror_tables.sync_lsn; 3: health, generation,
 				  * definition; 4: copy_state, copy_rows, copy_estimate,
-				  * publication_fingerprint; 5: pgmirror_feed */
+				  * publication_fingerprint; 5: pgmirror_feed, the failed
+				  * copies of pgmirror_waiting */
 
 /* Results of mirror_open(). */
 typedef enum MirrorOpenResult {
@@ -156,6 +157,15 @@ bool mirror_feed_write(Mirror *m, const MirrorFeedState *st) PGM_MUST_CHECK;
 bool mirror_feed_set_group(Mirror *m, uint64_t group) PGM_MUST_CHECK;
 /* confirmed_lsn as the open transaction sees it. */
 bool mirror_read_position(Mirror *m, Lsn *lsn) PGM_MUST_CHECK;
+
+/* A feed's snapshot taken by a device (within a transaction): its
+ * pgmirror_feed row becomes st (a device's), and the hub's health is
+ * forgotten (the device keeps its own). */
+bool mirror_feed_adopt(Mirror *m, const MirrorFeedState *st) PGM_MUST_CHECK;
+/* Puts the closed mirror file fresh at path in place of what is there
+ * (whose connections are closed): path's -wal and -shm removed, the
+ * rename, the directory synced. False with *errmsg (free it). */
+bool mirror_install(const char *fresh, const char *path, char **errmsg) PGM_MUST_CHECK;
 
 /* Writes the mirror as it stands, in one read transaction, to a new file
  * at path (which must not exist); outside any transaction. A feed's

@@ -35,11 +35,18 @@ typedef struct ReplicateOptions {
 	bool failover;             /* --failover: the slot is made a failover slot */
 	bool no_binary;            /* --no-binary: stream in text format only */
 	int status_interval;       /* -s, seconds */
+	const char *feed_dir;      /* --feed: also write the feed here (a hub); NULL: none */
+	bool feed_snapshot;        /* --feed-snapshot */
+	int feed_keep;             /* --feed-keep; 0: the default */
+	int feed_interval;         /* --feed-interval, seconds; 0: the default */
+	const char *feed_from;     /* --from: read this feed instead (a device); NULL: none */
 	const char *mirror_path;
 } ReplicateOptions;
 
 /* Returns an exit code. */
 int replicate_run(const ReplicateOptions *opt);
+/* --from: a device that reads a feed (device.c); an exit code. */
+int replicate_device(const ReplicateOptions *opt);
 int replicate_drop_slot(const ReplicateOptions *opt);
 /* --check: SQLite's integrity check of the mirror at path, without
  * connecting; prints what it found; EXIT_OK, EXIT_DAMAGED or EXIT_ERROR. */

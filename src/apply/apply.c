@@ -510,6 +510,11 @@ bool apply_in_transaction(const Applier *a)
 	return a->in_txn;
 }
 
+bool apply_skipping(const Applier *a)
+{
+	return a->in_txn && a->skipping;
+}
+
 int apply_pending(const Applier *a)
 {
 	return a->pending;

@@ -455,12 +455,18 @@ bool feed_manifest_parse(const char *text, size_t len, FeedManifest *out, ErrBuf
 	return p.ok && feed_manifest_check(out, err);
 }
 
+void feed_source_free(FeedSource *s)
+{
+	free(s->system_identifier);
+	free(s->database);
+	free(s->slot);
+	strv_free(s->publications, s->npublications);
+	memset(s, 0, sizeof *s);
+}
+
 void feed_manifest_free(FeedManifest *m)
 {
-	free(m->source.system_identifier);
-	free(m->source.database);
-	free(m->source.slot);
-	strv_free(m->source.publications, m->source.npublications);
+	feed_source_free(&m->source);
 	for (int i = 0; i < m->nsegments; i++)
 		free(m->segments[i].name);
 	free(m->segments);

@@ -12,7 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <errno.h>
+#include <unistd.h>
+
 #include "mirror_internal.h"
+#include "pgmirror/durable.h"
 
 void mirror_feed_state_clear(MirrorFeedState *st)
 {
@@ -155,4 +159,39 @@ bool mirror_snapshot_to(Mirror *m, const char *path)
 		return false;
 	}
 	return mirror_exec_owned(m, sqlite3_mprintf("VACUUM INTO %Q", path));
+}
+
+bool mirror_feed_adopt(Mirror *m, const MirrorFeedState *st)
+{
+	return mirror_exec(m, "DELETE FROM pgmirror_feed") && mirror_feed_write(m, st) &&
+	       mirror_exec(m, "UPDATE pgmirror_state SET last_sync_time = NULL, "
+			      "last_sync_lag_bytes = NULL, last_sync_lag_seconds = NULL, "
+			      "last_check_time = NULL, last_check_result = NULL, "
+			      "last_rebuild_time = NULL, last_rebuild_reason = NULL, "
+			      "last_error = NULL, last_error_time = NULL WHERE id = 1");
+}
+
+bool mirror_install(const char *fresh, const char *path, char **errmsg)
+{
+	const char *sides[] = {"-wal", "-shm"};
+	bool moved = false;
+
+	*errmsg = NULL;
+	for (size_t i = 0; i < 2; i++) {
+		char *side = sqlite3_mprintf("%s%s", path, sides[i]);
+
+		if (side == NULL)
+			abort();
+		if (unlink(side) != 0 && errno != ENOENT)
+			*errmsg = xasprintf("could not remove \"%s\": %s", side, strerror(errno));
+		sqlite3_free(side);
+		if (*errmsg != NULL)
+			return false;
+	}
+	if (!durable_rename(fresh, path, &moved) || !moved || !durable_sync_dir(path)) {
+		*errmsg = xasprintf("could not put \"%s\" in place of \"%s\": %s", fresh, path,
+				    strerror(moved ? errno : ENOENT));
+		return false;
+	}
+	return true;
 }

@@ -39,8 +39,7 @@ static const struct {
 	{ "pgmirror_tables", "copy_rows", "INTEGER NOT NULL DEFAULT 0" },
 	{ "pgmirror_tables", "copy_estimate", "INTEGER" },
 	{ "pgmirror_state", "publication_fingerprint", "TEXT" },
-	/* format 4 too: an older pgmirror leaves them be (it copies a table
-	 * that waits at every check, as it did) */
+	/* format 5 (with pgmirror_feed, which the schema makes) */
 	{ "pgmirror_waiting", "copy_shape", "TEXT" },
 	{ "pgmirror_waiting", "copy_lsn", "TEXT" },
 	{ "pgmirror_waiting", "copy_changed", "INTEGER NOT NULL DEFAULT 0" },

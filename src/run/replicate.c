@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "pgmirror/copy_parts.h"
+#include "hub.h"
 #include "replicate_internal.h"
 #include "tablestage.h"
 #include "waiting.h"
@@ -24,6 +25,35 @@ static bool file_exists(const char *path)
 	struct stat st;
 
 	return stat(path, &st) == 0;
+}
+
+/*
+ * A device's mirror is never run from the source (it would take the hub's
+ * slot), and a hub's never without its feed (its devices would miss what
+ * the run applies); exit code.
+ */
+static int check_mirror_feed(Run *run)
+{
+	MirrorFeedState fs;
+	int rc = EXIT_OK;
+
+	if (!mirror_feed_read(run->mirror, &fs)) {
+		log_error("%s", mirror_error(run->mirror));
+		return EXIT_ERROR;
+	}
+	if (fs.present && !fs.hub) {
+		log_error("mirror \"%s\" is a device of the feed at %s; run it with --from=%s, not "
+			  "from the source", run->opt->mirror_path, fs.location, fs.location);
+		rc = EXIT_ERROR;
+	} else if (fs.present && run->opt->feed_dir == NULL) {
+		log_error("mirror \"%s\" writes the feed in \"%s\"; run it with --feed=%s, so that "
+			  "its devices miss nothing (to stop writing the feed, delete the row of "
+			  "pgmirror_feed with sqlite3)", run->opt->mirror_path, fs.location,
+			  fs.location);
+		rc = EXIT_ERROR;
+	}
+	mirror_feed_state_clear(&fs);
+	return rc;
 }
 
 /* Checks the options against what the mirror remembers; exit code. */
@@ -45,7 +75,7 @@ static int check_mirror_identity(Run *run)
 			  "-S or with -S %s", opt->mirror_path, st->slot, opt->slot, st->slot);
 		return EXIT_ERROR;
 	}
-	return EXIT_OK;
+	return check_mirror_feed(run);
 }
 
 /* Each table --resync names must be a mirror table; exit code. */
@@ -118,6 +148,7 @@ int replicate_run(const ReplicateOptions *opt)
 	run.pubs_text = strv_join(opt->pubs, opt->npubs, ",");
 	run.lookup = lookup_new(&opt->conn);
 	run.catalog = lookup_catalog(run.lookup);
+	hub_tap(&run);
 	run.session = session_new();
 	lookup_follow(run.lookup, run.session);
 	session_set_stop_check(run.session, replicate_stopping);
@@ -154,6 +185,8 @@ int replicate_run(const ReplicateOptions *opt)
 		rc = EXIT_USAGE;
 		goto done;
 	}
+	if (!run.heal && (rc = hub_take_up(&run)) != EXIT_OK)
+		goto done;
 
 	for (;;) {
 		StreamEnd end;
@@ -186,6 +219,8 @@ int replicate_run(const ReplicateOptions *opt)
 			verify_tell_unfinished(&run); /* a copy it could not finish */
 		if (rc != EXIT_OK || (replicate_stopping() && !opt->verify))
 			goto done; /* a signal during the checks or the copy: exit 0 */
+		if ((rc = hub_ready(&run)) != EXIT_OK)
+			goto done;
 		/* --verify: the mirror is brought to the snapshot's point, that is,
 		 * every transaction that commits before it, and none after */
 		if (opt->verify && replicate_stopping()) {
@@ -274,6 +309,7 @@ int replicate_run(const ReplicateOptions *opt)
 		}
 	}
 done:
+	rc = hub_finish(&run, rc);
 	replicate_note_error(&run, rc);
 	verify_free(verifier);
 	lookup_free(run.lookup);

@@ -15,6 +15,8 @@
 #include "pgmirror/replicate.h"
 #include "pgmirror/session.h"
 
+typedef struct Hub Hub;
+
 typedef struct Run {
 	const ReplicateOptions *opt;
 	char *pubs_text;        /* sorted, comma-separated */
@@ -57,6 +59,7 @@ typedef struct Run {
 	char *pub_types;        /* the published columns' types as the last check
 				 * on run->session's connection found them
 				 * (PubFingerprint's types), or NULL */
+	Hub *hub;               /* --feed: the feed this run writes (hub.h); NULL: none */
 	Lsn text_until;         /* a binary stream met a column it cannot read
 				 * in the transaction committed at this LSN:
 				 * streams start in text until it is durable

@@ -128,15 +128,51 @@ static void json_pending(const MirrorPending *p, int np, bool first)
 	}
 }
 
+/* "feed": what the mirror writes (a hub) or reads (a device) */
+static void json_feed(const FeedStatus *fs)
+{
+	char lsn[LSN_TEXT_SIZE];
+
+	json_key("feed", false);
+	fputs(fs->device ? "{\"url\": " : "{\"directory\": ", stdout);
+	json_string(fs->location);
+	fputs(", \"end_lsn\": ", stdout);
+	if (fs->has_end)
+		json_string(lsn_format(fs->end_lsn, lsn));
+	else
+		fputs("null", stdout);
+	if (fs->hub) {
+		fputs(", \"snapshot\": ", stdout);
+		json_string(fs->snapshot);
+		fputs("}", stdout);
+		return;
+	}
+	fputs(", \"end_time\": ", stdout);
+	json_string(fs->end_time);
+	fputs(", \"read_time\": ", stdout);
+	json_string(fs->read_time);
+	fputs(", \"lag_bytes\": ", stdout);
+	if (fs->has_lag)
+		printf("%" PRId64, fs->lag_bytes);
+	else
+		fputs("null", stdout);
+	fputs(", \"lag_seconds\": ", stdout);
+	json_double(fs->lag_seconds, fs->has_lag);
+	fputs("}", stdout);
+}
+
 static void print_json(const char *path, const MirrorState *st, const MirrorHealth *h,
-		       const TableStatus *t, int n, const MirrorWaiting *w, int nw,
-		       const MirrorPending *p, int np)
+		       const FeedStatus *fs, const TableStatus *t, int n, const MirrorWaiting *w,
+		       int nw, const MirrorPending *p, int np)
 {
 	char lsn[LSN_TEXT_SIZE];
 
 	json_key("mirror", true);
 	json_string(path);
-	json_field("slot", st->slot);
+	if (!fs->device)
+		json_field("slot", st->slot);
+	if (fs->device || fs->hub)
+		json_feed(fs);
 	json_field("publications", st->publications); /* as --status: "a,b" */
 	json_field("system_identifier", st->system_identifier);
 	json_field("database", st->database);
@@ -221,15 +257,40 @@ static void text_waiting(const MirrorWaiting *w, int nw)
 	}
 }
 
+/* feed: the URL a device reads (in place of the hub's slot), or the
+ * directory a hub writes; the feed's end, and a device's lag behind it */
+static void text_feed(const FeedStatus *fs)
+{
+	char lsn[LSN_TEXT_SIZE];
+
+	if (!fs->device && !fs->hub)
+		return;
+	text_field("feed", fs->location);
+	text_field("feed_end_lsn", fs->has_end ? lsn_format(fs->end_lsn, lsn) : NULL);
+	if (fs->hub) {
+		text_field("feed_snapshot", fs->snapshot);
+		return;
+	}
+	text_field("feed_end_time", fs->end_time);
+	text_field("feed_read_time", fs->read_time);
+	if (fs->has_lag)
+		printf("feed_lag_bytes: %" PRId64 "\nfeed_lag_seconds: %.3f\n", fs->lag_bytes,
+		       fs->lag_seconds);
+	else
+		printf("feed_lag_bytes: \nfeed_lag_seconds: \n");
+}
+
 static void print_text(const char *path, const MirrorState *st, const MirrorHealth *h,
-		       const TableStatus *t, int n, const MirrorWaiting *w, int nw,
-		       const MirrorPending *p, int np)
+		       const FeedStatus *fs, const TableStatus *t, int n, const MirrorWaiting *w,
+		       int nw, const MirrorPending *p, int np)
 {
 	char lsn[LSN_TEXT_SIZE];
 	int npend = 0; /* tables set aside whose copy again has not begun */
 
 	text_field("mirror", path);
-	text_field("slot", st->slot);
+	if (!fs->device)
+		text_field("slot", st->slot);
+	text_feed(fs);
 	text_field("publications", st->publications);
 	text_field("system_identifier", st->system_identifier);
 	text_field("database", st->database);
@@ -285,8 +346,9 @@ static void print_text(const char *path, const MirrorState *st, const MirrorHeal
 
 /* --prometheus, the waiting tables counted in pgmirror_tables{state="waiting"}
  * (they have no rows of their own: rows -1). */
-static void prom_print(const MirrorState *st, const MirrorHealth *h, const TableStatus *t, int n,
-		       const MirrorWaiting *w, int nw, const MirrorPending *p, int np)
+static void prom_print(const MirrorState *st, const MirrorHealth *h, const FeedStatus *fs,
+		       const TableStatus *t, int n, const MirrorWaiting *w, int nw,
+		       const MirrorPending *p, int np)
 {
 	TableStatus *all = xcalloc((size_t)n + (size_t)nw + (size_t)np + 1, sizeof(TableStatus));
 
@@ -300,7 +362,7 @@ static void prom_print(const MirrorState *st, const MirrorHealth *h, const Table
 		all[n + nw + i] = (TableStatus){.name = naming_table(p[i].source_schema,
 								      p[i].source_table),
 						.rows = -1, .generation = -1, .state = "pending"};
-	status_prom_print(st, h, all, n + nw + np);
+	status_prom_print(st, h, fs, all, n + nw + np);
 	for (int i = n; i < n + nw + np; i++)
 		free(all[i].name);
 	free(all);
@@ -390,6 +452,8 @@ int status_print(const char *mirror_path, StatusFormat format)
 	Mirror *m = NULL;
 	MirrorState st = {0};
 	MirrorHealth h = {0};
+	MirrorFeedState row = {0};
+	FeedStatus fs = {0};
 	TableStatus *t = NULL;
 	MirrorWaiting *w = NULL;
 	MirrorPending *p = NULL;
@@ -438,12 +502,16 @@ int status_print(const char *mirror_path, StatusFormat format)
 		log_read_error(m);
 		goto done;
 	}
+	if (!status_feed_read(m, &st, &row, &fs)) {
+		log_read_error(m);
+		goto done;
+	}
 	if (format == STATUS_JSON)
-		print_json(mirror_path, &st, &h, t, n, w, nw, p, np);
+		print_json(mirror_path, &st, &h, &fs, t, n, w, nw, p, np);
 	else if (format == STATUS_PROMETHEUS)
-		prom_print(&st, &h, t, n, w, nw, p, np);
+		prom_print(&st, &h, &fs, t, n, w, nw, p, np);
 	else
-		print_text(mirror_path, &st, &h, t, n, w, nw, p, np);
+		print_text(mirror_path, &st, &h, &fs, t, n, w, nw, p, np);
 	rc = EXIT_OK;
 done:
 	free(t);
@@ -451,6 +519,8 @@ done:
 	mirror_waiting_free(w, nw);
 	mirror_pending_free(p, np);
 	mirror_health_clear(&h);
+	status_feed_clear(&fs);
+	mirror_feed_state_clear(&row);
 	mirror_state_clear(&st);
 	mirror_close(m);
 	return rc;

@@ -2,8 +2,9 @@
  * status_prom.c: --status --prometheus, the mirror's state in Prometheus'
  * text exposition format (version 0.0.4), for node_exporter's textfile
  * collector: each metric with its # HELP and # TYPE, then its samples,
- * every one labelled slot="..." so that the mirrors of one host, and the
- * devices of a fleet, stay apart. All are gauges.
+ * every one labelled slot="..." (a device of a feed: feed="URL") so that
+ * the mirrors of one host, and the devices of a fleet, stay apart. All
+ * are gauges.
  *
  * Times are Unix seconds; a time never reached (no sync yet, no check, no
  * rebuild, no error) is 0, so that "time() - pgmirror_last_sync_timestamp_seconds
@@ -54,11 +55,14 @@ static void metric_head(const char *name, const char *help)
 	printf("# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
 }
 
+/* The label that names the mirror: slot="..." (feed="URL" on a device). */
+static const char *ident_label = "slot";
+
 /* One sample of name: slot="...", then one more label when label is set. */
 static void sample_begin(const char *name, const char *slot, const char *label,
 			 const char *value)
 {
-	printf("%s{slot=", name);
+	printf("%s{%s=", name, ident_label);
 	label_value(slot);
 	if (label != NULL) {
 		printf(",%s=", label);
@@ -104,10 +108,12 @@ static void state_sample(const char *slot, const char *state, const TableStatus 
 	printf(" %d\n", count);
 }
 
-void status_prom_print(const MirrorState *st, const MirrorHealth *h, const TableStatus *t,
-		       int n)
+void status_prom_print(const MirrorState *st, const MirrorHealth *h, const FeedStatus *fs,
+		       const TableStatus *t, int n)
 {
-	const char *slot = st->slot;
+	const char *slot = fs->device ? fs->location : st->slot;
+
+	ident_label = fs->device ? "feed" : "slot";
 
 	metric_head("pgmirror_info", "pgmirror's version, always 1");
 	sample_begin("pgmirror_info", slot, "version", PACKAGE_VERSION);
@@ -144,6 +150,14 @@ void status_prom_print(const MirrorState *st, const MirrorHealth *h, const Table
 	time_metric("pgmirror_last_rebuild_timestamp_seconds",
 		    "When the mirror was last rebuilt from a fresh copy (0: never)", slot,
 		    h->last_rebuild_time);
+	if (fs->device) {
+		metric_head("pgmirror_feed_end_lsn",
+			    "The feed's end position when the device last read its manifest");
+		sample_double("pgmirror_feed_end_lsn", slot, (double)fs->end_lsn, fs->has_end);
+		time_metric("pgmirror_feed_read_timestamp_seconds",
+			    "When the device last read the feed's manifest (0: never)", slot,
+			    fs->read_time);
+	}
 	metric_head("pgmirror_tables", "The mirror's tables in each state");
 	for (size_t s = 0; s < sizeof table_states / sizeof table_states[0]; s++)
 		state_sample(slot, table_states[s], t, n);

@@ -26,6 +26,7 @@
 #include "pgmirror/notify.h"
 #include "pgmirror/frame.h"
 #include "pgmirror/pgoutput.h"
+#include "hub.h"
 #include "stream_progress.h"
 
 /* Group at most this many source transactions into one SQLite commit, and
@@ -75,7 +76,7 @@ typedef struct Stream {
 
 static bool stream_send_status(Stream *s, bool reply)
 {
-	Lsn durable = apply_durable_lsn(s->apply);
+	Lsn durable = hub_confirmable(s->run, apply_durable_lsn(s->apply));
 	Lsn write = s->received > durable ? s->received : durable;
 
 	s->last_status = mono_usecs();
@@ -200,6 +201,7 @@ static bool step_data(Stream *s, const Frame *f)
 		s->end = stream_apply_failed(s);
 		return false;
 	}
+	hub_message(s->run, f->wal_start, f->data, f->len, &msg);
 	if (msg.type == PGO_BEGIN && s->group_started == 0)
 		s->group_started = mono_usecs();
 	if (msg.type == PGO_COMMIT) {
@@ -229,7 +231,7 @@ static bool step_idle(Stream *s, int64_t now)
 {
 	Run *run = s->run;
 
-	if (!stream_flush(s)) {
+	if (!stream_flush(s) || (!apply_in_transaction(s->apply) && !hub_publish(run))) {
 		s->end = STREAM_FAILED;
 		return false;
 	}
@@ -380,7 +382,12 @@ static bool step_periodic(Stream *s, int64_t now, int64_t interval)
  * connection stays open and answered (stream_tick); false with s->end set. */
 static bool stream_pubcheck(Stream *s)
 {
-	if (pubcheck_run(s->run, NULL, s->apply, NULL, 0, false, stream_tick, s) == EXIT_OK)
+	int rc;
+
+	hub_streaming(s->run, false); /* its commits are the run's own */
+	rc = pubcheck_run(s->run, NULL, s->apply, NULL, 0, false, stream_tick, s);
+	hub_streaming(s->run, true);
+	if (rc == EXIT_OK)
 		return true;
 	s->end = replicate_stopping() ? STREAM_DONE
 		 : s->lost || s->run->conn_failed ? STREAM_LOST : STREAM_FAILED;
@@ -501,6 +508,7 @@ StreamEnd stream_run(Run *run, Applier *apply)
 	if (!stream_start(&s, proto))
 		goto done;
 	s.dec = pgoutput_decoder_new(proto, false);
+	hub_round(run, apply, session_server_version(run->session), proto, s.binary);
 	lookup_set_tick(run->lookup, stream_tick, &s);
 	mirror_set_tick(run->mirror, stream_tick, &s);
 	s.last_status = mono_usecs();
@@ -627,6 +635,7 @@ done:
 		s.end = STREAM_DONE; /* a step interrupted by SIGTERM; nothing committed */
 	lookup_set_tick(run->lookup, NULL, NULL);
 	mirror_set_tick(run->mirror, NULL, NULL);
+	hub_round(run, NULL, 0, 0, false);
 	pgoutput_decoder_free(s.dec);
 	return s.end;
 }

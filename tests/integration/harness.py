@@ -45,6 +45,13 @@ import traceback
 
 # see PGMIRROR_TEST_SLOW above
 SLOW = max(1.0, float(os.environ.get("PGMIRROR_TEST_SLOW") or 1))
+# PGMIRROR_FEED_REPLAY=1: every mirror a test makes from PostgreSQL also
+# writes a feed (--feed=MIRROR.feed, closing a segment every second), and
+# every check of a mirror against the source also replays that feed into a
+# device (MIRROR.device.db) and compares it with the hub, table by table
+# (TestContext.replay_check). The counts of what was replayed go to the
+# log ("replayed: ...").
+REPLAY = os.environ.get("PGMIRROR_FEED_REPLAY") == "1"
 
 try:
     import psycopg2
@@ -687,7 +694,111 @@ class TestContext:
         args = ["-d", self.dsn, "-S", slot]
         for p in ([pubs] if isinstance(pubs, str) else pubs):
             args += ["-P", p]
-        return args + list(extra) + [path]
+        extra = list(extra)
+        if REPLAY and not any(str(a).startswith("--feed") for a in extra) and not (
+                {"--drop-slot", "--status", "--check"} & set(map(str, extra))):
+            args += ["--feed=" + path + ".feed", "--feed-interval=1"]
+        return args + extra + [path]
+
+    # -- feeds (docs/feed.md) ----------------------------------------------
+
+    def device(self, dev, feed, *extra, expect=0, timeout=60, env=None):
+        """pgmirror --from=feed --once dev; checks the exit code."""
+        args = ["--from=%s" % feed] + list(extra)
+        if "--once" not in args and not any(str(a).startswith(("-E", "--endpos"))
+                                            for a in args):
+            args.append("--once")
+        rc, out, err = self.run(args + [dev], timeout=timeout, env=env)
+        if rc != expect:
+            fail("pgmirror --from %s exited %d, expected %d\nstdout:\n%s\nstderr:\n%s"
+                 % (" ".join(map(str, args)), rc, expect, out, err))
+        return rc, out, err
+
+    def mirror_contents(self, path):
+        """Every mirror table of the file at path (pgmirror's own tables and
+        the user's objects left out) as {table: (columns, Counter(rows))},
+        with the storage classes of the values."""
+        con = self.mirror_connect(path)
+        try:
+            names = [r[0] for r in con.execute(
+                "SELECT table_name FROM pgmirror_tables WHERE table_name "
+                "NOT LIKE 'pgmirror\\_%' ESCAPE '\\'").fetchall()]
+            out = {}
+            for t in names:
+                cur = con.execute("SELECT * FROM %s" % qident(t))
+                cols = [d[0] for d in cur.description]
+                out[t] = (cols, collections.Counter(
+                    tuple(cell(v) for v in r) for r in cur.fetchall()))
+            cols = con.execute(
+                "SELECT table_name, column_name, position, pg_type, type_modifier, is_key, "
+                "type_oid, value_type, source_attnum FROM pgmirror_columns "
+                "ORDER BY 1, 3").fetchall()
+            tabs = con.execute(
+                "SELECT table_name, source_schema, source_table, relation_oid, "
+                "replica_identity, generation FROM pgmirror_tables ORDER BY 1").fetchall()
+        finally:
+            con.close()
+        return out, cols, tabs
+
+    def diff_contents(self, a, b, what_a, what_b, limit=10):
+        """The differences between two mirror_contents(), as lines."""
+        lines = []
+        (ta, ca, ra), (tb, cb, rb) = a, b
+        for t in sorted(set(ta) | set(tb)):
+            if t not in tb:
+                lines.append("%s: only in %s" % (t, what_a))
+            elif t not in ta:
+                lines.append("%s: only in %s" % (t, what_b))
+            elif ta[t][0] != tb[t][0]:
+                lines.append("%s: columns %s in %s, %s in %s"
+                             % (t, ta[t][0], what_a, tb[t][0], what_b))
+            elif ta[t][1] != tb[t][1]:
+                only_a = sorted(map(_show_row, (ta[t][1] - tb[t][1]).elements()))
+                only_b = sorted(map(_show_row, (tb[t][1] - ta[t][1]).elements()))
+                lines.append("%s: %d rows only in %s, %d only in %s"
+                             % (t, len(only_a), what_a, len(only_b), what_b))
+                lines += ["  only in %s: %s" % (what_a, r) for r in only_a[:limit]]
+                lines += ["  only in %s: %s" % (what_b, r) for r in only_b[:limit]]
+        if ca != cb:
+            lines.append("pgmirror_columns differ: %s in %s, %s in %s"
+                         % (sorted(set(ca) - set(cb))[:5], what_a,
+                            sorted(set(cb) - set(ca))[:5], what_b))
+        if ra != rb:
+            lines.append("pgmirror_tables differ: %s in %s, %s in %s"
+                         % (sorted(set(ra) - set(rb))[:5], what_a,
+                            sorted(set(rb) - set(ra))[:5], what_b))
+        return lines
+
+    def assert_device_equals_hub(self, dev, hub, timeout=60, feed=None):
+        """The device's mirror at dev, brought up to the feed (--once runs of
+        a device, again while the hub's feed is behind its mirror), equals the
+        hub's at hub: the same tables, columns and rows (with storage
+        classes), and the same confirmed_lsn."""
+        feed = feed or hub + ".feed"
+        deadline = time.time() + timeout * SLOW
+        while True:
+            self.device(dev, feed)
+            h = self.mirror_contents(hub)
+            hub_lsn = self.mirror_lsn(hub)
+            d = self.mirror_contents(dev)
+            dev_lsn = self.mirror_lsn(dev)
+            diff = self.diff_contents(h, d, "the hub", "the device")
+            if not diff and dev_lsn == hub_lsn:
+                return sum(sum(r.values()) for _, r in h[0].values())
+            if time.time() > deadline:
+                fail("the device replaying feed %s differs from its hub (hub at %s, "
+                     "device at %s):\n%s" % (feed, format_lsn(hub_lsn), format_lsn(dev_lsn),
+                                             "\n".join(diff) or "(the same rows)"))
+            time.sleep(0.5)
+
+    def replay_check(self, path):
+        """PGMIRROR_FEED_REPLAY: the feed of the mirror at path, replayed
+        into its device, equals the mirror (see REPLAY)."""
+        feed = path + ".feed"
+        if not os.path.isdir(feed):
+            fail("replay mode: mirror %s wrote no feed in %s" % (path, feed))
+        rows = self.assert_device_equals_hub(path + ".device.db", path, feed=feed)
+        log("replayed: %s into a device, %d rows equal" % (os.path.basename(path), rows))
 
     def once(self, path, slot, pubs, *extra, first=False, expect=0,
              timeout=60, env=None):
@@ -944,6 +1055,8 @@ class TestContext:
             problems.append("\n".join(lines))
         if problems:
             fail("mirror differs from source:\n" + "\n".join(problems))
+        if REPLAY:
+            self.replay_check(path)
 
     def mirror_snapshot(self, path):
         """All user tables of the mirror, as {table: Counter(rows)} (with

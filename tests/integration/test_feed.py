@@ -1,0 +1,271 @@
+"""The feed (docs/feed.md): a hub (--feed=DIR) writes what its mirror takes;
+a device (--from=DIR) replays it and equals the hub, table by table, row by
+row, at the same confirmed_lsn.
+
+Parts (PARTS=a,b runs only those):
+  basic     a first run from the snapshot, then rounds of changes of every
+            kind (keyless duplicates, key changes, TOAST left unchanged, a
+            transaction of many rows, an added column), each replayed; the
+            device's own view, index and trigger are kept, and the trigger
+            fires for the changes; a quiet round moves nothing; --status
+  damage    a flipped byte, a cut file, a manifest that is not JSON, an
+            older manifest put back: each an error naming the file, nothing
+            applied, the mirror as it was; the feed mended, the device goes on
+  other     another hub's feed is refused, the mirror untouched
+  epoch     a step of the hub's own (--resync) begins a new epoch: the device
+            rebuilds from its snapshot, keeping its objects
+  pruned    a device whose position the feed no longer lists rebuilds
+  usage     the hub's options are usage errors on a device, and the other way
+"""
+
+import json
+import os
+import shutil
+import sqlite3
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
+TABLES = ("k", "nokey", "wide")
+
+
+def setup_source(ctx):
+    ctx.sql("""
+        DROP PUBLICATION IF EXISTS pub;
+        DROP TABLE IF EXISTS k, nokey, wide;
+        CREATE TABLE k (id int PRIMARY KEY, v text, n numeric(12,2), t timestamptz,
+                        j jsonb, a int[]);
+        CREATE TABLE nokey (a int, b text);
+        ALTER TABLE nokey REPLICA IDENTITY FULL;
+        CREATE TABLE wide (id int PRIMARY KEY, big text, small int);
+        ALTER TABLE wide ALTER big SET STORAGE EXTERNAL;
+        INSERT INTO k SELECT g, 'v' || g, g * 1.5, '2026-01-01'::timestamptz + g * interval '1 h',
+                             jsonb_build_object('g', g), ARRAY[g, g + 1]
+                      FROM generate_series(1, 200) g;
+        INSERT INTO nokey SELECT g % 7, 'dup' FROM generate_series(1, 50) g;
+        INSERT INTO wide VALUES (1, repeat('x', 100000), 1);
+        CREATE PUBLICATION pub FOR TABLE k, nokey, wide;
+    """)
+
+
+def hub_once(ctx, hub, slot, feed, *extra, expect=0):
+    return ctx.once(hub, slot, "pub", "--feed=" + feed, *extra, expect=expect)
+
+
+def manifest(feed):
+    with open(os.path.join(feed, "manifest.json")) as f:
+        return json.load(f)
+
+
+def device_objects(ctx, dev):
+    con = sqlite3.connect(dev)
+    try:
+        con.executescript("""
+            CREATE TABLE IF NOT EXISTS app_log (what text, id int);
+            CREATE VIEW IF NOT EXISTS cheap AS SELECT id, v FROM k WHERE n < 30;
+            CREATE INDEX IF NOT EXISTS k_by_v ON k (v);
+            CREATE TRIGGER IF NOT EXISTS k_ins AFTER INSERT ON k
+                BEGIN INSERT INTO app_log VALUES ('ins', new.id); END;
+        """)
+    finally:
+        con.close()
+
+
+def app_log(ctx, dev):
+    return ctx.mirror_query(dev, "SELECT what, id FROM app_log ORDER BY id")
+
+
+def part_basic(ctx):
+    setup_source(ctx)
+    hub, dev, slot = ctx.path("basic_hub.db"), ctx.path("basic_dev.db"), ctx.slot("basic")
+    feed = ctx.path("basic_feed")
+    hub_once(ctx, hub, slot, feed)
+    m = manifest(feed)
+    check(len(m["snapshots"]) == 1, "a first run wrote %d snapshots, not 1"
+          % len(m["snapshots"]))
+    check(m["source"]["slot"] == slot and m["source"]["publications"] == ["pub"],
+          "the manifest's source is %s" % m["source"])
+    check(not os.path.exists(dev), "the device's file is there before its first run")
+    ctx.assert_device_equals_hub(dev, hub, feed=feed)
+    state = ctx.mirror_state(dev)
+    check(state["slot"] == slot, "the device's state names slot %r" % state["slot"])
+    device_objects(ctx, dev)
+
+    rounds = [
+        """INSERT INTO k SELECT g, 'n' || g, g, now(), '{"x": [1, 2]}', '{}'
+               FROM generate_series(201, 260) g;
+           UPDATE k SET v = v || '!' WHERE id % 5 = 0;
+           DELETE FROM k WHERE id % 11 = 0;""",
+        """INSERT INTO nokey SELECT 3, 'dup' FROM generate_series(1, 5);
+           DELETE FROM nokey WHERE a = 2;
+           UPDATE nokey SET b = 'changed' WHERE a = 4;""",
+        """UPDATE k SET id = id + 1000 WHERE id BETWEEN 10 AND 14;
+           UPDATE wide SET small = small + 1;""",
+        """BEGIN; INSERT INTO k SELECT g, 'big', g, now(), 'null', NULL
+               FROM generate_series(2000, 7000) g; COMMIT;""",
+        """ALTER TABLE k ADD COLUMN extra int DEFAULT 7;
+           INSERT INTO k (id, v) VALUES (9000, 'after the column');""",
+    ]
+    for i, sql in enumerate(rounds):
+        ctx.sql(sql)
+        hub_once(ctx, hub, slot, feed)
+        ctx.assert_mirror_equals_source(hub, *TABLES)
+        ctx.assert_device_equals_hub(dev, hub, feed=feed)
+        harness.log("round %d replayed" % (i + 1))
+    # the device's objects are kept, and its trigger saw each insert once
+    # (a key change is an update in the mirror too)
+    logged = app_log(ctx, dev)
+    ids = sorted(r[1] for r in logged)
+    want = sorted(list(range(201, 261)) + list(range(2000, 7001)) + [9000])
+    check(ids == want, "the device's trigger logged %d inserts (%s...), expected %d"
+          % (len(ids), ids[:5], len(want)))
+    check(ctx.mirror_query(dev, "SELECT count(*) FROM cheap")[0][0] > 0,
+          "the device's view is gone or empty")
+    # a quiet round: the hub moves no group of changes, the device nothing
+    before = ctx.mirror_contents(dev)
+    hub_once(ctx, hub, slot, feed)
+    ctx.assert_device_equals_hub(dev, hub, feed=feed)
+    check(ctx.mirror_contents(dev) == before, "a quiet round changed the device")
+    # --status of the device: the feed in place of the slot, its end, its lag
+    rc, out, err = ctx.run(["--status", "--json", dev])
+    check(rc == 0, "--status --json on the device exited %d: %s" % (rc, err))
+    st = json.loads(out)
+    check("slot" not in st and st["feed"]["url"] == feed,
+          "--status --json of the device shows %s" % {k: st.get(k) for k in ("slot", "feed")})
+    check(st["feed"]["end_lsn"] == ctx.mirror_state(hub)["confirmed_lsn"]
+          and st["feed"]["lag_bytes"] == 0,
+          "the device's feed end and lag: %s, hub at %s"
+          % (st["feed"], ctx.mirror_state(hub)["confirmed_lsn"]))
+    rc, out, err = ctx.run(["--status", "--prometheus", dev])
+    check(rc == 0 and 'feed="%s"' % feed in out and "slot=" not in out
+          and "pgmirror_feed_end_lsn{" in out,
+          "--status --prometheus of the device:\n%s" % out[:600])
+    rc, out, err = ctx.run(["--status", hub])
+    check(rc == 0 and ("feed: %s\n" % feed) in out and "feed_snapshot: snap/" in out,
+          "--status of the hub:\n%s" % out)
+
+
+def corrupt(path, how):
+    data = open(path, "rb").read()
+    if how == "flip":
+        i = len(data) // 2
+        data = data[:i] + bytes([data[i] ^ 0x40]) + data[i + 1:]
+    elif how == "cut":
+        data = data[:len(data) - 7]
+    open(path, "wb").write(data)
+
+
+def part_damage(ctx):
+    setup_source(ctx)
+    hub, dev, slot = ctx.path("damage_hub.db"), ctx.path("damage_dev.db"), ctx.slot("damage")
+    feed = ctx.path("damage_feed")
+    hub_once(ctx, hub, slot, feed)
+    ctx.assert_device_equals_hub(dev, hub, feed=feed)
+    old_manifest = open(os.path.join(feed, "manifest.json"), "rb").read()
+    ctx.sql("INSERT INTO k (id, v) SELECT g, 'd' FROM generate_series(500, 520) g")
+    hub_once(ctx, hub, slot, feed)
+    seg = manifest(feed)["segments"][-1]["name"]
+    seg_path = os.path.join(feed, seg)
+    good = open(seg_path, "rb").read()
+    before = ctx.mirror_contents(dev)
+    lsn = ctx.mirror_lsn(dev)
+    for how in ("flip", "cut"):
+        corrupt(seg_path, how)
+        rc, out, err = ctx.device(dev, feed, expect=1)
+        check(os.path.basename(seg) in err and "damaged" in err,
+              "a %s segment: the error does not name it as damaged:\n%s" % (how, err))
+        check(ctx.mirror_contents(dev) == before and ctx.mirror_lsn(dev) == lsn,
+              "a %s segment changed the device" % how)
+        open(seg_path, "wb").write(good)
+    mpath = os.path.join(feed, "manifest.json")
+    new_manifest = open(mpath, "rb").read()
+    open(mpath, "wb").write(b'{"format": "pgmirror-feed", "version": 1, ')
+    rc, out, err = ctx.device(dev, feed, expect=1)
+    check("manifest" in err and ctx.mirror_contents(dev) == before,
+          "a manifest that is not JSON:\n%s" % err)
+    open(mpath, "wb").write(new_manifest)
+    ctx.assert_device_equals_hub(dev, hub, feed=feed)
+    # an older manifest put back, after the device read a newer one
+    open(mpath, "wb").write(old_manifest)
+    rc, out, err = ctx.device(dev, feed, expect=1)
+    check("older than one this device has read" in err, "an old manifest put back:\n%s" % err)
+    open(mpath, "wb").write(new_manifest)
+    ctx.assert_device_equals_hub(dev, hub, feed=feed)
+
+
+def part_other(ctx):
+    setup_source(ctx)
+    hub, dev, slot = ctx.path("o_hub.db"), ctx.path("o_dev.db"), ctx.slot("o1")
+    hub2, slot2 = ctx.path("o_hub2.db"), ctx.slot("o2")
+    feed, feed2 = ctx.path("o_feed"), ctx.path("o_feed2")
+    hub_once(ctx, hub, slot, feed)
+    hub_once(ctx, hub2, slot2, feed2)
+    ctx.assert_device_equals_hub(dev, hub, feed=feed)
+    before = ctx.mirror_contents(dev)
+    rc, out, err = ctx.device(dev, feed2, expect=1)
+    check("another hub" in err and slot2 in err, "another hub's feed:\n%s" % err)
+    check(ctx.mirror_contents(dev) == before, "another hub's feed changed the device")
+    # a feed directory of another mirror is refused by a hub too
+    rc, out, err = ctx.run(ctx.mirror_args(hub2, slot2, "pub", "--once", "--feed=" + feed))
+    check(rc == 1 and "another mirror" in err, "a hub given another's feed: %d %s" % (rc, err))
+
+
+def part_epoch(ctx):
+    setup_source(ctx)
+    hub, dev, slot = ctx.path("epoch_hub.db"), ctx.path("epoch_dev.db"), ctx.slot("epoch")
+    feed = ctx.path("epoch_feed")
+    hub_once(ctx, hub, slot, feed)
+    ctx.assert_device_equals_hub(dev, hub, feed=feed)
+    device_objects(ctx, dev)
+    epoch = manifest(feed)["epoch"]
+    ctx.sql("UPDATE k SET v = 'before the resync' WHERE id < 5")
+    hub_once(ctx, hub, slot, feed, "--resync=k")
+    check(manifest(feed)["epoch"] != epoch, "a --resync on the hub kept the feed's epoch")
+    ctx.assert_device_equals_hub(dev, hub, feed=feed)
+    check(ctx.mirror_query(dev, "SELECT count(*) FROM sqlite_master WHERE name IN "
+                                "('cheap', 'k_by_v', 'k_ins', 'app_log')")[0][0] == 4,
+          "the device's objects are gone after the new epoch")
+    state = ctx.mirror_state(dev)
+    check("epoch" in (state["last_rebuild_reason"] or ""),
+          "the device's last_rebuild_reason is %r" % state["last_rebuild_reason"])
+
+
+def part_pruned(ctx):
+    setup_source(ctx)
+    hub, dev, slot = ctx.path("pruned_hub.db"), ctx.path("pruned_dev.db"), ctx.slot("pruned")
+    feed = ctx.path("pruned_feed")
+    hub_once(ctx, hub, slot, feed, "--feed-keep=2")
+    ctx.assert_device_equals_hub(dev, hub, feed=feed)
+    for i in range(4):
+        ctx.sql("INSERT INTO k (id, v) VALUES (%d, 'p')" % (3000 + i))
+        hub_once(ctx, hub, slot, feed, "--feed-keep=2", "--feed-snapshot")
+    m = manifest(feed)
+    check(len(m["snapshots"]) == 2, "--feed-keep=2 left %d snapshots" % len(m["snapshots"]))
+    check(ctx.mirror_state(dev)["confirmed_lsn"] != m["end"]["lsn"], "the device is not behind")
+    rc, out, err = ctx.device(dev, feed)
+    check("no longer holds the device's position" in err, "a pruned position:\n%s" % err)
+    ctx.assert_device_equals_hub(dev, hub, feed=feed)
+
+
+def part_usage(ctx):
+    dev = ctx.path("dev.db")
+    for opt in (["-d", "dbname=x"], ["-S", "s"], ["-P", "p"], ["--feed=/tmp/x"],
+                ["--drop-slot"], ["--verify"], ["--resync"], ["--failover"],
+                ["--no-initial-copy"], ["--feed-snapshot"], ["--feed-keep=3"]):
+        rc, out, err = ctx.run(["--from=/tmp/nowhere"] + opt + [dev])
+        check(rc == 2 and "on the hub" in err, "--from with %s: %d %s" % (opt, rc, err))
+    rc, out, err = ctx.run(["--feed-snapshot", "-d", "dbname=x", dev])
+    check(rc == 2 and "only with --feed" in err, "--feed-snapshot alone: %d %s" % (rc, err))
+    check(not os.path.exists(dev), "a usage error made the mirror file")
+
+
+def test(ctx):
+    harness.run_parts(ctx, {
+        "basic": part_basic, "damage": part_damage, "other": part_other,
+        "epoch": part_epoch, "pruned": part_pruned, "usage": part_usage,
+    })
+
+
+harness.main(test)
