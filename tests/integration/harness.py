@@ -650,7 +650,7 @@ class TestContext:
         A run that does not finish within timeout is killed and fails.
         env: variables to set (None: unset) for this run."""
         timeout *= SLOW
-        cmd = [self.binary] + [str(a) for a in args]
+        cmd = [self.binary] + self._with_feed(args)
         try:
             p = subprocess.run(cmd, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, timeout=timeout,
@@ -668,7 +668,7 @@ class TestContext:
         tag = tag or "bg%d" % len(self.procs)
         out = os.path.join(self.tmpdir, tag + ".out")
         err = os.path.join(self.tmpdir, tag + ".err")
-        cmd = [self.binary] + [str(a) for a in args]
+        cmd = [self.binary] + self._with_feed(args)
         with open(out, "wb") as fo, open(err, "wb") as fe:
             p = subprocess.Popen(cmd, stdout=fo, stderr=fe, cwd=self.tmpdir,
                                  env=self._env(env))
@@ -694,11 +694,20 @@ class TestContext:
         args = ["-d", self.dsn, "-S", slot]
         for p in ([pubs] if isinstance(pubs, str) else pubs):
             args += ["-P", p]
-        extra = list(extra)
-        if REPLAY and not any(str(a).startswith("--feed") for a in extra) and not (
-                {"--drop-slot", "--status", "--check"} & set(map(str, extra))):
-            args += ["--feed=" + path + ".feed", "--feed-interval=1"]
-        return args + extra + [path]
+        return args + list(extra) + [path]
+
+    @staticmethod
+    def _with_feed(args):
+        """REPLAY: a run from the source (-d, no --from) that writes a mirror
+        also writes its feed beside it (MIRROR.feed), unless the test gives
+        --feed itself."""
+        args = [str(a) for a in args]
+        if (not REPLAY or not args
+                or any(a.startswith(("--feed", "--from")) for a in args)
+                or {"--drop-slot", "--status", "--check", "--help", "-V"} & set(args)
+                or args[-1].startswith("-")):
+            return args
+        return args[:-1] + ["--feed=" + args[-1] + ".feed", "--feed-interval=1", args[-1]]
 
     # -- feeds (docs/feed.md) ----------------------------------------------
 
@@ -1182,10 +1191,14 @@ def run_parts(ctx, parts, *args):
             part(ctx, *args)
             log("%s: %.1f s" % (name, time.time() - t0))
 
-def main(test, name=None, exclusive=False, encoding=None):
+def main(test, name=None, exclusive=False, encoding=None, replay=True):
     """Run test(ctx) and exit 0 (pass) or 1 (fail).  Never 77.
     exclusive: the test changes server-wide settings and must run alone.
-    encoding: the test database's server encoding (default: the cluster's)."""
+    encoding: the test database's server encoding (default: the cluster's).
+    replay=False: the test runs pgmirror outside ctx.run and ctx.start (on a
+    terminal), so the replay mode (REPLAY) leaves it as it is."""
+    global REPLAY
+    REPLAY = REPLAY and replay
     if name is None:
         base = os.path.basename(sys.argv[0])
         name = re.sub(r"^test_|\.py$", "", base)

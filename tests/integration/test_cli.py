@@ -204,4 +204,4 @@ def pgcli(ctx):
 
 
 
-harness.main(test)
+harness.main(test, replay=False)  # a terminal of its own (pty)

@@ -55,6 +55,8 @@ def status(ctx, path, env=None):
             tables.append((int(rows), name))
         elif key in ("waiting", "waiting_since", "waiting_reason"):
             check(tables or vals.get("tables") == "0", "--status %r before the table lines" % key)
+        elif harness.REPLAY and key.startswith("feed"):
+            pass  # the replay mode's hub shows its feed (test_feed checks it)
         else:
             check(key not in vals, "--status repeats %r" % key)
             check(not tables, "--status key %r after the table lines" % key)
@@ -185,7 +187,8 @@ def forged_names(ctx):
     ctx.once(path, slot, "pub3")
     rc, out, err = ctx.run(["--status", path])
     check(rc == 0, "--status exited %d: %s" % (rc, err))
-    lines = out.splitlines()
+    lines = [ln for ln in out.splitlines()
+             if not (harness.REPLAY and ln.startswith("feed"))]  # the replay mode's hub
     check([ln for ln in lines if ln.startswith("last_error:")] == ["last_error: "],
           "a table name forged a line of --status:\n%s" % out)
     check(lines[-1] == "table: 0 x\\nlast_error: forged\\ty\\\\z\\x01",
