@@ -4,6 +4,9 @@
 #
 #  1. the developer build (warnings are errors): unit tests, and the
 #     integration tests against a throwaway PostgreSQL (pg_virtualenv);
+#     then, beside the other steps, those integration tests again in the
+#     feed's replay mode (every mirror also writes a feed, every check
+#     also replays it into a device and compares: replay() below);
 #  2. the same under AddressSanitizer + UndefinedBehaviorSanitizer (clang);
 #  3. the integration tests of the developer build against PostgreSQL 18 and
 #     14 (Debian has only 15; scripts/other-majors.sh takes them from npm);
@@ -172,18 +175,43 @@ free_port() {
 # clusters at once: the exclusive tests one at a time on one, the others
 # IT_JOBS at a time on the other (each on a free port of its own: two
 # pg_virtualenv started at once could both take the first free one)
+# (with more arguments: make's target and variables, in place of "check")
 integration() {
 	local dir=build/$1
+	shift
+	[ $# -gt 0 ] || set -- check
 	# a log left by an earlier run must not count for this one
 	rm -f "$dir/test-suite-shared.log" "$dir/test-suite-exclusive.log"
-	(cd "$dir" && PGPORT=$(free_port) "${pgv[@]}" make -s -j1 check \
+	(cd "$dir" && PGPORT=$(free_port) "${pgv[@]}" make -s -j1 "$@" \
 		TEST_SUITE_LOG=test-suite-exclusive.log TESTS="$(integration_tests . exclusive | xargs)") &
-	(cd "$dir" && PGPORT=$(free_port) "${pgv[@]}" make -s -j"$it_jobs" check \
+	(cd "$dir" && PGPORT=$(free_port) "${pgv[@]}" make -s -j"$it_jobs" "$@" \
 		TEST_SUITE_LOG=test-suite-shared.log TESTS="$(integration_tests . shared | xargs)")
 	wait
 	count_log "$dir/test-suite-shared.log"
 	count_log "$dir/test-suite-exclusive.log"
 	show_failures "$dir"
+}
+
+# The integration tests of the developer build again in the feed's replay
+# mode (tests/integration/harness.py, PGMIRROR_FEED_REPLAY): every mirror a
+# test makes also writes a feed, and every check of a mirror also replays
+# that feed into a device and compares it with the mirror, table by table.
+# In a tree of its own (build/replay, configured, not built) with
+# build/default's pgmirror and fault shims, beside the other steps.
+replay() {
+	local dir=build/replay b=$top/build/default t0=$SECONDS
+	mkdir -p "$dir" && (cd "$dir" && "$top/configure" -q) || {
+		say "configure in $dir failed"
+		failed=$((failed + 1))
+		return
+	}
+	PGMIRROR_FEED_REPLAY=1 integration replay check-TESTS check_PROGRAMS= check_DATA= \
+		PGMIRROR_BIN="$b/pgmirror" FAULT_DIR="$b/tests/fault" \
+		PGMIRROR_KEY_ORDER_BIN="$b/tests/unit/key_order"
+	say "replayed: $(cat "$dir"/tests/integration/*.log 2>/dev/null | grep -c '^replayed: ') checks" \
+		"of a device against its hub, in $(grep -l '^replayed: ' "$dir"/tests/integration/*.log \
+		2>/dev/null | wc -l) tests"
+	took "$t0" "the integration tests in the replay mode"
 }
 
 # build_and_check DIR CONFIGURE-ARG...: a build, its unit tests, then its
@@ -399,6 +427,7 @@ autoreconf -fi >/dev/null 2>&1 || { echo "autoreconf failed"; echo "0 passed, 1 
 
 plan default - build_and_check default --enable-werror
 if ! $quick; then
+	plan replay default.built replay
 	plan cross-deps - cross_deps
 	plan sanitize - build_and_check sanitize --enable-werror --enable-sanitizers CC=clang
 	plan arm64 cross-deps.done cross_check arm64

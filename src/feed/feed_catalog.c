@@ -6,8 +6,15 @@
  * a reader that starts there may need for a Relation message it is handed
  * again, and that do not depend on the moment they were asked: a type,
  * the attnums of a relation's columns, a relation's name, whether it is
- * published. The values and fill of an added column, and the indexes at
- * a transaction, are asked of one moment and kept only in their group.
+ * published, and the newest indexes of a set of relations. The values and
+ * fill of an added column are asked of one moment and kept only in their
+ * group.
+ *
+ * The applier asks for a table's indexes as of the transaction that
+ * brought its Relation message (its xid). A reader that hands a Relation
+ * message again in another transaction asks with another xid: it is
+ * answered with the newest answer for the same relations, which is what
+ * the hub's mirror holds at that point.
  */
 #include "config.h"
 
@@ -139,7 +146,10 @@ static bool tap_indexes(void *ctx, const uint32_t *relids, int n, uint32_t xid,
 	if (t->w == NULL)
 		return true;
 	feed_put_answer_indexes(feed_writer_buf(t->w), relids, n, xid, *out, *nout);
-	feed_writer_take(t->w, NULL, 0);
+	/* restated whatever the transaction: see answer_indexes() */
+	feed_buf_reset(&t->key);
+	feed_key_indexes(&t->key, relids, n, 0);
+	take_keyed(t);
 	return true;
 }
 
@@ -218,11 +228,13 @@ const Catalog *feed_tap_catalog(FeedTap *t)
 typedef struct Kept {
 	uint8_t *rec;             /* a copy of the record's body */
 	FeedAnswer a;             /* its key and question 4's rows point into rec */
+	uint64_t added;           /* when it was read (the newest: the highest) */
 } Kept;
 
 struct FeedAnswers {
 	Kept *kept;
 	size_t n;
+	uint64_t nadded;
 	Catalog cat;
 	FeedBuf key;
 	ErrBuf err;
@@ -258,6 +270,7 @@ bool feed_answers_add(FeedAnswers *s, const FeedRecord *rec, ErrBuf *err)
 	} else {
 		kept_clear(&s->kept[i]);
 	}
+	k.added = ++s->nadded;
 	s->kept[i] = k;
 	return true;
 }
@@ -274,6 +287,30 @@ static const FeedAnswer *answer(FeedAnswers *s, const char *what)
 	errbuf_set(&s->err, "the feed holds no answer to the catalog question the applier asked "
 		   "(%s); the feed is damaged or was written by another version of pgmirror", what);
 	return NULL;
+}
+
+/* The answer to the indexes question in s->key: of its transaction, or
+ * the newest for the same relations (a key differs only in its last four
+ * bytes, the xid). */
+static const FeedAnswer *answer_indexes(FeedAnswers *s)
+{
+	const FeedAnswer *best = NULL;
+	uint64_t added = 0;
+
+	for (size_t i = 0; !feed_buf_failed(&s->key) && i < s->n; i++) {
+		const FeedAnswer *a = &s->kept[i].a;
+
+		if (a->question != FEED_Q_INDEXES || a->key_len != s->key.len ||
+		    a->key_len < 4 || memcmp(a->key, s->key.data, a->key_len - 4) != 0)
+			continue;
+		if (memcmp(a->key, s->key.data, a->key_len) == 0)
+			return a;
+		if (s->kept[i].added > added) {
+			best = a;
+			added = s->kept[i].added;
+		}
+	}
+	return best != NULL ? best : answer(s, "the source's indexes");
 }
 
 static FeedAnswers *answers_of(void *ctx)
@@ -367,7 +404,7 @@ static bool ans_indexes(void *ctx, const uint32_t *relids, int n, uint32_t xid,
 	SourceIndex *idx;
 
 	feed_key_indexes(&s->key, relids, n, xid);
-	if ((a = answer(s, "the source's indexes")) == NULL)
+	if ((a = answer_indexes(s)) == NULL)
 		return false;
 	idx = xcalloc((size_t)a->u.indexes.n + 1, sizeof(SourceIndex));
 	for (int i = 0; i < a->u.indexes.n; i++) {
