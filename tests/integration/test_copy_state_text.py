@@ -58,7 +58,8 @@ def kill_in_copy(ctx, path, slot, pub, table, *extra, query=None):
     returns the rows then stored. query: how to read them (default: the
     table's own row in pgmirror_tables)."""
     query = query or "SELECT copy_rows FROM pgmirror_tables WHERE table_name = ?"
-    env = dict(ENV, LD_PRELOAD=harness.fault_shim("slow_sync"))
+    env = dict(ENV, LD_PRELOAD=harness.fault_shim("slow_sync"),  # the sanitizer build too
+               ASAN_OPTIONS="verify_asan_link_order=0:" + os.environ.get("ASAN_OPTIONS", ""))
     proc = ctx.start(ctx.mirror_args(path, slot, pub, "--once", "-v", *extra), env=env)
     deadline = time.time() + 120 * harness.SLOW
     while stored(ctx, path, query, table) < CUT_AFTER:
