@@ -17,6 +17,14 @@
  * column: 'i' decimal ';' for an integer, or its kind's letter (copy_keys.h:
  * 't', 'b', 'n', 'd', 'f', 'r', 'h', 'v', 'x') length ':' bytes for a key
  * held as text.
+ *
+ * The text is only ever read by parsing it whole (copy_ranges_parse()):
+ * a key's bytes are the source's data, so what the text ends with, or
+ * holds, says nothing (a text key may end in " *\n"). Each item ends
+ * where its kind says, so the lines themselves say how many key columns
+ * the ranges were written with, and their kinds: a reader takes that
+ * shape from the text, never from the table as it is now (its key may
+ * have changed since).
  * Pure code: no SQLite, no libpq.
  */
 #ifndef PGMIRROR_COPY_RANGES_H
@@ -45,7 +53,8 @@ typedef struct CopyRange {
 
 typedef struct CopyRanges {
 	uint64_t signature; /* the table as it was copied (copy_ranges_signature()) */
-	int nkeys;          /* key columns */
+	int nkeys;          /* key columns (parsed: of the lines with a key;
+			     * 0 when no line has one) */
 	char *kinds;        /* each key column's kind (copy_keys.h), malloc'd;
 			     * NULL, or a column's 0: from its values (an
 			     * integer 'i', else 't') */
@@ -54,18 +63,17 @@ typedef struct CopyRanges {
 } CopyRanges;
 
 void copy_ranges_free(CopyRanges *cr);
-/* Parses text (see above) for a table of nkeys key columns; NULL with err
- * set when it is malformed. */
-CopyRanges *copy_ranges_parse(const char *text, int nkeys, char *err, size_t errsize);
+/* Parses text (see above), its key columns' number and kinds as its lines
+ * have them (nkeys, kinds); NULL with err set when it is malformed. */
+CopyRanges *copy_ranges_parse(const char *text, char *err, size_t errsize);
 /* The text of cr; malloc'd. */
 char *copy_ranges_format(const CopyRanges *cr);
 
 /* Whether state (pgmirror_tables.copy_state; NULL: none) is that of a
- * copy that has not reached the table's end. */
+ * copy that has not reached the table's end, by a parse of it: a text
+ * that does not parse counts as unfinished (its copy goes on, which finds
+ * it damaged and starts over: copy_parts.c). */
 bool copy_state_unfinished(const char *state);
-/* The same, in SQL, of column col: a done copy's text ends in " *\n". */
-#define COPY_STATE_UNFINISHED_SQL(col) \
-	"(" col " IS NOT NULL AND substr(" col ", -3) <> ' *' || char(10))"
 /* Whether the copy reached the table's end. */
 bool copy_ranges_done(const CopyRanges *cr);
 /* The highest LSN of the ranges: from a transaction committed at or after

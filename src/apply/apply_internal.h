@@ -186,9 +186,16 @@ void apply_mark_creatable(Applier *a, uint32_t oid, bool on);
 /* Shrinks the scratch buffers that grew past VALUES_BUF_KEEP. */
 void apply_trim_scratch(Applier *a);
 
-/* apply_ranges.c: reads r's key ranges from state (NULL: none); false with
- * a->err when they are damaged. */
+/* apply_ranges.c: reads r's key ranges from state (NULL: none), of the
+ * key shape they were written with; false with a->err when they are
+ * damaged. */
 bool apply_ranges_load(Applier *a, RelEntry *r, const char *state) PGM_MUST_CHECK;
+/* Whether r's ranges can be asked of its rows in the open transaction
+ * (past its sync LSN): not when they are to be asked and r's key (its
+ * Relation message's) has another number of columns than their keys;
+ * then it says so in the log, and the table is to be copied again
+ * (apply_sync_again()). */
+bool apply_ranges_fit(const Applier *a, const RelEntry *r);
 /* Whether r's changes in the open transaction apply row by row, as the
  * key range of each row says (apply_ranges_row()). */
 bool apply_ranges_active(const Applier *a, const RelEntry *r);

@@ -7,6 +7,14 @@
  * brings that row). Once the copy is done and a transaction commits after
  * every range's LSN, the table's changes all apply, without a look at
  * their keys.
+ *
+ * The ranges hold keys of the shape the copy read (copy_ranges.h), which
+ * need not be the shape of a change's Relation message: a transaction
+ * that committed before the copy's snapshot may have had another key, and
+ * is skipped by its position (apply_schema.c) before its key is compared;
+ * one after it whose key has another number of columns (the key changed
+ * and changed back between two tries) cannot be placed in them, and the
+ * table is copied again.
  */
 #include "config.h"
 
@@ -18,20 +26,35 @@
 bool apply_ranges_load(Applier *a, RelEntry *r, const char *state)
 {
 	char err[128];
-	int nkeys = 0;
 
 	copy_ranges_free(r->ranges);
 	r->ranges = NULL;
 	if (state == NULL)
 		return true;
-	for (int i = 0; i < r->ncols; i++)
-		nkeys += r->is_key[i] ? 1 : 0;
-	r->ranges = copy_ranges_parse(state, nkeys, err, sizeof(err));
+	r->ranges = copy_ranges_parse(state, err, sizeof(err));
 	if (r->ranges == NULL)
 		errbuf_set(&a->err, "mirror table of \"%s\" has a damaged copy_state in "
 			   "pgmirror_tables (%s); run pgmirror --resync=%s to copy it again",
 			   r->display, err, r->def.name != NULL ? r->def.name : r->display);
 	return r->ranges != NULL;
+}
+
+bool apply_ranges_fit(const Applier *a, const RelEntry *r)
+{
+	char lsn[LSN_TEXT_SIZE];
+	int nkeys = 0;
+
+	if (!apply_ranges_active(a, r) || r->ranges->nkeys == 0) /* no key to compare */
+		return true;
+	for (int i = 0; i < r->ncols; i++)
+		nkeys += r->is_key[i] ? 1 : 0;
+	if (nkeys == r->ranges->nkeys)
+		return true;
+	log_info("the key of \"%s\" in the transaction committed at %s is not the one its "
+		 "copy in parts was made with (key columns: %d, the copy's: %d); mirror table "
+		 "\"%s\" is synced again", r->display, lsn_format(a->txn_final_lsn, lsn), nkeys,
+		 r->ranges->nkeys, r->def.name);
+	return false;
 }
 
 bool apply_ranges_active(const Applier *a, const RelEntry *r)

@@ -561,6 +561,11 @@ bool apply_sync_again(Applier *a, RelEntry *r)
  * value, once something changed: apply_watch_waiting()). A Relation message
  * seen then is kept: the first change applied brings the table in line
  * with it.
+ * Position comes first: a transaction before the sync LSN is skipped
+ * whatever its key was then (the copy may have read another one). One
+ * after it whose key has another number of columns than the keys of the
+ * table's copy in parts, while they are to be asked, cannot be placed in
+ * them: the table is copied again.
  */
 static bool decide_skip(Applier *a, RelEntry *r, bool *skip)
 {
@@ -594,8 +599,12 @@ static bool decide_skip(Applier *a, RelEntry *r, bool *skip)
 	} else if (!r->in_mirror || r->needs_sync) {
 		note_unknown(a, r);
 		*skip = true;
-	} else if (r->sync_lsn != LSN_INVALID && a->txn_final_lsn < r->sync_lsn)
+	} else if (r->sync_lsn != LSN_INVALID && a->txn_final_lsn < r->sync_lsn) {
+		*skip = true; /* by position, whatever its key then */
+	} else if (!apply_ranges_fit(a, r)) {
 		*skip = true;
+		return apply_sync_again(a, r);
+	}
 	return true;
 }
 

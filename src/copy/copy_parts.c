@@ -183,12 +183,12 @@ static bool earlier_ranges(Parts *p, bool possible, uint64_t sig, CopyRanges **o
 		return false;
 	}
 	if (found && possible && info.copy_state != NULL) {
-		*out = copy_ranges_parse(info.copy_state, p->ranges->nkeys, err, sizeof(err));
+		*out = copy_ranges_parse(info.copy_state, err, sizeof(err));
 		if (*out == NULL)
 			log_warning("mirror table \"%s\" has a damaged copy_state (%s); it is copied "
 				    "again from the start", info.name, err);
 		else if ((*out)->signature != sig || copy_ranges_done(*out) ||
-			 (*out)->kinds == NULL ||
+			 (*out)->kinds == NULL || (*out)->nkeys != p->ranges->nkeys ||
 			 memcmp((*out)->kinds, p->ranges->kinds, (size_t)p->ranges->nkeys) != 0) {
 			copy_ranges_free(*out);
 			*out = NULL;

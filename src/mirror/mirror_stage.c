@@ -81,11 +81,10 @@ bool mirror_stage_list(Mirror *m, MirrorStaged **out, int *n)
 		return false;
 	if (!has)
 		return true;
-	/* done: copied whole, or its ranges reach the end (copy_ranges.h) */
 	q = mirror_prepare(
-		m, "SELECT s.relation_oid, s.old_name, t.table_name, NOT "
-		   COPY_STATE_UNFINISHED_SQL("t.copy_state") " FROM pgmirror_staged s LEFT JOIN "
-		   "pgmirror_tables t ON t.relation_oid = s.relation_oid ORDER BY s.old_name", false);
+		m, "SELECT s.relation_oid, s.old_name, t.table_name, t.copy_state FROM "
+		   "pgmirror_staged s LEFT JOIN pgmirror_tables t ON t.relation_oid = "
+		   "s.relation_oid ORDER BY s.old_name", false);
 	if (q == NULL)
 		return false;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -100,7 +99,10 @@ bool mirror_stage_list(Mirror *m, MirrorStaged **out, int *n)
 		s->relation_oid = (uint32_t)oid;
 		/* NULL when the staged table has no row (not begun): the join's */
 		s->staged = mirror_column_dup(q, 2);
-		s->done = s->staged != NULL && sqlite3_column_int(q, 3) != 0;
+		/* done: copied whole, or its ranges (parsed, copy_ranges.h) reach
+		 * the end */
+		s->done = s->staged != NULL &&
+			  !copy_state_unfinished((const char *)sqlite3_column_text(q, 3));
 	}
 	sqlite3_finalize(q);
 	if (rc == SQLITE_DONE)

@@ -101,15 +101,36 @@ bool mirror_set_copy_state(Mirror *m, uint32_t oid, const char *state, int64_t r
 		"%s WHERE relation_oid = %u", state, (long long)rows, est, oid));
 }
 
+/* Sets *any when a table's copy in parts has not reached its end (its
+ * copy_state parsed: copy_ranges.h). */
+static bool any_copy_unfinished(Mirror *m, bool *any)
+{
+	sqlite3_stmt *q = mirror_prepare(
+		m, "SELECT copy_state FROM pgmirror_tables WHERE copy_state IS NOT NULL", false);
+	int rc;
+
+	*any = false;
+	if (q == NULL)
+		return false;
+	while (!*any && (rc = sqlite3_step(q)) == SQLITE_ROW)
+		*any = copy_state_unfinished((const char *)sqlite3_column_text(q, 0));
+	if (*any)
+		rc = SQLITE_DONE;
+	if (rc != SQLITE_DONE)
+		errbuf_set(&m->err, "could not read the copies of mirror \"%s\": %s", m->path,
+			   sqlite3_errmsg(m->db));
+	sqlite3_finalize(q);
+	return rc == SQLITE_DONE;
+}
+
 bool mirror_publication_fingerprint(Mirror *m, char **out)
 {
 	sqlite3_stmt *q = mirror_prepare(
 		m, "SELECT publication_fingerprint FROM pgmirror_state WHERE id = 1 AND NOT EXISTS "
 		   "(SELECT 1 FROM pgmirror_tables WHERE definition IS NULL) AND NOT EXISTS "
-		   "(SELECT 1 FROM pgmirror_waiting) AND NOT EXISTS (SELECT 1 FROM pgmirror_tables "
-		   "WHERE " COPY_STATE_UNFINISHED_SQL("copy_state") ") "
-		   "AND NOT EXISTS (SELECT 1 FROM pgmirror_staged)",
+		   "(SELECT 1 FROM pgmirror_waiting) AND NOT EXISTS (SELECT 1 FROM pgmirror_staged)",
 		false);
+	bool unfinished = false, ok;
 	int rc;
 
 	*out = NULL;
@@ -122,7 +143,17 @@ bool mirror_publication_fingerprint(Mirror *m, char **out)
 		errbuf_set(&m->err, "could not read the publications' fingerprint: %s",
 			  sqlite3_errmsg(m->db));
 	sqlite3_finalize(q);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE;
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return false;
+	if (*out == NULL)
+		return true;
+	/* a copy that goes on is looked at by the check: no fingerprint */
+	ok = any_copy_unfinished(m, &unfinished);
+	if (!ok || unfinished) {
+		free(*out);
+		*out = NULL;
+	}
+	return ok;
 }
 
 bool mirror_set_publication_fingerprint(Mirror *m, const char *hash)

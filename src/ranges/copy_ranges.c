@@ -73,13 +73,37 @@ static bool read_number(const char **p, char stop, bool sign, int64_t *out)
 	return true;
 }
 
-/* One range's line from p, into r; false when malformed. Its key columns'
- * kinds are those of cr's lines before it, or (the first) cr's from now. */
+/* One key item from p into it, of kind; false when malformed. */
+static bool parse_item(const char **p, char kind, CopyKeyItem *it)
+{
+	int64_t len;
+
+	it->kind = kind;
+	if (kind == COPY_KEY_INT)
+		return read_number(p, ';', true, &it->i);
+	/* the text goes on for len bytes (not strlen(): a parse stays linear) */
+	if (!read_number(p, ':', false, &len) || strnlen(*p, (size_t)len) < (size_t)len)
+		return false;
+	it->s = xmalloc((size_t)len + 1);
+	memcpy(it->s, *p, (size_t)len);
+	it->s[len] = '\0';
+	it->len = (size_t)len;
+	*p += len;
+	return copy_key_text_valid(kind, it->s, it->len);
+}
+
+/*
+ * One range's line from p, into r; false when malformed. Its key is the
+ * items up to the line's end (each one ends where its kind says: an
+ * integer at its ';', any other after its length), so the text itself
+ * says how many key columns there are, and what kind each is: the first
+ * line with a key sets them in cr, and every later one must have them.
+ */
 static bool parse_range(const char **p, CopyRanges *cr, CopyRange *r)
 {
-	int nkeys = cr->nkeys;
 	const char *sp = strchr(*p, ' ');
 	char lsn[LSN_TEXT_SIZE];
+	int k = 0, cap;
 
 	if (sp == NULL || (size_t)(sp - *p) >= sizeof(lsn))
 		return false;
@@ -93,45 +117,45 @@ static bool parse_range(const char **p, CopyRanges *cr, CopyRange *r)
 		*p += 1;
 		return *(*p)++ == '\n';
 	}
-	r->key = xcalloc((size_t)nkeys, sizeof(CopyKeyItem));
-	for (int k = 0; k < nkeys; k++) {
-		CopyKeyItem *it = &r->key[k];
-		char kind = *(*p)++;
-		int64_t len;
+	cap = cr->kinds != NULL ? cr->nkeys : 4;
+	r->key = xcalloc((size_t)cap, sizeof(CopyKeyItem));
+	do {
+		char kind = **p;
 
-		if (cr->kinds == NULL)
-			cr->kinds = xcalloc((size_t)nkeys + 1, 1);
-		if (cr->kinds[k] == '\0')
-			cr->kinds[k] = kind;
-		if (kind != cr->kinds[k] || !copy_key_kind_valid(kind))
-			return false;
-		it->kind = kind;
-		if (kind == COPY_KEY_INT) {
-			if (!read_number(p, ';', true, &it->i))
-				return false;
-		} else {
-			if (!read_number(p, ':', false, &len) || (size_t)len > strlen(*p))
-				return false;
-			it->s = xmalloc((size_t)len + 1);
-			memcpy(it->s, *p, (size_t)len);
-			it->s[len] = '\0';
-			it->len = (size_t)len;
-			*p += len;
-			if (!copy_key_text_valid(kind, it->s, it->len))
-				return false;
+		if (cr->kinds != NULL ? k >= cr->nkeys || kind != cr->kinds[k]
+				      : !copy_key_kind_valid(kind))
+			goto bad;
+		if (k == cap) {
+			r->key = xreallocarray(r->key, (size_t)cap * 2, sizeof(CopyKeyItem));
+			memset(r->key + cap, 0, (size_t)cap * sizeof(CopyKeyItem));
+			cap *= 2;
 		}
+		*p += 1;
+		if (!parse_item(p, kind, &r->key[k++]))
+			goto bad;
+	} while (**p != '\n');
+	*p += 1;
+	if (cr->kinds == NULL) {
+		cr->nkeys = k;
+		cr->kinds = xcalloc((size_t)k + 1, 1);
+		for (int i = 0; i < k; i++)
+			cr->kinds[i] = r->key[i].kind;
 	}
-	return *(*p)++ == '\n';
+	if (k == cr->nkeys)
+		return true;
+bad:
+	key_free(r->key, cap);
+	r->key = NULL;
+	return false;
 }
 
-CopyRanges *copy_ranges_parse(const char *text, int nkeys, char *err, size_t errsize)
+CopyRanges *copy_ranges_parse(const char *text, char *err, size_t errsize)
 {
 	CopyRanges *cr = xcalloc(1, sizeof(*cr));
 	const char *p = text;
 	char *end;
 
-	cr->nkeys = nkeys;
-	if (nkeys < 1 || strncmp(p, MAGIC, strlen(MAGIC)) != 0)
+	if (strncmp(p, MAGIC, strlen(MAGIC)) != 0)
 		goto bad;
 	p += strlen(MAGIC);
 	errno = 0;
@@ -200,9 +224,16 @@ char *copy_ranges_format(const CopyRanges *cr)
 
 bool copy_state_unfinished(const char *state)
 {
-	size_t len = state != NULL ? strlen(state) : 0;
+	CopyRanges *cr;
+	char err[128];
+	bool unfinished;
 
-	return state != NULL && !(len >= 3 && strcmp(state + len - 3, " *\n") == 0);
+	if (state == NULL)
+		return false;
+	cr = copy_ranges_parse(state, err, sizeof(err));
+	unfinished = cr == NULL || !copy_ranges_done(cr);
+	copy_ranges_free(cr);
+	return unfinished;
 }
 
 bool copy_ranges_done(const CopyRanges *cr)

@@ -26,7 +26,7 @@ def check_parts_left(ctx, path, what):
           % (what, st["initial_copy_done"]))
     for name, state, stored in ctx.mirror_query(
             path, "SELECT table_name, copy_state, copy_rows FROM pgmirror_tables"):
-        if state is not None and not state.endswith(" *\n"):
+        if state is not None and not copy_done(state):
             n = ctx.mirror_query(path, "SELECT count(*) FROM \"%s\"" % name)[0][0]
             check(n == stored, "%s left %d rows of %s, whose copy stored %d"
                   % (what, n, name, stored))
@@ -34,29 +34,51 @@ def check_parts_left(ctx, path, what):
             ctx.assert_mirror_equals_source(path, name)
 
 
+def parse_ranges(state):
+    """The ranges in copy_state (copy_ranges.h), parsed (a text key's bytes
+    may hold ' *' and newlines): a list of (lsn, key), key None for the
+    range that reaches the table's end, else its items' texts (an
+    integer's digits, or the text a key of another kind is kept as)."""
+    data = state.encode()
+    i = data.index(b"\n") + 1  # past the header
+    ranges = []
+    while i < len(data):
+        sp = data.index(b" ", i)
+        lsn, i = data[i:sp].decode(), sp + 1
+        if data[i:i + 2] == b"*\n":
+            ranges.append((lsn, None))
+            i += 2
+            continue
+        items = []
+        while data[i:i + 1] != b"\n":
+            kind, i = data[i:i + 1], i + 1
+            if kind == b"i":
+                j = data.index(b";", i)
+                items.append(data[i:j].decode())
+                i = j + 1
+            else:
+                j = data.index(b":", i)
+                n = int(data[i:j])
+                items.append(data[j + 1:j + 1 + n].decode())
+                i = j + 1 + n
+        ranges.append((lsn, items))
+        i += 1
+    return ranges
+
+
+def copy_done(state):
+    """Whether the copy whose copy_state is state reached the table's end."""
+    ranges = parse_ranges(state)
+    return bool(ranges) and ranges[-1][1] is None
+
+
 def parse_last_key(state):
-    """The last key in copy_state (copy_ranges.h) as its items' texts (an
-    integer's digits, or the text a key of another kind is kept as), or
-    None when there is none (no state, or the copy reached the end)."""
+    """The last key in copy_state as its items' texts, or None when there is
+    none (no state, or the copy reached the end)."""
     if state is None:
         return None
-    line = state.encode().rstrip(b"\n").split(b"\n")[-1]
-    rest = line.split(b" ", 1)[1]
-    if rest == b"*":
-        return None
-    items, i = [], 0
-    while i < len(rest):
-        kind, i = rest[i:i + 1], i + 1
-        if kind == b"i":
-            j = rest.index(b";", i)
-            items.append(rest[i:j].decode())
-            i = j + 1
-        else:
-            j = rest.index(b":", i)
-            n = int(rest[i:j])
-            items.append(rest[j + 1:j + 1 + n].decode())
-            i = j + 1 + n
-    return items
+    ranges = parse_ranges(state)
+    return ranges[-1][1] if ranges else None
 
 
 def progress(ctx, path, table):

@@ -134,7 +134,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < n; i++)
 		copy_ranges_reach(cr, (Lsn)i + 1, &items[i].v);
 	state = copy_ranges_format(cr);
-	back = copy_ranges_parse(state, 1, err, sizeof(err));
+	back = copy_ranges_parse(state, err, sizeof(err));
 	if (back == NULL || back->n != (int)n) {
 		fprintf(stderr, "copy_state did not parse back: %s\n", back == NULL ? err : "");
 		return 1;

@@ -63,7 +63,7 @@ static void test_round_trip(void **state)
 			    "0/100 i10;t1:b\n"
 			    "0/200 i20;t4:a\n:;\n");
 	assert_true(copy_state_unfinished(text));
-	back = copy_ranges_parse(text, 2, err, sizeof(err));
+	back = copy_ranges_parse(text, err, sizeof(err));
 	assert_non_null(back);
 	assert_int_equal(back->signature, 0xabcdef);
 	again = copy_ranges_format(back);
@@ -87,7 +87,11 @@ static void test_malformed(void **state)
 	static const char *bad[] = {
 		"", "pgmirror-copy 2 00\n", "pgmirror-copy 1 zz\n",
 		"pgmirror-copy 1 01\n0/100\n", "pgmirror-copy 1 01\nx/1 i1;i2;\n",
-		"pgmirror-copy 1 01\n0/100 i1;\n",           /* one key of two */
+		"pgmirror-copy 1 01\n0/100 i1;i2;\n0/200 i3;\n", /* two keys, then one */
+		"pgmirror-copy 1 01\n0/100 i1;\n0/200 i3;i4;\n", /* one, then two */
+		"pgmirror-copy 1 01\n0/100 \n",               /* a key of no item */
+		"pgmirror-copy 1 01\n0/100 i1;",               /* no line end */
+		"pgmirror-copy 1 01\n0/100 i1;t1:a",
 		"pgmirror-copy 1 01\n0/100 i1;t9:ab\n",      /* text past the end */
 		"pgmirror-copy 1 01\n0/100 i1;t-1:\n",
 		"pgmirror-copy 1 01\n0/100 q1;i2;\n",
@@ -115,14 +119,14 @@ static void test_malformed(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		CopyRanges *cr = copy_ranges_parse(bad[i], 2, err, sizeof(err));
+		CopyRanges *cr = copy_ranges_parse(bad[i], err, sizeof(err));
 
 		if (cr != NULL)
 			fail_msg("parsed a malformed copy_state: %s", bad[i]);
 		assert_non_null(strstr(err, "malformed near byte"));
 	}
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		CopyRanges *cr = copy_ranges_parse(kinds[i], 2, err, sizeof(err));
+		CopyRanges *cr = copy_ranges_parse(kinds[i], err, sizeof(err));
 
 		if (cr == NULL)
 			fail_msg("did not parse %s: %s", kinds[i], err);
@@ -135,7 +139,7 @@ static void test_malformed(void **state)
 
 		memcpy(p, good, len);
 		p[len] = '\0';
-		cr = copy_ranges_parse(p, 2, err, sizeof(err));
+		cr = copy_ranges_parse(p, err, sizeof(err));
 		if (cr != NULL) /* ends at a line's end */
 			assert_int_equal(p[len - 1], '\n');
 		copy_ranges_free(cr);
@@ -250,6 +254,96 @@ static void test_kind_order(void **state)
 
 /* A numeric key as the mirror holds it (integer, real or text) is kept as
  * its exact text, and compares by value with every form. */
+/*
+ * Whether a copy is done is parsed, never read off the text's end: a text
+ * key is the source's data, and may end as a done copy's line does (" *"),
+ * or hold whole lines of its own.
+ */
+static void test_done_not_forged(void **state)
+{
+	static const char *unfinished[] = {
+		"pgmirror-copy 1 01\n0/100 t13:item 010240 *\n",
+		"pgmirror-copy 1 01\n0/100 t13:item 010240 *\n0/200 t13:item 020480 *\n",
+		"pgmirror-copy 1 01\n0/100 i7;t2: *\n",
+		/* a key whose bytes are a whole done line */
+		"pgmirror-copy 1 01\n0/100 t8:a\n0/20 *\n",
+		"pgmirror-copy 1 01\n0/100 t9:\n0/200 *\n\n",
+		"pgmirror-copy 1 01\n", /* no range yet */
+		/* damaged: taken as unfinished (its copy finds it so, starts over) */
+		"pgmirror-copy 1 01\n0/100 t13:item 010240 \n0/200 *\n",
+		"pgmirror-copy 9 01\n0/200 *\n",
+		"0/200 *\n",
+		" *\n",
+	};
+	static const char *done[] = {
+		"pgmirror-copy 1 01\n0/100 t13:item 010240 *\n0/200 *\n",
+		"pgmirror-copy 1 01\n0/100 t8:a\n0/20 *\n0/200 *\n",
+		"pgmirror-copy 1 01\n0/200 *\n",
+	};
+	char err[128];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(unfinished) / sizeof(unfinished[0]); i++) {
+		CopyRanges *cr = copy_ranges_parse(unfinished[i], err, sizeof(err));
+
+		if (!copy_state_unfinished(unfinished[i]))
+			fail_msg("taken as done: %s", unfinished[i]);
+		if (cr != NULL && copy_ranges_done(cr))
+			fail_msg("parsed as done: %s", unfinished[i]);
+		copy_ranges_free(cr);
+	}
+	for (size_t i = 0; i < sizeof(done) / sizeof(done[0]); i++) {
+		CopyRanges *cr = copy_ranges_parse(done[i], err, sizeof(err));
+
+		if (cr == NULL)
+			fail_msg("did not parse %s: %s", done[i], err);
+		assert_true(copy_ranges_done(cr));
+		assert_false(copy_state_unfinished(done[i]));
+		copy_ranges_free(cr);
+	}
+	assert_false(copy_state_unfinished(NULL));
+}
+
+/*
+ * The ranges' key shape is the text's own, whatever the table's key is
+ * now: the number of key columns and their kinds come from the lines
+ * (each item ends where its kind says), and every line must have them.
+ */
+static void test_shape_from_text(void **state)
+{
+	static const struct {
+		const char *text;
+		int nkeys;
+		const char *kinds;
+	} cases[] = {
+		{"pgmirror-copy 1 0000000000000001\n0/100 i5;\n", 1, "i"},
+		{"pgmirror-copy 1 0000000000000001\n0/100 i5;i7;\n0/200 i9;i1;\n0/300 *\n", 2, "ii"},
+		{"pgmirror-copy 1 0000000000000001\n0/100 t3:a;bi-2;n3:1.5\n0/200 t1:ci0;n1:0\n", 3, "tin"},
+		{"pgmirror-copy 1 0000000000000001\n0/100 i1;i2;i3;i4;i5;i6;i7;i8;i9;\n", 9, "iiiiiiiii"},
+		{"pgmirror-copy 1 0000000000000001\n0/100 *\n", 0, NULL},
+		{"pgmirror-copy 1 0000000000000001\n", 0, NULL},
+	};
+	char err[128];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		CopyRanges *cr = copy_ranges_parse(cases[i].text, err, sizeof(err));
+		char *again;
+
+		if (cr == NULL)
+			fail_msg("did not parse %s: %s", cases[i].text, err);
+		assert_int_equal(cr->nkeys, cases[i].nkeys);
+		if (cases[i].kinds == NULL)
+			assert_null(cr->kinds);
+		else
+			assert_string_equal(cr->kinds, cases[i].kinds);
+		again = copy_ranges_format(cr);
+		assert_string_equal(again, cases[i].text);
+		free(again);
+		copy_ranges_free(cr);
+	}
+}
+
 static void test_numeric_key(void **state)
 {
 	CopyRanges *cr = calloc(1, sizeof(*cr));
@@ -267,7 +361,7 @@ static void test_numeric_key(void **state)
 	copy_ranges_reach(cr, 0x200, &k2);
 	text = copy_ranges_format(cr);
 	assert_string_equal(text, "pgmirror-copy 1 0000000000000000\n0/100 n3:0.3\n0/200 n1:7\n");
-	back = copy_ranges_parse(text, 1, err, sizeof(err));
+	back = copy_ranges_parse(text, err, sizeof(err));
 	assert_non_null(back);
 	assert_int_equal(back->kinds[0], 'n');
 	v = (Value){.kind = VAL_REAL, .r = 0.3};
@@ -306,7 +400,7 @@ static void test_bytea_float_keys(void **state)
 	copy_ranges_reach(cr, 0x100, k);
 	text = copy_ranges_format(cr);
 	assert_string_equal(text, "pgmirror-copy 1 0000000000000000\n0/100 x8:\\x610a00f3:0.1\n");
-	back = copy_ranges_parse(text, 2, err, sizeof(err));
+	back = copy_ranges_parse(text, err, sizeof(err));
 	assert_non_null(back);
 	v[0] = (Value){.kind = VAL_BLOB, .p = "a\n\0", .len = 3};
 	v[1] = (Value){.kind = VAL_REAL, .r = 0.1};
@@ -399,6 +493,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_done_not_forged),
+		cmocka_unit_test(test_shape_from_text),
 		cmocka_unit_test(test_key_order),
 		cmocka_unit_test(test_applies),
 		cmocka_unit_test(test_kind_order),

@@ -97,6 +97,13 @@ static void test_set_aside_then_swap(void **state)
 	fixture_exec(f->path, "UPDATE pgmirror_tables SET copy_state = 'pgmirror-copy 1 0\n"
 		     "0/10 i1;\n'");
 	swap(f, true, 0, 0);
+	/* also when its last key (text) ends as a done copy's line does */
+	fixture_exec(f->path, "UPDATE pgmirror_tables SET copy_state = 'pgmirror-copy 1 0\n"
+		     "0/10 t13:item 010240 *\n'");
+	swap(f, true, 0, 0);
+	fixture_exec(f->path, "UPDATE pgmirror_tables SET copy_state = 'pgmirror-copy 1 0\n"
+		     "0/10 t8:a\n0/20 *\n'");
+	swap(f, true, 0, 0);
 	fixture_exec(f->path, "UPDATE pgmirror_tables SET copy_state = NULL");
 	swap(f, false, 1, 0);
 	assert_int_equal(fixture_int(f->path, "SELECT count(*) FROM app_v WHERE v = 'new'"), 2);
@@ -165,6 +172,16 @@ static void test_fingerprint_while_staged(void **state)
 	assert_true(mirror_publication_fingerprint(f->m, &fp));
 	assert_non_null(fp);
 	assert_string_equal(fp, "fp1");
+	free(fp);
+	/* a copy in parts that goes on: none, whatever its last key ends in */
+	fixture_exec(f->path, "UPDATE pgmirror_tables SET copy_state = 'pgmirror-copy 1 0\n"
+		     "0/10 t13:item 010240 *\n'");
+	assert_true(mirror_publication_fingerprint(f->m, &fp));
+	assert_null(fp);
+	fixture_exec(f->path, "UPDATE pgmirror_tables SET copy_state = 'pgmirror-copy 1 0\n"
+		     "0/10 t13:item 010240 *\n0/20 *\n'");
+	assert_true(mirror_publication_fingerprint(f->m, &fp));
+	assert_non_null(fp);
 	free(fp);
 }
 
