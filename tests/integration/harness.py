@@ -643,6 +643,11 @@ class TestContext:
                 out.pop(k, None)
             else:
                 out[k] = v
+        if out.get("LD_PRELOAD") and "verify_asan_link_order" not in out.get("ASAN_OPTIONS", ""):
+            # a fault shim comes before the sanitizer build's ASan runtime
+            # in the list of libraries, which ASan refuses unless told
+            out["ASAN_OPTIONS"] = ":".join(filter(None, [out.get("ASAN_OPTIONS"),
+                                                         "verify_asan_link_order=0"]))
         return out
 
     def run(self, args, timeout=60, env=None):
