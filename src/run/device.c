@@ -34,6 +34,8 @@ typedef struct Device {
 	const ReplicateOptions *opt;
 	FeedLink *src;
 	Mirror *m;
+	char *damaged;            /* the mirror file is damaged: why (a snapshot
+				   * takes its place); NULL: sound */
 	MirrorState state;
 	MirrorFeedState fs;
 	FeedManifest man;
@@ -102,6 +104,8 @@ static int check_identity(Device *d)
 /* Whether the device starts over from the newest snapshot, and why. */
 static const char *snapshot_reason(const Device *d)
 {
+	if (d->damaged != NULL)
+		return d->damaged;
 	if (!d->state.present || !d->fs.present)
 		return "a first run";
 	if (strcmp(d->fs.epoch, d->man.epoch) != 0)
@@ -147,7 +151,8 @@ static int take_snapshot(Device *d, const char *why)
 		log_error("%s", mirror_error(nm));
 		goto done;
 	}
-	if (d->state.present && mirror_user_objects_read(d->m, &u) && u != NULL) {
+	if ((d->state.present || d->damaged != NULL) && mirror_user_objects_read(d->m, &u) &&
+	    u != NULL) {
 		char **dropped = NULL;
 		int ndropped = 0;
 
@@ -162,11 +167,27 @@ static int take_snapshot(Device *d, const char *why)
 	}
 	mirror_close(nm);
 	nm = NULL;
-	mirror_close(d->m);
-	d->m = NULL;
-	if (!mirror_install(fresh, path, &err)) {
-		log_error("%s", err);
-		goto done;
+	if (d->damaged != NULL) {
+		/* set aside as MIRROR.db.damaged, its -wal with it, as a heal does */
+		mirror_close_as_is(d->m);
+		d->m = NULL;
+		if (!mirror_set_aside(path, fresh, &err)) {
+			log_error("%s", err);
+			goto done;
+		}
+		log_warning("mirror \"%s\" was damaged and has been rebuilt from the feed's "
+			    "snapshot; the damaged file is kept as \"%s.damaged\" (remove it when it is "
+			    "no longer needed); readers must open the mirror again", path, path);
+		free(d->damaged);
+		d->damaged = NULL;
+		mirror_damage_forget();
+	} else {
+		mirror_close(d->m);
+		d->m = NULL;
+		if (!mirror_install(fresh, path, &err)) {
+			log_error("%s", err);
+			goto done;
+		}
 	}
 	if (mirror_open(path, MIRROR_WRITE, &d->m, &err) != MIRROR_OPEN_OK) {
 		log_error("%s", err);
@@ -285,11 +306,11 @@ static int device_round(Device *d, bool *quiet, bool *reached)
 			  feed_link_shown(d->src), err.text);
 		return EXIT_ERROR;
 	}
-	if (!device_read(d) || (rc = check_identity(d)) != EXIT_OK) {
+	if (d->damaged == NULL && (!device_read(d) || (rc = check_identity(d)) != EXIT_OK)) {
 		feed_link_forget(d->src);
 		return EXIT_ERROR;
 	}
-	if (d->fs.present && d->man.seq < d->fs.seq) {
+	if (d->damaged == NULL && d->fs.present && d->man.seq < d->fs.seq) {
 		feed_link_forget(d->src);
 		log_error("the feed's manifest at %s is older than one this device has read (seq "
 			  "%llu, after %llu): a copy put back, or a cache gone back in time; nothing "
@@ -327,7 +348,12 @@ int replicate_device(const ReplicateOptions *opt)
 		goto done;
 	}
 	r = mirror_open(opt->mirror_path, MIRROR_CREATE, &d.m, &err);
-	if (r != MIRROR_OPEN_OK) {
+	if (r == MIRROR_OPEN_DAMAGED) {
+		d.damaged = xasprintf("mirror damaged: %s", mirror_damage_seen() != NULL
+				      ? mirror_damage_seen() : err);
+		log_warning("mirror \"%s\" is damaged (%s); taking the feed's snapshot in its place",
+			    opt->mirror_path, d.damaged);
+	} else if (r != MIRROR_OPEN_OK) {
 		log_msg(r == MIRROR_OPEN_LOCKED ? LOG_INFO : LOG_ERROR, "%s", err);
 		d.m = NULL;
 		rc = r == MIRROR_OPEN_LOCKED ? EXIT_IN_USE : EXIT_ERROR;
@@ -337,6 +363,13 @@ int replicate_device(const ReplicateOptions *opt)
 		bool quiet, reached;
 
 		rc = device_round(&d, &quiet, &reached);
+		/* damage SQLite met on the way: the next round takes a snapshot */
+		if (rc != EXIT_OK && d.damaged == NULL && mirror_damage_seen() != NULL &&
+		    d.m != NULL && !replicate_stopping()) {
+			d.damaged = xasprintf("mirror damaged: %s", mirror_damage_seen());
+			feed_link_forget(d.src);
+			rc = device_round(&d, &quiet, &reached);
+		}
 		if (!continuous || reached || replicate_stopping())
 			break;
 		if (rc != EXIT_OK)
@@ -361,7 +394,11 @@ done:
 	if (d.have_man)
 		feed_manifest_free(&d.man);
 	device_forget(&d);
-	mirror_close(d.m);
+	if (d.damaged != NULL)
+		mirror_close_as_is(d.m);
+	else
+		mirror_close(d.m);
+	free(d.damaged);
 	feed_link_free(d.src);
 	free(work);
 	free(err);

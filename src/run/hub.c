@@ -393,6 +393,9 @@ bool hub_publish(Run *run)
 		return false;
 	}
 	hub_list_segment(h, &seg);
+	/* a snapshot by itself, once the segments since the last outgrow it */
+	if (hub_snapshot_due(h) && !hub_take_snapshot(h))
+		return false;
 	return hub_write_manifest(h);
 }
 

@@ -16,6 +16,10 @@ Parts (PARTS=a,b runs only those):
             rebuilds from its snapshot, keeping its objects
   pruned    a device whose position the feed no longer lists rebuilds
   usage     the hub's options are usage errors on a device, and the other way
+  healed    a device's own damaged file is set aside and rebuilt from the
+            feed's snapshot, keeping the user's objects
+  service   a hub and a device as services: a change on the source reaches
+            the device; SIGTERM stops each with exit 0
 """
 
 import json
@@ -34,7 +38,7 @@ TABLES = ("k", "nokey", "wide")
 def setup_source(ctx):
     ctx.sql("""
         DROP PUBLICATION IF EXISTS pub;
-        DROP TABLE IF EXISTS k, nokey, wide;
+        DROP TABLE IF EXISTS k, nokey, wide, pgm_marker;
         CREATE TABLE k (id int PRIMARY KEY, v text, n numeric(12,2), t timestamptz,
                         j jsonb, a int[]);
         CREATE TABLE nokey (a int, b text);
@@ -261,10 +265,65 @@ def part_usage(ctx):
     check(not os.path.exists(dev), "a usage error made the mirror file")
 
 
+def part_healed(ctx):
+    setup_source(ctx)
+    hub, dev, slot = ctx.path("h_hub.db"), ctx.path("h_dev.db"), ctx.slot("healed")
+    feed = ctx.path("h_feed")
+    hub_once(ctx, hub, slot, feed)
+    ctx.assert_device_equals_hub(dev, hub, feed=feed)
+    device_objects(ctx, dev)
+    leaves = [r[0] for r in ctx.mirror_query(
+        dev, "SELECT pageno FROM dbstat WHERE name = 'k' AND pagetype = 'leaf'")]
+    ps = ctx.mirror_query(dev, "PRAGMA page_size")[0][0]
+    check(leaves, "table k of the device has no leaf page")
+    with open(dev, "r+b") as f:
+        f.seek((leaves[len(leaves) // 2] - 1) * ps)
+        f.write(b"\xff" * ps)
+    rc, out, err = ctx.run(["--check", dev])
+    check(rc == 5, "--check of the damaged device exited %d: %s" % (rc, out + err))
+    ctx.sql("UPDATE k SET v = 'after the damage' WHERE id < 100")
+    hub_once(ctx, hub, slot, feed)
+    rc, out, err = ctx.device(dev, feed)
+    check("damaged" in err and os.path.exists(dev + ".damaged"),
+          "the damaged device was not set aside and rebuilt:\n%s" % err)
+    ctx.assert_device_equals_hub(dev, hub, feed=feed)
+    check(ctx.mirror_query(dev, "SELECT count(*) FROM sqlite_master WHERE name IN "
+                                "('cheap', 'k_by_v', 'k_ins', 'app_log')")[0][0] == 4,
+          "the device's objects are gone after its heal")
+    rc, out, err = ctx.run(["--check", dev])
+    check(rc == 0, "--check after the heal exited %d: %s" % (rc, out + err))
+
+
+def part_service(ctx):
+    setup_source(ctx)
+    ctx.create_marker("pub")
+    hub, dev, slot = ctx.path("s_hub.db"), ctx.path("s_dev.db"), ctx.slot("service")
+    feed = ctx.path("s_feed")
+    hub_once(ctx, hub, slot, feed)
+    hproc = ctx.start_follow(hub, slot, "pub", "--feed=" + feed, "--feed-interval=1",
+                             tag="hub")
+    dproc = ctx.start(["--from=" + feed, dev], tag="dev")
+    for i in range(3):
+        ctx.sql("INSERT INTO k (id, v) SELECT g, 's' FROM generate_series(%d, %d) g"
+                % (10000 + i * 100, 10000 + i * 100 + 99))
+        ctx.catch_up(hub, proc=hproc)
+        want = ctx.mirror_lsn(hub)
+        ctx.wait_for_mirror(dev, want, proc=dproc, timeout=60)
+        check(ctx.mirror_query(dev, "SELECT count(*) FROM k WHERE v = 's'")[0][0]
+              == (i + 1) * 100, "the device service missed rows of round %d" % i)
+    check(ctx.stop(dproc) == 0, "the device service did not stop with exit 0:\n%s"
+          % dproc.stderr())
+    check(ctx.stop(hproc) == 0, "the hub service did not stop with exit 0:\n%s"
+          % hproc.stderr())
+    ctx.assert_mirror_equals_source(hub, *TABLES)
+    ctx.assert_device_equals_hub(dev, hub, feed=feed)
+
+
 def test(ctx):
     harness.run_parts(ctx, {
         "basic": part_basic, "damage": part_damage, "other": part_other,
         "epoch": part_epoch, "pruned": part_pruned, "usage": part_usage,
+        "healed": part_healed, "service": part_service,
     })
 
 
