@@ -331,6 +331,13 @@ bool replay_segment(Replay *r, const char *name, const uint8_t *contents, size_t
 		errbuf_set(&err, "%s", feed_reader_error(&rd));
 		ok = false;
 	}
+	/* the end position within a group: its whole transactions before it
+	 * are committed, the group's number is not (the next run reads the
+	 * group again and skips them by position) */
+	if (ok && *reached && !apply_flush(r->a)) {
+		errbuf_set(&err, "%s", apply_error(r->a));
+		ok = false;
+	}
 	if (!ok) {
 		mirror_rollback(r->m);
 		errbuf_set(&r->err, "could not apply feed segment \"%s\": %s", name, err.text);

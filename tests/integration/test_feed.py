@@ -127,6 +127,21 @@ def part_basic(ctx):
           % (len(ids), ids[:5], len(want)))
     check(ctx.mirror_query(dev, "SELECT count(*) FROM cheap")[0][0] > 0,
           "the device's view is gone or empty")
+    # -E on a device: it stops before the first transaction past it
+    dev2 = ctx.path("basic_dev2.db")
+    ctx.device(dev2, feed)
+    first = ctx.mirror_lsn(dev2)
+    ctx.sql("INSERT INTO k (id, v) VALUES (9100, 'e1')")
+    mid = harness.parse_lsn(ctx.sql1("SELECT pg_current_wal_insert_lsn()::text"))
+    ctx.sql("INSERT INTO k (id, v) VALUES (9101, 'e2')")
+    hub_once(ctx, hub, slot, feed)
+    ctx.device(dev2, feed, "-E", harness.format_lsn(mid))
+    got = [r[0] for r in ctx.mirror_query(dev2, "SELECT id FROM k WHERE id >= 9100 ORDER BY 1")]
+    check(got == [9100] and first < ctx.mirror_lsn(dev2) <= mid,
+          "a device with -E %s holds %s at %s" % (harness.format_lsn(mid), got,
+                                                  harness.format_lsn(ctx.mirror_lsn(dev2))))
+    ctx.assert_device_equals_hub(dev2, hub, feed=feed)
+    ctx.assert_device_equals_hub(dev, hub, feed=feed)
     # a quiet round: the hub moves no group of changes, the device nothing
     before = ctx.mirror_contents(dev)
     hub_once(ctx, hub, slot, feed)
