@@ -126,5 +126,7 @@ CREATE TABLE IF NOT EXISTS pgmirror_feed (
     end_group     INTEGER,                    -- device: the feed's end when last read
     end_lsn       TEXT,                       -- X/Y: its position
     end_time      TEXT,                       -- UTC: its last source commit
-    read_time     TEXT                        -- UTC: when the manifest was last read
+    read_time     TEXT,                       -- UTC: when the manifest was last read
+    stale         INTEGER NOT NULL DEFAULT 0  -- hub: 1 once a step of the run's own changed
+                                              -- the mirror: the next run begins a new epoch
 );

@@ -145,6 +145,7 @@ typedef struct MirrorFeedState {
 	Lsn end_lsn;
 	char *end_time;           /* UTC text, or NULL */
 	char *read_time;          /* UTC text, or NULL */
+	bool stale;               /* hub: the mirror changed outside the feed's groups */
 } MirrorFeedState;
 
 void mirror_feed_state_clear(MirrorFeedState *st);
@@ -155,6 +156,8 @@ bool mirror_feed_read(Mirror *m, MirrorFeedState *st) PGM_MUST_CHECK;
 bool mirror_feed_write(Mirror *m, const MirrorFeedState *st) PGM_MUST_CHECK;
 /* Sets feed_group; within a transaction (the group's own). */
 bool mirror_feed_set_group(Mirror *m, uint64_t group) PGM_MUST_CHECK;
+/* Marks the feed stale; within the transaction that made it so. */
+bool mirror_feed_set_stale(Mirror *m) PGM_MUST_CHECK;
 /* confirmed_lsn as the open transaction sees it. */
 bool mirror_read_position(Mirror *m, Lsn *lsn) PGM_MUST_CHECK;
 

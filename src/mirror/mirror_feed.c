@@ -60,7 +60,8 @@ bool mirror_feed_read(Mirror *m, MirrorFeedState *st)
 
 	memset(st, 0, sizeof(*st));
 	q = mirror_prepare(m, "SELECT role, location, epoch, feed_group, seq, end_group, "
-			      "end_lsn, end_time, read_time FROM pgmirror_feed WHERE id = 1", false);
+			      "end_lsn, end_time, read_time, stale FROM pgmirror_feed WHERE id = 1",
+			   false);
 	if (q == NULL)
 		return false;
 	rc = sqlite3_step(q);
@@ -81,6 +82,7 @@ bool mirror_feed_read(Mirror *m, MirrorFeedState *st)
 	st->location = mirror_column_dup(q, 1);
 	st->end_time = mirror_column_dup(q, 7);
 	st->read_time = mirror_column_dup(q, 8);
+	st->stale = sqlite3_column_int64(q, 9) != 0;
 	if (role == NULL || (!st->hub && strcmp((const char *)role, "device") != 0))
 		bad = "role";
 	else if (st->location == NULL)
@@ -116,12 +118,17 @@ bool mirror_feed_write(Mirror *m, const MirrorFeedState *st)
 		snprintf(end, sizeof(end), "%" PRIu64, st->end_group);
 	return mirror_exec_owned(m, sqlite3_mprintf(
 		"INSERT OR REPLACE INTO pgmirror_feed (id, role, location, epoch, feed_group, seq, "
-		"end_group, end_lsn, end_time, read_time) VALUES (1, %Q, %Q, %Q, %" PRIu64 ", "
-		"%" PRIu64 ", %s, %Q, %Q, %Q)",
+		"end_group, end_lsn, end_time, read_time, stale) VALUES (1, %Q, %Q, %Q, "
+		"%" PRIu64 ", %" PRIu64 ", %s, %Q, %Q, %Q, %d)",
 		st->hub ? "hub" : "device", st->location, st->epoch, st->group, st->seq,
 		end,
 		st->end_lsn != LSN_INVALID ? lsn_format(st->end_lsn, lsn) : NULL, st->end_time,
-		st->read_time));
+		st->read_time, st->stale ? 1 : 0));
+}
+
+bool mirror_feed_set_stale(Mirror *m)
+{
+	return mirror_exec(m, "UPDATE pgmirror_feed SET stale = 1 WHERE id = 1");
 }
 
 bool mirror_feed_set_group(Mirror *m, uint64_t group)

@@ -59,8 +59,14 @@ static bool on_before_commit(void *ctx, Mirror *m, ErrBuf *err)
 			errbuf_set(err, "%s", mirror_error(m));
 			return false;
 		}
-		if (changed && !h->stale)
+		if (changed && !h->stale) {
 			log_debug("the feed begins a new epoch: the mirror changed outside the stream");
+			/* with the change: a run killed before the new epoch begins it */
+			if (!mirror_feed_set_stale(m)) {
+				errbuf_set(err, "%s", mirror_error(m));
+				return false;
+			}
+		}
 		h->stale = h->stale || changed;
 	}
 	if (h->stale) {
@@ -294,7 +300,7 @@ static int take_up(Run *run, bool may_begin)
 		h->seq = st.seq;
 	/* the mirror as the feed left it: of this feed, and not moved on
 	 * without it (a group the manifest lists ends where the mirror is) */
-	if (h->w == NULL && !h->stale && h->have_man && st.present && st.hub &&
+	if (h->w == NULL && !h->stale && !st.stale && h->have_man && st.present && st.hub &&
 	    strcmp(st.location, h->dir) == 0 && strcmp(st.epoch, h->man.epoch) == 0 &&
 	    st.group >= h->man.end_group &&
 	    (st.group > h->man.end_group || h->man.end_lsn == run->state.confirmed_lsn)) {

@@ -20,6 +20,8 @@ Parts (PARTS=a,b runs only those):
             feed's snapshot, keeping the user's objects
   service   a hub and a device as services: a change on the source reaches
             the device; SIGTERM stops each with exit 0
+  joinkill  a table joins and is copied, and the hub is killed before the
+            new epoch that copy calls for is written: the next run writes it
 """
 
 import json
@@ -334,11 +336,44 @@ def part_service(ctx):
     ctx.assert_device_equals_hub(dev, hub, feed=feed)
 
 
+def part_joinkill(ctx):
+    setup_source(ctx)
+    ctx.sql("DROP TABLE IF EXISTS late; CREATE TABLE late (id int PRIMARY KEY, v text);"
+            "INSERT INTO late SELECT g, 'l' FROM generate_series(1, 300) g")
+    hub, dev, slot = ctx.path("j_hub.db"), ctx.path("j_dev.db"), ctx.slot("joinkill")
+    feed = ctx.path("j_feed")
+    hub_once(ctx, hub, slot, feed)
+    ctx.assert_device_equals_hub(dev, hub, feed=feed)
+    epoch = manifest(feed)["epoch"]
+    ctx.sql("ALTER PUBLICATION pub ADD TABLE late")
+    # killed once the copy committed, when the run asks for the indexes that
+    # follow it: before the hub could begin the new epoch the copy calls for
+    for nth in range(1, 6):
+        rc, out, err = ctx.run(ctx.mirror_args(hub, slot, "pub", "--once", "--feed=" + feed),
+                               env={"LD_PRELOAD": harness.fault_shim("kill_at_query"),
+                                    "PGMIRROR_KILL_QUERY": "i.indisvalid AND i.indislive",
+                                    "PGMIRROR_KILL_NTH": str(nth)})
+        check(rc == -9, "the hub was not killed at its indexes query %d: %d\n%s"
+              % (nth, rc, err))
+        if ctx.mirror_query(hub, "SELECT count(*) FROM pgmirror_tables "
+                                 "WHERE table_name = 'late'")[0][0]:
+            break
+    check(ctx.mirror_query(hub, "SELECT stale FROM pgmirror_feed")[0][0] == 1,
+          "the copy of the table that joined did not mark the feed stale")
+    check(ctx.mirror_query(hub, "SELECT count(*) FROM late")[0][0] == 300,
+          "the hub's mirror does not hold the table that joined")
+    check(manifest(feed)["epoch"] == epoch, "the epoch changed before the kill")
+    hub_once(ctx, hub, slot, feed)
+    check(manifest(feed)["epoch"] != epoch, "the run after the kill kept the old epoch")
+    ctx.assert_mirror_equals_source(hub, *(TABLES + ("late",)))
+    ctx.assert_device_equals_hub(dev, hub, feed=feed)
+
+
 def test(ctx):
     harness.run_parts(ctx, {
         "basic": part_basic, "damage": part_damage, "other": part_other,
         "epoch": part_epoch, "pruned": part_pruned, "usage": part_usage,
-        "healed": part_healed, "service": part_service,
+        "healed": part_healed, "service": part_service, "joinkill": part_joinkill,
     })
 
 
