@@ -44,6 +44,10 @@ integrity_check, its slot is not ahead of it, its feed_group is consistent
 with the open segment and the manifest, the manifest (if any) parses and
 lists only durable files with their SHA-256; the next run without a cut
 succeeds, and the device replaying the feed equals the hub and the source.
+Last, with the open segment's syncs made no-ops (a disk that lies), a cut
+after its groups committed must find them missing (the layer sees what
+it looks for), and the next run begins a new epoch rather than list a
+feed with a gap.
 """
 
 import hashlib
@@ -624,6 +628,33 @@ def part_powercut(ctx):
     cuts += cut_at_every_event(ctx, h, "a run with a snapshot", events, prepare,
                                ["--feed-snapshot"], same_epoch=True)
     harness.log("%d power cuts, each rewound and checked" % cuts)
+
+    # the layer sees what it looks for: with the open segment's syncs made
+    # no-ops (a disk that lies), a cut after its groups committed finds
+    # them gone from the feed; the next run then begins a new epoch rather
+    # than list a feed with a gap in it
+    prepare()
+    env = pc.env(op="create", match="/.hub/closing.zst", nth=1, nosync="/.hub/open.pgmf")
+    rc, out, err = ctx.run(h.args(), env=env, timeout=120)
+    check(rc == -9 and "powercut: cut" in err, "a run with the open segment's syncs as "
+          "no-ops was not cut before its segment was compressed: exit %d\n%s" % (rc, err))
+    ctx.wait_slot_inactive(h.slot)
+    pc.rewind()
+    found = None
+    try:
+        check_feed(ctx, h.path, h.feed, h.slot, "syncs as no-ops")
+    except harness.Failure as e:
+        found = str(e)
+    check(found and "does not hold it" in found,
+          "with the open segment's syncs as no-ops, a cut after its groups committed found "
+          "%s: the layer cannot see what it looks for" % (found or "nothing lost"))
+    harness.log("with the open segment's syncs as no-ops, the cut found: %s" % found)
+    h.work()
+    err = h.run(what="the run after a cut that lost committed groups")
+    check("begins epoch" in err, "the run after a cut that lost groups its mirror committed "
+          "did not begin a new epoch:\n%s" % err)
+    check_feed(ctx, h.path, h.feed, h.slot, "the run after a cut that lost committed groups")
+    h.equal("the run after a cut that lost committed groups")
 
 
 def test(ctx):
