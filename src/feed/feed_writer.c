@@ -507,13 +507,25 @@ static bool take_up(FeedWriter *w, uint64_t group, Lsn lsn, uint64_t listed)
 	Found f;
 	int fd = open(w->open_path, O_RDWR | O_CLOEXEC);
 
-	if (fd < 0)
-		return errno == ENOENT || fail_errno(w, "open");
-	scan(fd, group, &f);
+	if (fd < 0 && errno != ENOENT)
+		return fail_errno(w, "open");
+	memset(&f, 0, sizeof(f));
+	if (fd >= 0)
+		scan(fd, group, &f);
 	if (!f.header || strcmp(f.h.epoch, w->epoch) != 0 || f.last == 0 || f.last <= listed) {
+		if (fd >= 0)
+			close(fd);
+		if (group > listed) {
+			/* groups the mirror committed are in no file (the open
+			 * segment is gone, or lost what a sync was to keep) */
+			errbuf_set(&w->err, "the mirror committed groups up to %llu, but the "
+				   "manifest lists groups up to %llu and feed segment \"%s\" holds "
+				   "none after them", (unsigned long long)group,
+				   (unsigned long long)listed, w->open_path);
+			return false;
+		}
 		/* nothing in it the manifest does not list: a new one begins */
-		close(fd);
-		if (unlink(w->open_path) != 0 && errno != ENOENT)
+		if (fd >= 0 && unlink(w->open_path) != 0 && errno != ENOENT)
 			return fail_errno(w, "remove");
 		return true;
 	}

@@ -433,6 +433,7 @@ int hub_finish(Run *run, int rc)
 	feed_tap_free(h->tap);
 	if (h->have_man)
 		feed_manifest_free(&h->man);
+	hub_forget_retiring(h);
 	free(h);
 	run->hub = NULL;
 	return rc == EXIT_OK && !ok ? EXIT_ERROR : rc;

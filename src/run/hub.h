@@ -88,6 +88,8 @@ typedef struct Hub {
 	uint64_t since_snapshot;  /* bytes of segments listed since the newest snapshot */
 	uint64_t txn_mark;        /* where the recorded transaction's records begin */
 	bool recording;           /* the stream's transaction is recorded */
+	char **retiring;          /* files no longer listed, not yet in a manifest */
+	int nretiring;
 } Hub;
 
 /* hub_publish.c: the feed's files. */
@@ -101,6 +103,9 @@ void hub_list_segment(Hub *h, FeedSegment *seg);
 void hub_retention(Hub *h);
 /* Every file listed is retired (a new epoch begins). */
 void hub_retire_all(Hub *h);
+/* Forgets the files retired since the last manifest (a hub that ends
+ * before its next manifest leaves them listed). */
+void hub_forget_retiring(Hub *h);
 /* A snapshot is due by the rule of docs/feed.md. */
 bool hub_snapshot_due(const Hub *h);
 

@@ -4,7 +4,9 @@
  * --feed-keep snapshots and every segment after the oldest of them stay
  * listed; a file no longer listed is noted in DIR/.hub/retired with the
  * time, and removed HUB_RETIRE_SECS later, once every manifest that
- * named it is long replaced.
+ * named it is long replaced. It is noted only once a manifest without it
+ * is durable: a hub killed before that starts again from the manifest
+ * that lists it, and may go on listing it for longer than an hour.
  */
 #include "config.h"
 
@@ -22,7 +24,7 @@
 
 /* Notes name as retired now, in DIR/.hub/retired. A note that a power
  * cut loses only leaves the file behind. */
-static void retire(Hub *h, const char *name)
+static void note_retired(Hub *h, const char *name)
 {
 	char *path = feed_file_hub_path(h->dir, RETIRED_NAME);
 	FILE *f = fopen(path, "a");
@@ -35,12 +37,26 @@ static void retire(Hub *h, const char *name)
 	free(path);
 }
 
+/* name (taken) is no longer listed: noted once a manifest without it is
+ * durable (hub_write_manifest()). */
+static void retire(Hub *h, char *name)
+{
+	h->retiring = xreallocarray(h->retiring, (size_t)h->nretiring + 1, sizeof(char *));
+	h->retiring[h->nretiring++] = name;
+}
+
+void hub_forget_retiring(Hub *h)
+{
+	strv_free(h->retiring, h->nretiring);
+	h->retiring = NULL;
+	h->nretiring = 0;
+}
+
 static void drop_segment(Hub *h, int i)
 {
 	FeedManifest *m = &h->man;
 
 	retire(h, m->segments[i].name);
-	free(m->segments[i].name);
 	memmove(&m->segments[i], &m->segments[i + 1],
 		(size_t)(m->nsegments - i - 1) * sizeof(FeedSegment));
 	m->nsegments--;
@@ -51,7 +67,6 @@ static void drop_snapshot(Hub *h, int i)
 	FeedManifest *m = &h->man;
 
 	retire(h, m->snapshots[i].name);
-	free(m->snapshots[i].name);
 	memmove(&m->snapshots[i], &m->snapshots[i + 1],
 		(size_t)(m->nsnapshots - i - 1) * sizeof(FeedSnapshot));
 	m->nsnapshots--;
@@ -185,6 +200,9 @@ bool hub_write_manifest(Hub *h)
 		log_error("could not write the feed's manifest: %s", err.text);
 		return false;
 	}
+	for (int i = 0; i < h->nretiring; i++)
+		note_retired(h, h->retiring[i]);
+	hub_forget_retiring(h);
 	/* the seq, so that it grows also past a manifest removed by hand */
 	ok = mirror_feed_read(h->run->mirror, &st) && st.present;
 	if (ok) {

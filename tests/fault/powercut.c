@@ -1,35 +1,43 @@
 /*
  * powercut.c: an LD_PRELOAD shim for tests only: a power cut, for the
- * files of one directory (PGMIRROR_CUT_DIR, no subdirectories).
+ * files of one directory tree (PGMIRROR_CUT_DIR and every directory under
+ * it, such as a mirror's directory with its feed in a subdirectory).
  *
- * A power cut keeps, of each file, what was last synced, and of the
+ * A power cut keeps, of each file, what was last synced, and of each
  * directory, the names it had when it was last synced; everything else is
- * gone. The shim keeps that durable state beside the directory, in
+ * gone. The shim keeps that durable state beside the tree, in
  * PGMIRROR_CUT_SHADOW: "ino.DEV.INO", the content of a file as its last
- * fsync()/fdatasync() found it, and "names", the directory's names and
- * the files they named ("INO NAME" lines, DEV.INO) as its last sync found
- * them. A file made anew (open() with O_CREAT) has no durable content yet,
- * whatever an earlier file of the same inode number had. The state lasts
- * across runs; tests/integration/powercut.py makes it (settle) and puts
- * the directory back to it after a cut (rewind).
+ * fsync()/fdatasync() found it, and "names", the names of every directory
+ * as its last sync found them: "DEV.INO PATH" for a file, "dir PATH" for a
+ * directory, PATH relative to the top (a name in a subdirectory survives
+ * only when every directory on its way does). A file made anew (open()
+ * with O_CREAT) has no durable content yet, whatever an earlier file of
+ * the same inode number had; a directory made anew (mkdir()) has no
+ * durable names yet. The state lasts across runs;
+ * tests/integration/powercut.py makes it (settle) and puts the tree back
+ * to it after a cut (rewind).
  *
  * The cut: the Nth event (PGMIRROR_CUT_NTH) of the kind PGMIRROR_CUT_OP
  * names kills the process with SIGKILL, before the event, or after it with
  * PGMIRROR_CUT_AFTER=1; or the first event PGMIRROR_CUT_MS milliseconds
- * after the start. Events, on the directory's files: "sync" (fsync or
- * fdatasync of a file), "dirsync" (of the directory), "rename", "unlink",
+ * after the start. Events, on the tree's files: "sync" (fsync or
+ * fdatasync of a file), "dirsync" (of a directory), "rename", "unlink",
  * "create" (open with O_CREAT of a file not there before), or "any" of
  * them; PGMIRROR_CUT_MATCH limits them to paths that end so. A line on
  * stderr names the event. PGMIRROR_CUT_COUNT names a file where the
  * process, when it exits, writes how many events of each kind it met
  * ("KIND N" lines; a run with no cut counts the moments a cut can take).
+ * A cut without a rewind is a kill -9 at that event. PGMIRROR_CUT_TRACE=1
+ * writes a line on stderr for every event (of the kind, and the path) that
+ * the count of PGMIRROR_CUT_NTH meets: "powercut: event N KIND PATH".
  *
  * PGMIRROR_CUT_EIO=1 makes the cut's event fail with EIO instead (before
  * it happens), and the process go on: a full or failing disk.
  *
- * PGMIRROR_CUT_NOSYNC=1 turns fsync() and fdatasync() of the directory
- * and its files into no-ops that sync nothing, as a disk that lies about
- * its syncs: a cut must then find loss.
+ * PGMIRROR_CUT_NOSYNC=1 turns fsync() and fdatasync() of the tree's files
+ * and directories into no-ops that sync nothing, as a disk that lies about
+ * its syncs: a cut must then find loss. PGMIRROR_CUT_NOSYNC_MATCH limits
+ * that to paths that end so.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -49,12 +57,13 @@
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static char dir[PATH_MAX], shadow[PATH_MAX];
-static const char *op, *match;
+static size_t dirlen;
+static const char *op, *match, *nosync_match;
 static long nth, seen, cut_ms;
 /* events of each kind met, for PGMIRROR_CUT_COUNT */
 static const char *const kinds[] = {"sync", "dirsync", "rename", "unlink", "create"};
 static long counts[5];
-static int after, nosync, eio, ready;
+static int after, nosync, eio, trace, ready;
 static struct timespec started;
 
 static int (*real_open)(const char *, int, ...);
@@ -65,6 +74,7 @@ static int (*real_unlink)(const char *);
 static int (*real_unlinkat)(int, const char *, int);
 static int (*real_fsync)(int);
 static int (*real_fdatasync)(int);
+static int (*real_mkdir)(const char *, mode_t);
 
 static void load(void)
 {
@@ -78,16 +88,21 @@ static void load(void)
 	*(void **)&real_unlinkat = dlsym(RTLD_NEXT, "unlinkat");
 	*(void **)&real_fsync = dlsym(RTLD_NEXT, "fsync");
 	*(void **)&real_fdatasync = dlsym(RTLD_NEXT, "fdatasync");
+	*(void **)&real_mkdir = dlsym(RTLD_NEXT, "mkdir");
 	if (d == NULL || s == NULL || realpath(d, dir) == NULL || realpath(s, shadow) == NULL)
 		return;
+	dirlen = strlen(dir);
 	op = getenv("PGMIRROR_CUT_OP");
 	match = getenv("PGMIRROR_CUT_MATCH");
 	nth = getenv("PGMIRROR_CUT_NTH") ? strtol(getenv("PGMIRROR_CUT_NTH"), NULL, 10) : 0;
 	cut_ms = getenv("PGMIRROR_CUT_MS") ? strtol(getenv("PGMIRROR_CUT_MS"), NULL, 10) : -1;
 	after = getenv("PGMIRROR_CUT_AFTER") != NULL && strcmp(getenv("PGMIRROR_CUT_AFTER"), "1") == 0;
+	nosync_match = getenv("PGMIRROR_CUT_NOSYNC_MATCH");
 	nosync = getenv("PGMIRROR_CUT_NOSYNC") != NULL &&
 		 strcmp(getenv("PGMIRROR_CUT_NOSYNC"), "1") == 0;
 	eio = getenv("PGMIRROR_CUT_EIO") != NULL && strcmp(getenv("PGMIRROR_CUT_EIO"), "1") == 0;
+	trace = getenv("PGMIRROR_CUT_TRACE") != NULL &&
+		strcmp(getenv("PGMIRROR_CUT_TRACE"), "1") == 0;
 	clock_gettime(CLOCK_MONOTONIC, &started);
 	ready = 1;
 }
@@ -109,8 +124,15 @@ __attribute__((destructor)) static void fini(void)
 	fclose(f);
 }
 
+/* Whether the real path real is the tree's top or inside it. */
+static int under(const char *real)
+{
+	return strncmp(real, dir, dirlen) == 0 && (real[dirlen] == '\0' || real[dirlen] == '/');
+}
+
 /* Whether path (absolute, or relative to the working directory) names a
- * file right in the directory; *base its last part. */
+ * file in the tree (its directory is the top or under it); *base its last
+ * part. */
 static int in_dir(const char *path, const char **base)
 {
 	char buf[PATH_MAX], *slash;
@@ -129,13 +151,13 @@ static int in_dir(const char *path, const char **base)
 	*slash = '\0';
 	if (base != NULL)
 		*base = b;
-	if (strcmp(buf, dir) == 0)
+	if (under(buf))
 		return 1;
 	/* a relative or unresolved directory part: compare its real path */
 	{
 		char real[PATH_MAX];
 
-		return realpath(buf, real) != NULL && strcmp(real, dir) == 0;
+		return realpath(buf, real) != NULL && under(real);
 	}
 }
 
@@ -162,6 +184,8 @@ static int event(const char *what, const char *path, int before)
 	pthread_mutex_lock(&mu);
 	if (before) {
 		seen++;
+		if (trace)
+			fprintf(stderr, "powercut: event %ld %s %s\n", seen, what, path);
 		if (nth > 0 && seen == nth)
 			hit = 1;
 		else if (cut_ms >= 0) {
@@ -199,20 +223,30 @@ static int fail_eio(void)
 }
 
 /* Copies the open file fd's content to shadow/ino.DEV.INO (through a
- * temporary name, so that a cut never leaves half a copy). */
+ * temporary name, so that a cut never leaves half a copy). A descriptor
+ * opened for writing only is read through a descriptor of its own on the
+ * same file. */
 static void keep_content(int fd, const struct stat *st)
 {
 	char tmp[PATH_MAX + 80], name[PATH_MAX + 64], buf[1 << 16];
 	off_t at = 0;
-	int out;
+	int out, in = -1, mode = fcntl(fd, F_GETFL);
+
+	if (mode >= 0 && (mode & O_ACCMODE) == O_WRONLY) {
+		char self[64];
+
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+		in = real_open(self, O_RDONLY | O_CLOEXEC);
+		if (in < 0)
+			return;
+		fd = in;
+	}
 
 	snprintf(name, sizeof(name), "%s/ino.%lu.%lu", shadow, (unsigned long)st->st_dev,
 		 (unsigned long)st->st_ino);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
 	out = real_open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (out < 0)
-		return;
-	for (;;) {
+	while (out >= 0) {
 		ssize_t n = pread(fd, buf, sizeof(buf), at);
 
 		if (n <= 0)
@@ -221,36 +255,81 @@ static void keep_content(int fd, const struct stat *st)
 			break;
 		at += n;
 	}
-	close(out);
-	real_rename(tmp, name);
+	if (in >= 0)
+		close(in);
+	if (out >= 0) {
+		close(out);
+		real_rename(tmp, name);
+	}
 }
 
-/* Writes shadow/names: the directory's files as they are now. */
-static void keep_names(void)
+/* The path of real (under the tree) relative to its top: "" for the top. */
+static const char *rel_of(const char *real)
 {
-	char tmp[PATH_MAX + 16], name[PATH_MAX + 16];
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	FILE *f;
+	return real[dirlen] == '/' ? real + dirlen + 1 : real + dirlen;
+}
 
-	if (d == NULL)
-		return;
+/* Whether the names line (after its key) names an entry of directory rel
+ * (within: or anything below it). */
+static int line_in(const char *path, const char *rel, int within)
+{
+	size_t n = strlen(rel);
+
+	if (within)
+		return strncmp(path, rel, n) == 0 && path[n] == '/';
+	if (n == 0)
+		return strchr(path, '/') == NULL;
+	return strncmp(path, rel, n) == 0 && path[n] == '/' && strchr(path + n + 1, '/') == NULL;
+}
+
+/* Rewrites shadow/names: the lines of entries of directory rel (within:
+ * of anything below it) dropped, and, when d is not NULL, the entries d
+ * lists now added. */
+static void rewrite_names(const char *rel, int within, DIR *d)
+{
+	char tmp[PATH_MAX + 16], name[PATH_MAX + 16], line[2 * PATH_MAX];
+	struct dirent *e;
+	FILE *in, *f;
+
 	snprintf(name, sizeof(name), "%s/names", shadow);
 	snprintf(tmp, sizeof(tmp), "%s/names.tmp", shadow);
 	f = fopen(tmp, "w");
-	while (f != NULL && (e = readdir(d)) != NULL) {
+	if (f == NULL)
+		return;
+	in = fopen(name, "r");
+	while (in != NULL && fgets(line, sizeof(line), in) != NULL) {
+		char *path = strchr(line, ' ');
+
+		if (path != NULL && !line_in(path + 1, rel, within))
+			fputs(line, f);
+	}
+	if (in != NULL)
+		fclose(in);
+	while (d != NULL && (e = readdir(d)) != NULL) {
 		struct stat st;
 
-		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISREG(st.st_mode))
-			fprintf(f, "%lu.%lu %s\n", (unsigned long)st.st_dev,
-				(unsigned long)st.st_ino, e->d_name);
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			continue;
+		if (S_ISREG(st.st_mode))
+			fprintf(f, "%lu.%lu %s%s%s\n", (unsigned long)st.st_dev,
+				(unsigned long)st.st_ino, rel, *rel ? "/" : "", e->d_name);
+		else if (S_ISDIR(st.st_mode))
+			fprintf(f, "dir %s%s%s\n", rel, *rel ? "/" : "", e->d_name);
 	}
+	fclose(f);
+	real_rename(tmp, name);
+}
+
+/* The names of directory real (the top or under it) as they are now. */
+static void keep_names(const char *real)
+{
+	DIR *d = opendir(real);
+
+	if (d == NULL)
+		return;
+	rewrite_names(rel_of(real), 0, d);
 	closedir(d);
-	if (f != NULL) {
-		fclose(f);
-		real_rename(tmp, name);
-	}
 }
 
 /* fsync() or fdatasync() of fd: the event, the sync, the durable state. */
@@ -267,11 +346,11 @@ static int do_sync(int fd, int (*real)(int))
 		return real(fd);
 	path[n] = '\0';
 	isdir = S_ISDIR(st.st_mode);
-	if (isdir ? strcmp(path, dir) != 0 : !S_ISREG(st.st_mode) || !in_dir(path, NULL))
+	if (isdir ? !under(path) : !S_ISREG(st.st_mode) || !in_dir(path, NULL))
 		return real(fd);
 	if (event(isdir ? "dirsync" : "sync", path, 1))
 		return fail_eio();
-	if (nosync) {
+	if (nosync && (nosync_match == NULL || ends_with(path, nosync_match))) {
 		event(isdir ? "dirsync" : "sync", path, 0);
 		return 0;
 	}
@@ -279,7 +358,7 @@ static int do_sync(int fd, int (*real)(int))
 	if (r == 0) {
 		pthread_mutex_lock(&mu);
 		if (isdir)
-			keep_names();
+			keep_names(path);
 		else
 			keep_content(fd, &st);
 		pthread_mutex_unlock(&mu);
@@ -426,4 +505,22 @@ int unlinkat(int dirfd, const char *path, int flags)
 	if (dirfd == AT_FDCWD && flags == 0)
 		return unlink(path);
 	return real_unlinkat(dirfd, path, flags);
+}
+
+/* A directory made anew in the tree holds no durable name yet. */
+int mkdir(const char *path, mode_t mode)
+{
+	char real[PATH_MAX];
+	int r;
+
+	if (real_mkdir == NULL)
+		load();
+	r = real_mkdir(path, mode);
+	if (r == 0 && in_dir(path, NULL) && realpath(path, real) != NULL && under(real) &&
+	    real[dirlen] == '/') {
+		pthread_mutex_lock(&mu);
+		rewrite_names(rel_of(real), 1, NULL);
+		pthread_mutex_unlock(&mu);
+	}
+	return r;
 }

@@ -1,13 +1,15 @@
-"""Power cuts for the integration tests: the directory a mirror lives in,
-with the durable state the powercut shim (tests/fault/powercut.c) keeps
-beside it, and what a cut leaves checked.
+"""Power cuts for the integration tests: the directory a mirror lives in
+(and every directory under it, such as a feed's), with the durable state
+the powercut shim (tests/fault/powercut.c) keeps beside it, and what a cut
+leaves checked.
 
 A run of pgmirror under the shim (PowerCut.env()) is killed at a chosen
-event; PowerCut.rewind() then puts the directory back to what a power cut
-at that moment would leave: each file as its last sync found it, the names
-the directory had at its last sync. PowerCut.settle() declares everything
-there now durable (after a run that was not cut, and after the test read
-or wrote the files itself).
+event; PowerCut.rewind() then puts the tree back to what a power cut at
+that moment would leave: each file as its last sync found it, each
+directory with the names it had at its last sync (a name in a
+subdirectory only when the subdirectory's own name survived too).
+PowerCut.settle() declares everything there now durable (after a run that
+was not cut, and after the test read or wrote the files itself).
 
 Soak (test_powercut.py, bench/powercut.sh) cuts every phase of a mirror's
 life this way, and after each cut checks what is left (PowerCut.problems()):
@@ -51,37 +53,52 @@ class PowerCut:
         return os.path.join(self.dir, name)
 
     def env(self, op="any", nth=None, after=False, match=None, nosync=False,
-            count=None, eio=False):
+            count=None, eio=False, trace=False):
         """The environment of a run under the shim: cut at the nth event
         of kind op (None: no cut), before it or after it; eio: that event
-        fails with EIO instead, and the run goes on."""
+        fails with EIO instead, and the run goes on; nosync: syncs sync
+        nothing (a string: of paths that end so); trace: a line on stderr
+        for each event ("powercut: event N KIND PATH")."""
         return {"LD_PRELOAD": self.shim, "PGMIRROR_CUT_DIR": self.dir,
                 "PGMIRROR_CUT_SHADOW": self.shadow, "PGMIRROR_CUT_OP": op,
                 "PGMIRROR_CUT_NTH": str(nth) if nth else None,
                 "PGMIRROR_CUT_AFTER": "1" if after else None,
                 "PGMIRROR_CUT_MATCH": match,
                 "PGMIRROR_CUT_NOSYNC": "1" if nosync else None,
+                "PGMIRROR_CUT_NOSYNC_MATCH": nosync if isinstance(nosync, str) else None,
                 "PGMIRROR_CUT_EIO": "1" if eio else None,
-                "PGMIRROR_CUT_COUNT": count}
+                "PGMIRROR_CUT_COUNT": count,
+                "PGMIRROR_CUT_TRACE": "1" if trace else None}
+
+    def _entries(self):
+        """(relative path, lstat) of everything in the tree, parents first."""
+        out = []
+        for top, dirs, files in os.walk(self.dir):
+            dirs.sort()
+            for name in dirs + sorted(files):
+                p = os.path.join(top, name)
+                out.append((os.path.relpath(p, self.dir), os.lstat(p)))
+        return out
 
     def settle(self):
-        """Everything in the directory is durable now."""
+        """Everything in the tree is durable now."""
+        entries = self._entries()
         if self.lazyfs:
-            for name in os.listdir(self.dir):
-                fd = os.open(os.path.join(self.dir, name), os.O_RDONLY)
+            for rel, st in entries:
+                fd = os.open(os.path.join(self.dir, rel), os.O_RDONLY)
                 os.fsync(fd)
                 os.close(fd)
         for f in os.listdir(self.shadow):
             os.unlink(os.path.join(self.shadow, f))
         lines = []
-        for name in sorted(os.listdir(self.dir)):
-            p = os.path.join(self.dir, name)
-            st = os.lstat(p)
-            if not stat.S_ISREG(st.st_mode):
-                continue
-            key = "%d.%d" % (st.st_dev, st.st_ino)
-            shutil.copyfile(p, os.path.join(self.shadow, "ino." + key))
-            lines.append("%s %s\n" % (key, name))
+        for rel, st in entries:
+            if stat.S_ISDIR(st.st_mode):
+                lines.append("dir %s\n" % rel)
+            elif stat.S_ISREG(st.st_mode):
+                key = "%d.%d" % (st.st_dev, st.st_ino)
+                shutil.copyfile(os.path.join(self.dir, rel),
+                                os.path.join(self.shadow, "ino." + key))
+                lines.append("%s %s\n" % (key, rel))
         with open(os.path.join(self.shadow, "names"), "w") as f:
             f.writelines(lines)
 
@@ -97,10 +114,25 @@ class PowerCut:
         with open(os.path.join(self.shadow, "names")) as f:
             names = [line.rstrip("\n").split(" ", 1) for line in f if line.strip()]
         for name in os.listdir(self.dir):
-            os.unlink(os.path.join(self.dir, name))
-        for key, name in names:
+            p = os.path.join(self.dir, name)
+            if os.path.isdir(p) and not os.path.islink(p):
+                shutil.rmtree(p)
+            else:
+                os.unlink(p)
+        dirs = {""} | {rel for key, rel in names if key == "dir"}
+
+        def kept(rel):   # its directory and every one above it kept their names
+            parent = os.path.dirname(rel)
+            return parent == "" or (parent in dirs and kept(parent))
+
+        for key, rel in sorted(names, key=lambda n: n[1].count("/")):
+            if not kept(rel):
+                continue
+            dst = os.path.join(self.dir, rel)
+            if key == "dir":
+                os.mkdir(dst, 0o755)
+                continue
             src = os.path.join(self.shadow, "ino." + key)
-            dst = os.path.join(self.dir, name)
             if os.path.exists(src):
                 shutil.copyfile(src, dst)
             else:
@@ -123,7 +155,8 @@ class PowerCut:
         tmp = tempfile.mkdtemp(prefix="pgm_pc_copy.")
         try:
             for name in os.listdir(self.dir):
-                shutil.copyfile(os.path.join(self.dir, name), os.path.join(tmp, name))
+                if os.path.isfile(os.path.join(self.dir, name)):
+                    shutil.copyfile(os.path.join(self.dir, name), os.path.join(tmp, name))
             con = sqlite3.connect(os.path.join(tmp, "mirror.db"))
             try:
                 res = [r[0] for r in con.execute("PRAGMA integrity_check")]
