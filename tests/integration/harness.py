@@ -630,17 +630,40 @@ class TestContext:
         return dict(zip(["slot_name", "plugin", "database", "active",
                          "active_pid", "confirmed_flush_lsn", "restart_lsn"], r))
 
+    def backend_activity(self, pid):
+        """(what pg_stat_activity says server process pid does, its CPU
+        time in tenths of a second, or None where /proc does not show it:
+        a server on another machine)."""
+        cur = self.admin.cursor()
+        cur.execute("SELECT backend_type, state, wait_event_type, wait_event, "
+                    "left(query, 60) FROM pg_stat_activity WHERE pid = %s", (pid,))
+        row = cur.fetchone()
+        try:
+            with open("/proc/%d/cmdline" % pid, "rb") as f:
+                ours = f.read().startswith(b"postgres")
+        except OSError:
+            ours = False
+        return row, process_cpu(pid) if ours else None
+
     def wait_slot_inactive(self, slot, timeout=30):
-        """After a client died, its walsender may live a little longer."""
-        deadline = time.time() + timeout
-        while True:
+        """After a client died, its walsender may live a little longer: it
+        ends once it notices, between steps of its work, longer on a loaded
+        machine. Waits while the process that holds the slot works (its
+        CPU time moves); fails once it stood still for timeout seconds,
+        saying what pg_stat_activity shows it doing."""
+        def step():
             info = self.slot_info(slot)
             if info is None or not info["active"]:
-                return
-            if time.time() > deadline:
-                fail("slot %s still active (pid %s) after %ss"
-                     % (slot, info["active_pid"], timeout))
-            time.sleep(0.05)
+                return True, None
+            pid = info["active_pid"]
+            return None, (pid, self.backend_activity(pid)[1]) if pid else None
+
+        def detail():
+            info = self.slot_info(slot)
+            pid = info and info["active_pid"]
+            return "; pid %s: %s" % (pid, self.backend_activity(pid)[0] if pid else None)
+
+        wait_moving("slot %s to be released" % slot, step, quiet=timeout, detail=detail)
 
     def hold_xid(self):
         """A connection with an open transaction that has an xid: slot
