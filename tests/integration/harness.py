@@ -720,21 +720,43 @@ class TestContext:
 
     def run(self, args, timeout=60, env=None):
         """Run pgmirror args... to completion: (returncode, stdout, stderr).
-        A run that does not finish within timeout is killed and fails.
-        env: variables to set (None: unset) for this run."""
-        timeout *= SLOW
+        A run that stands still (uses no CPU, says nothing) for timeout
+        seconds is killed and fails; one that works goes on, however slow
+        the machine (wait_moving). env: variables to set (None: unset) for
+        this run."""
         cmd = [self.binary] + self._with_feed(args)
+        self.nruns = getattr(self, "nruns", 0) + 1
+        d = os.path.join(self.tmpdir, "runs")  # apart from start()'s files
+        os.makedirs(d, exist_ok=True)
+        out_path = os.path.join(d, "%d.out" % self.nruns)
+        err_path = os.path.join(d, "%d.err" % self.nruns)
+        with open(out_path, "wb") as fo, open(err_path, "wb") as fe:
+            p = subprocess.Popen(cmd, stdout=fo, stderr=fe, cwd=self.tmpdir,
+                                 env=self._env(env))
+
+        def step():
+            try:
+                return p.wait(0.05), None
+            except subprocess.TimeoutExpired:
+                pass
+            return None, (process_cpu(p.pid), os.path.getsize(out_path),
+                          os.path.getsize(err_path))
+
+        def detail():
+            with open(err_path, "rb") as f:
+                return ": %s\nstderr: %s" % (" ".join(shlex.quote(c) for c in cmd),
+                                              f.read().decode(errors="replace"))
+
         try:
-            p = subprocess.run(cmd, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, timeout=timeout,
-                               cwd=self.tmpdir, env=self._env(env))
-        except subprocess.TimeoutExpired as e:
-            fail("pgmirror did not finish within %ss: %s\nstderr: %s"
-                 % (timeout, " ".join(shlex.quote(c) for c in cmd),
-                    (e.stderr or b"").decode(errors="replace")))
-        out = p.stdout.decode(errors="replace")
-        err = p.stderr.decode(errors="replace")
-        return p.returncode, out, err
+            rc = wait_moving("pgmirror (pid %d) to finish" % p.pid, step, quiet=timeout,
+                             interval=0, detail=detail)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        with open(out_path, "rb") as fo, open(err_path, "rb") as fe:
+            return (rc, fo.read().decode(errors="replace"),
+                    fe.read().decode(errors="replace"))
 
     def start(self, args, tag=None, env=None):
         """Start pgmirror args... in the background (a Proc)."""
@@ -1229,14 +1251,15 @@ class Workload(threading.Thread):
             self.error = traceback.format_exc()
 
     def wait_count(self, n, timeout=120):
-        """Wait until fn has run n times (the workload is flowing)."""
-        deadline = time.time() + timeout
-        while self.count < n:
-            check(self.is_alive() or self.count >= n,
-                  "workload stopped: %s" % self.error)
-            check(time.time() < deadline, "workload ran %d of %d times within "
-                  "%ss" % (self.count, n, timeout))
-            time.sleep(0.01)
+        """Wait until fn has run n times (the workload is flowing); fails
+        once it stood still for timeout seconds."""
+        def step():
+            if self.count >= n:
+                return True, None
+            check(self.is_alive(), "workload stopped: %s" % self.error)
+            return None, self.count
+
+        wait_moving("the workload to run %d times" % n, step, quiet=timeout, interval=0.01)
 
     def stop(self, timeout=120):
         self._halt.set()
