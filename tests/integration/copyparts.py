@@ -3,7 +3,6 @@ arguments through a link proxy, and the check of what a cut copy left."""
 
 import os
 import re
-import time
 
 import harness
 from harness import check
@@ -95,17 +94,19 @@ def progress(ctx, path, table):
 
 def wait_progress(ctx, path, table, more_than, proc):
     """(rows, last key) once the copy of table stored more than more_than
-    rows in parts; (rows, None) when proc ended before."""
-    deadline = time.time() + 120 * harness.SLOW
-    while True:
+    rows in parts; (rows, None) when proc ended before. Fails once the
+    copy stored nothing for 120 s (not after 120 s of copying)."""
+    def step():
         rows, key = progress(ctx, path, table)
         if rows > more_than and key is not None:
-            return rows, key
+            return (rows, key), rows
         if proc.poll() is not None:
-            return rows, None
-        check(time.time() < deadline, "the copy of %s did not pass %d rows:\n%s"
-              % (table, more_than, proc.stderr()))
-        time.sleep(0.002)
+            return (rows, None), rows
+        return None, rows
+
+    return harness.wait_moving("the copy of %s to pass %d rows" % (table, more_than), step,
+                               quiet=120, interval=0.002,
+                               detail=lambda: "\nstderr:\n" + proc.stderr())
 
 
 def went_on(err, table, stored):

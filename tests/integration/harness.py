@@ -18,6 +18,10 @@ end), its own slot names (`pgm_<name>_<suffix>`) and its own temp dir, so
 tests can run in parallel (`make -j2 check`).
 
 Tests wait on LSNs (wait_for_mirror / catch_up), never on a fixed sleep.
+A wait on a long process (a mirror catching up, a copy) is bounded by how
+long it may stand still, not by how long it may take (wait_moving): on a
+slow or loaded machine it goes on while the process moves; the test's own
+limit bounds it in all.
 
 Environment knobs: PGMIRROR_KEEP=1 keeps the temp dir and database after
 the test (also kept on failure: the temp dir path is printed);
@@ -76,6 +80,47 @@ def check(cond, msg):
 
 def log(msg):
     print(msg, flush=True)
+
+
+def process_cpu(pid):
+    """The CPU time process pid used so far, in tenths of a second (None
+    where /proc does not show it)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) * 10 // os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+# what the test waits for now, for the message of its own time limit
+_waiting = []
+
+
+def wait_moving(what, step, quiet=60, interval=0.05, detail=None):
+    """Waits for the end of a long process whose speed is the machine's:
+    step() returns (result, mark), result not None once the awaited event
+    came (returned), mark a value that changes while the process moves
+    (an LSN, rows stored). Fails, saying what it waited for (what), the
+    last mark and detail(), once the mark stood still for quiet seconds
+    (times SLOW): a slow process that moves is waited for, however slow;
+    the test's own limit (PGMIRROR_TEST_TIMEOUT) bounds the whole wait."""
+    quiet *= SLOW
+    _waiting.append(what)
+    try:
+        last, since = None, time.time()
+        while True:
+            result, mark = step()
+            if result is not None:
+                return result
+            if mark != last:
+                last, since = mark, time.time()
+            elif time.time() - since > quiet:
+                fail("waited for %s: nothing moved for %.0f s (last seen: %s)%s"
+                     % (what, quiet, last, detail() if detail else ""))
+            time.sleep(interval)
+    finally:
+        _waiting.pop()
 
 
 # ---------------------------------------------------------------- LSNs ----
@@ -585,17 +630,40 @@ class TestContext:
         return dict(zip(["slot_name", "plugin", "database", "active",
                          "active_pid", "confirmed_flush_lsn", "restart_lsn"], r))
 
+    def backend_activity(self, pid):
+        """(what pg_stat_activity says server process pid does, its CPU
+        time in tenths of a second, or None where /proc does not show it:
+        a server on another machine)."""
+        cur = self.admin.cursor()
+        cur.execute("SELECT backend_type, state, wait_event_type, wait_event, "
+                    "left(query, 60) FROM pg_stat_activity WHERE pid = %s", (pid,))
+        row = cur.fetchone()
+        try:
+            with open("/proc/%d/cmdline" % pid, "rb") as f:
+                ours = f.read().startswith(b"postgres")
+        except OSError:
+            ours = False
+        return row, process_cpu(pid) if ours else None
+
     def wait_slot_inactive(self, slot, timeout=30):
-        """After a client died, its walsender may live a little longer."""
-        deadline = time.time() + timeout
-        while True:
+        """After a client died, its walsender may live a little longer: it
+        ends once it notices, between steps of its work, longer on a loaded
+        machine. Waits while the process that holds the slot works (its
+        CPU time moves); fails once it stood still for timeout seconds,
+        saying what pg_stat_activity shows it doing."""
+        def step():
             info = self.slot_info(slot)
             if info is None or not info["active"]:
-                return
-            if time.time() > deadline:
-                fail("slot %s still active (pid %s) after %ss"
-                     % (slot, info["active_pid"], timeout))
-            time.sleep(0.05)
+                return True, None
+            pid = info["active_pid"]
+            return None, (pid, self.backend_activity(pid)[1]) if pid else None
+
+        def detail():
+            info = self.slot_info(slot)
+            pid = info and info["active_pid"]
+            return "; pid %s: %s" % (pid, self.backend_activity(pid)[0] if pid else None)
+
+        wait_moving("slot %s to be released" % slot, step, quiet=timeout, detail=detail)
 
     def hold_xid(self):
         """A connection with an open transaction that has an xid: slot
@@ -652,21 +720,43 @@ class TestContext:
 
     def run(self, args, timeout=60, env=None):
         """Run pgmirror args... to completion: (returncode, stdout, stderr).
-        A run that does not finish within timeout is killed and fails.
-        env: variables to set (None: unset) for this run."""
-        timeout *= SLOW
+        A run that stands still (uses no CPU, says nothing) for timeout
+        seconds is killed and fails; one that works goes on, however slow
+        the machine (wait_moving). env: variables to set (None: unset) for
+        this run."""
         cmd = [self.binary] + self._with_feed(args)
+        self.nruns = getattr(self, "nruns", 0) + 1
+        d = os.path.join(self.tmpdir, "runs")  # apart from start()'s files
+        os.makedirs(d, exist_ok=True)
+        out_path = os.path.join(d, "%d.out" % self.nruns)
+        err_path = os.path.join(d, "%d.err" % self.nruns)
+        with open(out_path, "wb") as fo, open(err_path, "wb") as fe:
+            p = subprocess.Popen(cmd, stdout=fo, stderr=fe, cwd=self.tmpdir,
+                                 env=self._env(env))
+
+        def step():
+            try:
+                return p.wait(0.05), None
+            except subprocess.TimeoutExpired:
+                pass
+            return None, (process_cpu(p.pid), os.path.getsize(out_path),
+                          os.path.getsize(err_path))
+
+        def detail():
+            with open(err_path, "rb") as f:
+                return ": %s\nstderr: %s" % (" ".join(shlex.quote(c) for c in cmd),
+                                              f.read().decode(errors="replace"))
+
         try:
-            p = subprocess.run(cmd, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, timeout=timeout,
-                               cwd=self.tmpdir, env=self._env(env))
-        except subprocess.TimeoutExpired as e:
-            fail("pgmirror did not finish within %ss: %s\nstderr: %s"
-                 % (timeout, " ".join(shlex.quote(c) for c in cmd),
-                    (e.stderr or b"").decode(errors="replace")))
-        out = p.stdout.decode(errors="replace")
-        err = p.stderr.decode(errors="replace")
-        return p.returncode, out, err
+            rc = wait_moving("pgmirror (pid %d) to finish" % p.pid, step, quiet=timeout,
+                             interval=0, detail=detail)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        with open(out_path, "rb") as fo, open(err_path, "rb") as fe:
+            return (rc, fo.read().decode(errors="replace"),
+                    fe.read().decode(errors="replace"))
 
     def start(self, args, tag=None, env=None):
         """Start pgmirror args... in the background (a Proc)."""
@@ -871,29 +961,42 @@ class TestContext:
                   "AND name NOT LIKE 'pgmirror\\_%' ESCAPE '\\' "
                   "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY 1")]
 
+    def mirror_mark(self, path):
+        """What moves while a mirror advances: its confirmed_lsn and the
+        rows its copies stored (a copy in parts stores rows long before
+        the LSN moves); None while the file or its tables are not there."""
+        try:
+            con = self.mirror_connect(path)
+        except Failure:
+            return None
+        try:
+            con.execute("BEGIN")
+            lsn = con.execute("SELECT confirmed_lsn FROM pgmirror_state").fetchall()
+            rows = con.execute("SELECT sum(copy_rows) FROM pgmirror_tables").fetchall()
+            return (lsn[0][0] if lsn else None, rows[0][0])
+        except sqlite3.Error:
+            return None
+        finally:
+            con.close()
+
     def wait_for_mirror(self, path, lsn, timeout=60, proc=None):
-        """Poll until the mirror's confirmed_lsn >= lsn.  If proc is given
-        and exits meanwhile, fail with its stderr."""
+        """Poll until the mirror's confirmed_lsn >= lsn; fail once it stood
+        still (mirror_mark) for timeout seconds, or if proc (when given)
+        exits meanwhile, with its stderr."""
         lsn = parse_lsn(lsn)
-        timeout *= SLOW
-        deadline = time.time() + timeout
-        last = None
-        while True:
+
+        def step():
             if proc is not None and proc.poll() is not None:
                 fail("pgmirror exited %s while waiting for %s\nstderr:\n%s"
                      % (proc.poll(), format_lsn(lsn), proc.stderr()))
-            try:
-                if os.path.exists(path):
-                    last = self.mirror_state(path)["confirmed_lsn"]
-                    if parse_lsn(last) >= lsn:
-                        return parse_lsn(last)
-            except (sqlite3.Error, Failure):
-                pass  # file being created, table not there yet
-            if time.time() > deadline:
-                fail("mirror confirmed_lsn %s did not reach %s within %ss%s"
-                     % (last, format_lsn(lsn), timeout,
-                        "\nstderr:\n" + proc.stderr() if proc else ""))
-            time.sleep(0.05)
+            mark = self.mirror_mark(path) if os.path.exists(path) else None
+            if mark is not None and mark[0] is not None and parse_lsn(mark[0]) >= lsn:
+                return parse_lsn(mark[0]), mark
+            return None, mark
+
+        return wait_moving("the mirror's confirmed_lsn to reach %s" % format_lsn(lsn),
+                           step, quiet=timeout,
+                           detail=lambda: "\nstderr:\n" + proc.stderr() if proc else "")
 
     def catch_up(self, path, marker="pgm_marker", timeout=60, proc=None):
         """Wait until a running pgmirror has applied everything committed so
@@ -901,30 +1004,28 @@ class TestContext:
         one row to `marker` (a published table, see create_marker), then
         wait until the mirror holds that row and its confirmed_lsn has
         reached the LSN.  (The marker commit lies past the LSN, so this
-        works whether or not pgmirror also advances on keepalives.)"""
+        works whether or not pgmirror also advances on keepalives.)  The
+        wait goes on while the mirror moves (wait_for_mirror); timeout is
+        how long it may stand still."""
         lsn = self.source_lsn()
         mid = self.sql1("INSERT INTO %s DEFAULT VALUES RETURNING id"
                         % qident(marker))
-        timeout *= SLOW
-        deadline = time.time() + timeout
-        while True:
+
+        def step():
             if proc is not None and proc.poll() is not None:
                 fail("pgmirror exited %s while waiting for marker %d\n"
                      "stderr:\n%s" % (proc.poll(), mid, proc.stderr()))
             try:
                 if self.mirror_query(path, "SELECT 1 FROM %s WHERE id = ?"
                                      % qident(marker), (mid,)):
-                    break
+                    return True, None
             except (sqlite3.Error, Failure):
                 pass
-            if time.time() > deadline:
-                fail("marker row %d did not reach the mirror within %ss%s"
-                     % (mid, timeout, "\nstderr:\n" + proc.stderr()
-                        if proc else ""))
-            time.sleep(0.05)
-        return self.wait_for_mirror(path, lsn,
-                                    timeout=max(1, deadline - time.time()) / SLOW,
-                                    proc=proc)
+            return None, self.mirror_mark(path) if os.path.exists(path) else None
+
+        wait_moving("marker row %d to reach the mirror" % mid, step, quiet=timeout,
+                    detail=lambda: "\nstderr:\n" + proc.stderr() if proc else "")
+        return self.wait_for_mirror(path, lsn, timeout=timeout, proc=proc)
 
     def make_keyless_tables(self, prefix, count, rows, mod, text):
         """Tables PREFIX1 .. PREFIXcount (n int, v text), REPLICA IDENTITY
@@ -1150,14 +1251,15 @@ class Workload(threading.Thread):
             self.error = traceback.format_exc()
 
     def wait_count(self, n, timeout=120):
-        """Wait until fn has run n times (the workload is flowing)."""
-        deadline = time.time() + timeout
-        while self.count < n:
-            check(self.is_alive() or self.count >= n,
-                  "workload stopped: %s" % self.error)
-            check(time.time() < deadline, "workload ran %d of %d times within "
-                  "%ss" % (self.count, n, timeout))
-            time.sleep(0.01)
+        """Wait until fn has run n times (the workload is flowing); fails
+        once it stood still for timeout seconds."""
+        def step():
+            if self.count >= n:
+                return True, None
+            check(self.is_alive(), "workload stopped: %s" % self.error)
+            return None, self.count
+
+        wait_moving("the workload to run %d times" % n, step, quiet=timeout, interval=0.01)
 
     def stop(self, timeout=120):
         self._halt.set()
@@ -1211,7 +1313,8 @@ def main(test, name=None, exclusive=False, encoding=None, replay=True):
     timeout = int(int(os.environ.get("PGMIRROR_TEST_TIMEOUT", "300")) * SLOW)
 
     def on_alarm(signum, frame):
-        raise Failure("test did not finish within %ss" % timeout)
+        raise Failure("test did not finish within %ss%s" % (
+            timeout, " (waiting for %s)" % _waiting[-1] if _waiting else ""))
 
     signal.signal(signal.SIGALRM, on_alarm)
     lock = _cluster_lock(exclusive)  # noqa: F841 - held until exit

@@ -86,14 +86,18 @@ def staged(ctx, path, t):
 
 
 def wait_stored(ctx, path, t, more_than, proc):
-    deadline = time.time() + 120 * harness.SLOW
-    while True:
+    """Until the copy again stored more_than rows (it stands still for
+    120 s at most)."""
+    def step():
         n, key = staged(ctx, path, t)
         if n > more_than and key is not None:
-            return n, key
-        check(proc.poll() is None and time.time() < deadline,
-              "the copy again did not pass %d rows:\n%s" % (more_than, proc.stderr()))
-        time.sleep(0.005)
+            return (n, key), n
+        check(proc.poll() is None,
+              "the copy again ended before it passed %d rows:\n%s" % (more_than, proc.stderr()))
+        return None, n
+
+    return harness.wait_moving("the copy again to pass %d rows" % more_than, step, quiet=120,
+                               interval=0.005, detail=lambda: "\n" + proc.stderr())
 
 
 def changes(ctx, t, k, r):
@@ -259,18 +263,22 @@ def heal(ctx, link):
     for r in range(1, CUTS + 1):
         proc = ctx.start(link_args(ctx, link, path, slot, pub, "--once", "-v"),
                          tag="heal%d" % r, env=ENV)
-        deadline = time.time() + 120 * harness.SLOW
-        while True:
+        def heal_step():
             try:
                 n = ctx.mirror_query(fresh, "SELECT copy_rows FROM pgmirror_tables WHERE "
                                      "table_name = ? AND copy_state IS NOT NULL", (t,))
             except Exception:  # noqa: BLE001 - being made
                 n = []
-            if n and n[0][0] > stored + 3 * PART_ROWS:
-                break
-            check(proc.poll() is None and time.time() < deadline,
-                  "the heal's copy did not pass %d rows:\n%s" % (stored, proc.stderr()))
-            time.sleep(0.005)
+            n = n[0][0] if n else 0
+            if n > stored + 3 * PART_ROWS:
+                return True, n
+            check(proc.poll() is None,
+                  "the heal's copy ended before it passed %d rows:\n%s" % (stored, proc.stderr()))
+            return None, n
+
+        harness.wait_moving("the heal's copy to pass %d rows" % (stored + 3 * PART_ROWS),
+                            heal_step, quiet=120, interval=0.005,
+                            detail=lambda: "\n" + proc.stderr())
         link.cut()
         rc = proc.popen.wait(60 * harness.SLOW)
         err = proc.stderr()

@@ -12,7 +12,6 @@ import os
 import re
 import signal
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
@@ -35,14 +34,18 @@ def stored(ctx, path, table):
 
 
 def wait_stored(ctx, path, table, more_than, proc):
-    deadline = time.time() + 120 * harness.SLOW
-    while stored(ctx, path, table) <= more_than:
+    """Until the copy of table stored more_than rows (it stands still for
+    120 s at most)."""
+    def step():
+        n = stored(ctx, path, table)
+        if n > more_than:
+            return n, n
         check(proc.poll() is None, "pgmirror ended before %d rows of %s were stored:\n%s"
               % (more_than, table, proc.stderr()))
-        check(time.time() < deadline, "the copy of %s did not pass %d rows:\n%s"
-              % (table, more_than, proc.stderr()))
-        time.sleep(0.002)
-    return stored(ctx, path, table)
+        return None, n
+
+    return harness.wait_moving("the copy of %s to pass %d rows" % (table, more_than), step,
+                               quiet=120, interval=0.002, detail=lambda: "\n" + proc.stderr())
 
 
 def order(ctx, link):

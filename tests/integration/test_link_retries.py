@@ -107,22 +107,25 @@ def stream_cut(ctx):
 
 def wait_copied(ctx, path, proc, tables, timeout):
     """Waits until the first run is done and every table holds its rows
-    (the source does not change meanwhile)."""
+    (the source does not change meanwhile); fails once the mirror's rows
+    stood still for timeout seconds."""
     rows = dict((t, ctx.sql1("SELECT count(*) FROM %s" % t)) for t in tables)
-    deadline = time.time() + timeout
-    while True:
+
+    def step():
         try:
-            done = (ctx.mirror_state(path)["initial_copy_done"] and
-                    all(ctx.mirror_query(path, "SELECT count(*) FROM %s" % t)[0][0] == rows[t]
-                        for t in tables))
+            have = tuple(ctx.mirror_query(path, "SELECT count(*) FROM %s" % t)[0][0]
+                         for t in tables)
+            done = ctx.mirror_state(path)["initial_copy_done"]
         except Exception:  # noqa: BLE001 - not there yet
-            done = False
-        if done:
-            return
-        if proc.poll() is not None or time.time() > deadline:
-            fail("the first sync did not finish within %ss (exit %s):\n%s"
-                 % (timeout, proc.poll(), proc.stderr()))
-        time.sleep(0.2)
+            have, done = None, False
+        if done and have == tuple(rows[t] for t in tables):
+            return True, have
+        if proc.poll() is not None:
+            fail("the first sync did not finish (exit %s):\n%s" % (proc.poll(), proc.stderr()))
+        return None, (have, ctx.mirror_mark(path))
+
+    harness.wait_moving("the first sync to finish", step, quiet=timeout, interval=0.2,
+                        detail=lambda: " (exit %s):\n%s" % (proc.poll(), proc.stderr()))
 
 
 def sync_cut(ctx):
