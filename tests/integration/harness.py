@@ -879,21 +879,25 @@ class TestContext:
         hub's at hub: the same tables, columns and rows (with storage
         classes), and the same confirmed_lsn."""
         feed = feed or hub + ".feed"
-        deadline = time.time() + timeout * SLOW
-        while True:
+        last = {}
+
+        def step():
             self.device(dev, feed)
             h = self.mirror_contents(hub)
             hub_lsn = self.mirror_lsn(hub)
             d = self.mirror_contents(dev)
             dev_lsn = self.mirror_lsn(dev)
-            diff = self.diff_contents(h, d, "the hub", "the device")
-            if not diff and dev_lsn == hub_lsn:
-                return sum(sum(r.values()) for _, r in h[0].values())
-            if time.time() > deadline:
-                fail("the device replaying feed %s differs from its hub (hub at %s, "
-                     "device at %s):\n%s" % (feed, format_lsn(hub_lsn), format_lsn(dev_lsn),
-                                             "\n".join(diff) or "(the same rows)"))
+            last["diff"] = self.diff_contents(h, d, "the hub", "the device")
+            last["at"] = (format_lsn(hub_lsn), format_lsn(dev_lsn))
+            if not last["diff"] and dev_lsn == hub_lsn:
+                return sum(sum(r.values()) for _, r in h[0].values()), None
             time.sleep(0.5)
+            return None, (hub_lsn, dev_lsn)  # moving while the hub or the device moves
+
+        return wait_moving(
+            "the device replaying feed %s to equal its hub" % feed, step, quiet=timeout,
+            detail=lambda: "; hub at %s, device at %s:\n%s" % (
+                last["at"] + ("\n".join(last["diff"]) or "(the same rows)",)))
 
     def replay_check(self, path):
         """PGMIRROR_FEED_REPLAY: the feed of the mirror at path, replayed
