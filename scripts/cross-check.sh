@@ -31,13 +31,15 @@ mkdir -p "$build"
 cd "$build"
 [ -f "$top/configure" ] || (cd "$top" && autoreconf -fi >/dev/null 2>&1)
 # pkg-config gives the flags of the sysroot's libraries (also when make
-# runs configure again)
+# runs configure again); their headers of the architecture's own (OpenSSL's
+# opensslconf.h) are under usr/include/TRIPLET, which no .pc file names
 export PKG_CONFIG_SYSROOT_DIR=$root PKG_CONFIG_ALLOW_SYSTEM_CFLAGS=1 \
 	PKG_CONFIG_ALLOW_SYSTEM_LIBS=1
 if [ ! -f Makefile ]; then
 	"$top/configure" -q --enable-werror --host="$triplet" \
 		PKG_CONFIG=pkg-config PKG_CONFIG_PATH= \
 		PKG_CONFIG_LIBDIR="$root/usr/lib/$triplet/pkgconfig:$root/usr/share/pkgconfig" \
+		CPPFLAGS="-isystem $root/usr/include/$triplet" \
 		LDFLAGS="-Wl,-rpath-link,$root/usr/lib/$triplet:$root/lib/$triplet"
 fi
 make -s -j"$jobs"
