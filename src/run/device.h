@@ -34,9 +34,10 @@ const char *replay_error(const Replay *r);
 /*
  * Applies the groups after the replay's of a segment's decompressed
  * contents (name: for messages), checked whole before a byte of it is
- * applied, each group in one SQLite transaction with its number and
- * position. False with the error set (nothing of the group that failed
- * is applied); *reached: the end position was met.
+ * applied, whole groups in a SQLite transaction (several, up to 5,000
+ * source transactions or half a second of work) with the last one's
+ * number and position. False with the error set (nothing is applied of
+ * the groups since the last commit); *reached: the end position was met.
  */
 bool replay_segment(Replay *r, const char *name, const uint8_t *contents, size_t len,
 		    bool *reached) PGM_MUST_CHECK;

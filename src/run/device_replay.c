@@ -10,10 +10,15 @@
  * from every M record, applied or skipped), and handed to the applier
  * before the first change of a relation it has not been handed since the
  * replay began, as pgoutput does on a new connection: a second decoder
- * reads it, so that the change decoded first stays intact. At a group's
- * C the applier's group is committed with the group's position, and the
- * mirror's before_commit stores the group's number in the same
- * transaction.
+ * reads it, so that the change decoded first stays intact. Whole groups
+ * are committed together, as the stream groups source transactions: at a
+ * group's C, once the groups since the last commit hold BATCH_TXNS source
+ * transactions or took BATCH_USECS, and at the segment's end, the
+ * applier's group is committed with the last group's position, and the
+ * mirror's before_commit stores that group's number in the same
+ * transaction. (A hub that follows a trickle of small transactions
+ * commits, and so ends, a group for nearly each one: a commit per group
+ * made a device's catch-up wait for a sync per source transaction.)
  */
 #include "config.h"
 
@@ -26,6 +31,11 @@
 #include "pgmirror/feed_format.h"
 #include "pgmirror/pgoutput.h"
 #include "device.h"
+
+/* A commit once the whole groups applied since the last one hold this
+ * many source transactions, or took this long (stream.c's bounds). */
+#define BATCH_TXNS 5000
+#define BATCH_USECS INT64_C(500000)
 
 /* The newest Relation or Type message of a relation or type. */
 typedef struct Kept {
@@ -45,8 +55,11 @@ struct Replay {
 	int proto;
 	Kept *kept;
 	size_t nkept;
-	uint64_t group;           /* the last group applied */
+	uint64_t group;           /* the last group committed */
 	Lsn lsn;                  /* the position after it */
+	uint64_t batch_group;     /* the last whole group applied since (0: none) */
+	Lsn batch_lsn;            /* the position after it */
+	int64_t batch_started;    /* when the groups since the last commit began */
 	uint64_t storing;         /* the group whose commit runs (0: none) */
 	bool stored;              /* before_commit stored it */
 	Lsn endpos;
@@ -236,19 +249,21 @@ static bool take_message(Replay *r, const FeedMessage *fm, bool skip, bool *reac
 	return true;
 }
 
-/* A group's end: what the applier holds committed, with the group's
- * position and number. */
-static bool end_group(Replay *r, const FeedGroupEnd *c)
+/* What the applier holds committed, with the position and number of the
+ * last whole group in it (none: only its whole transactions, as at an end
+ * position within a group; the next run reads that group again and skips
+ * them by position). */
+static bool commit_groups(Replay *r)
 {
 	bool ok = true;
 
-	r->storing = c->group;
+	r->storing = r->batch_group;
 	r->stored = false;
-	if (c->confirmed_lsn > apply_applied_lsn(r->a))
-		ok = apply_advance(r->a, c->confirmed_lsn);
+	if (r->batch_group != 0 && r->batch_lsn > apply_applied_lsn(r->a))
+		ok = apply_advance(r->a, r->batch_lsn);
 	ok = ok && apply_flush(r->a);
-	/* a group that changed nothing the applier commits: its number alone */
-	if (ok && !r->stored)
+	/* groups that changed nothing the applier commits: the number alone */
+	if (ok && r->batch_group != 0 && !r->stored)
 		ok = mirror_begin(r->m) && mirror_commit(r->m);
 	if (!ok) {
 		errbuf_set(&r->err, "%s", apply_error(r->a)[0] != '\0' ? apply_error(r->a)
@@ -256,11 +271,23 @@ static bool end_group(Replay *r, const FeedGroupEnd *c)
 		mirror_rollback(r->m);
 	}
 	r->storing = 0;
-	if (ok) {
-		r->group = c->group;
-		r->lsn = c->confirmed_lsn;
+	if (ok && r->batch_group != 0) {
+		r->group = r->batch_group;
+		r->lsn = r->batch_lsn;
 	}
+	r->batch_group = 0;
+	r->batch_started = mono_usecs();
 	return ok;
+}
+
+/* A group's end: it joins the groups to commit, committed when due. */
+static bool end_group(Replay *r, const FeedGroupEnd *c)
+{
+	r->batch_group = c->group;
+	r->batch_lsn = c->confirmed_lsn;
+	if (apply_pending(r->a) < BATCH_TXNS && mono_usecs() - r->batch_started < BATCH_USECS)
+		return true;
+	return commit_groups(r);
 }
 
 bool replay_segment(Replay *r, const char *name, const uint8_t *contents, size_t len,
@@ -284,6 +311,8 @@ bool replay_segment(Replay *r, const char *name, const uint8_t *contents, size_t
 		apply_set_binary(r->a, (int)info.header.server_version);
 	feed_reader_init(&rd, contents, len);
 	group = info.header.first_group;
+	r->batch_group = 0;
+	r->batch_started = mono_usecs();
 	while (ok && !*reached && (next = feed_reader_next(&rd, &rec)) == FEED_NEXT_RECORD) {
 		FeedMessage fm;
 		FeedGroupEnd c;
@@ -331,11 +360,10 @@ bool replay_segment(Replay *r, const char *name, const uint8_t *contents, size_t
 		errbuf_set(&err, "%s", feed_reader_error(&rd));
 		ok = false;
 	}
-	/* the end position within a group: its whole transactions before it
-	 * are committed, the group's number is not (the next run reads the
-	 * group again and skips them by position) */
-	if (ok && *reached && !apply_flush(r->a)) {
-		errbuf_set(&err, "%s", apply_error(r->a));
+	/* the groups applied since the last commit, and at an end position
+	 * within a group, that group's whole transactions before it */
+	if (ok && !commit_groups(r)) {
+		errbuf_set(&err, "%s", r->err.text);
 		ok = false;
 	}
 	if (!ok) {
