@@ -249,7 +249,6 @@ static bool new_epoch(Hub *h)
 	man->oldest_lsn = run->state.confirmed_lsn;
 	h->have_man = true;
 	h->stale = false;
-	h->since_snapshot = 0;
 	h->w = feed_writer_open(h->dir, h->epoch, 0, run->state.confirmed_lsn, 0, &err);
 	if (h->w == NULL) {
 		log_error("%s", err.text);

@@ -84,8 +84,6 @@ typedef struct Hub {
 	bool streaming;           /* the stream's applier commits now */
 	bool stale;               /* a step of the run's own changed the mirror */
 	Applier *apply;           /* the stream's, for commit times */
-	int64_t last_auto_snapshot; /* mono usecs */
-	uint64_t since_snapshot;  /* bytes of segments listed since the newest snapshot */
 	uint64_t txn_mark;        /* where the recorded transaction's records begin */
 	bool recording;           /* the stream's transaction is recorded */
 	char **retiring;          /* files no longer listed, not yet in a manifest */

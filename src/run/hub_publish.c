@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -118,18 +119,37 @@ void hub_list_segment(Hub *h, FeedSegment *seg)
 	memset(seg, 0, sizeof(*seg));
 	m->end_group = m->segments[m->nsegments - 1].last_group;
 	m->end_lsn = m->segments[m->nsegments - 1].end_lsn;
-	h->since_snapshot += m->segments[m->nsegments - 1].size;
 	set_oldest(m);
 }
 
+/*
+ * Due when the segments listed after the newest snapshot add up to more
+ * bytes than it (a new device would download less from a new one), and
+ * that snapshot is an hour old or more (its file's time): both read from
+ * the feed itself, so that a hub run from cron, one run at a time, keeps
+ * the rule as a service does.
+ */
 bool hub_snapshot_due(const Hub *h)
 {
 	const FeedManifest *m = &h->man;
+	const FeedSnapshot *newest;
+	uint64_t after = 0;
+	struct stat st;
+	char *path;
+	bool old;
 
 	if (m->nsnapshots == 0)
 		return true;
-	return h->since_snapshot > m->snapshots[m->nsnapshots - 1].size &&
-	       mono_usecs() - h->last_auto_snapshot >= HUB_AUTO_SNAPSHOT_SECS * INT64_C(1000000);
+	newest = &m->snapshots[m->nsnapshots - 1];
+	for (int i = 0; i < m->nsegments; i++)
+		if (m->segments[i].last_group > newest->group)
+			after += m->segments[i].size;
+	if (after <= newest->size)
+		return false;
+	path = xasprintf("%s/%s", h->dir, newest->name);
+	old = stat(path, &st) != 0 || time(NULL) - st.st_mtime >= HUB_AUTO_SNAPSHOT_SECS;
+	free(path);
+	return old;
 }
 
 bool hub_take_snapshot(Hub *h)
@@ -171,8 +191,6 @@ bool hub_take_snapshot(Hub *h)
 	m->snapshots = xreallocarray(m->snapshots, (size_t)m->nsnapshots + 1,
 				     sizeof(FeedSnapshot));
 	m->snapshots[m->nsnapshots++] = s;
-	h->since_snapshot = 0;
-	h->last_auto_snapshot = mono_usecs();
 	keep(h);
 	ok = true;
 done:
