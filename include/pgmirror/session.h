@@ -333,7 +333,7 @@ void session_pin_address(Session *s, const Session *from);
  * although asked (a stream) or checked on a new connection (a command
  * that waits: session_link.c), is given up.
  */
-int session_link_bound_ms(const Session *s);
+int session_link_bound_ms(Session *s);
 /* When bytes last came from the server while s waited for them, or a
  * message was taken (mono_usecs(); 0: not since connecting). */
 int64_t session_heard_at(const Session *s);

@@ -29,6 +29,8 @@ struct Session {
 	Lsn async_pos;       /* its answer, once it came */
 	ErrBuf err;          /* the last error */
 	int64_t heard_at;    /* when the server was last heard (session_link.c) */
+	const PGconn *bound_for;   /* the connection link_bound_ms was read of */
+	int link_bound_ms;         /* session_link_bound_ms(), read once a connection */
 	PGconn *probe;       /* asks whether the link carries (session_link.c) */
 	int64_t probe_at;    /* when it was begun */
 	bool probe_write;    /* it waits to write (PQconnectPoll()) */

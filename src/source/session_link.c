@@ -55,16 +55,23 @@ int session_link_defaults(const char **keys, const char **vals)
 	return n;
 }
 
-int session_link_bound_ms(const Session *s)
+int session_link_bound_ms(Session *s)
 {
-	PQconninfoOption *opts = s->conn != NULL ? PQconninfo(s->conn) : NULL;
+	PQconninfoOption *opts;
 	int ms = 0;
 
+	/* asked at every wait of the stream: PQconninfo() is read once a
+	 * connection (it was two thirds of a catch-up's CPU: bench/feed) */
+	if (s->conn != NULL && s->bound_for == s->conn)
+		return s->link_bound_ms;
+	opts = s->conn != NULL ? PQconninfo(s->conn) : NULL;
 	for (PQconninfoOption *o = opts; o != NULL && o->keyword != NULL; o++)
 		if (strcmp(o->keyword, "tcp_user_timeout") == 0 && o->val != NULL)
 			ms = atoi(o->val);
 	PQconninfoFree(opts);
-	return ms > 0 ? ms : LINK_BOUND_MS;
+	s->link_bound_ms = ms > 0 ? ms : LINK_BOUND_MS;
+	s->bound_for = s->conn;
+	return s->link_bound_ms;
 }
 
 int64_t session_heard_at(const Session *s)
