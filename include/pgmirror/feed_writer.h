@@ -38,6 +38,12 @@ typedef struct FeedWriter FeedWriter;
 FeedWriter *feed_writer_open(const char *dir, const char *epoch, uint64_t group, Lsn lsn,
 			     uint64_t listed, ErrBuf *err);
 void feed_writer_free(FeedWriter *w);
+/*
+ * w (a new epoch's writer, within the same stream) takes what old kept to
+ * restate: pgoutput sends a relation's Relation message once a
+ * connection, so the new epoch's segments restate the ones sent before.
+ */
+void feed_writer_keep_from(FeedWriter *w, FeedWriter *old);
 const char *feed_writer_error(const FeedWriter *w);
 
 /* What the M records of the groups that follow come from: a segment

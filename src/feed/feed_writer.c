@@ -577,6 +577,12 @@ FeedWriter *feed_writer_open(const char *dir, const char *epoch, uint64_t group,
 	return w;
 }
 
+void feed_writer_keep_from(FeedWriter *w, FeedWriter *old)
+{
+	for (size_t i = 0; i < old->nkept; i++)
+		keep(w, old->kept[i].key, old->kept[i].key_len, old->kept[i].rec, old->kept[i].len);
+}
+
 void feed_writer_free(FeedWriter *w)
 {
 	if (w == NULL)

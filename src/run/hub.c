@@ -54,11 +54,18 @@ static bool on_before_commit(void *ctx, Mirror *m, ErrBuf *err)
 
 	if (h->w == NULL)
 		return true;
+	if (!mirror_read_position(m, &pos)) {
+		errbuf_set(err, "%s", mirror_error(m));
+		return false;
+	}
+	/* outside the stream, a commit that changed the tables or moved the
+	 * position (a slot made again, a rebuild's claim) is the run's own */
 	if (!h->streaming) {
 		if (!mirror_txn_changed_content(m, &changed)) {
 			errbuf_set(err, "%s", mirror_error(m));
 			return false;
 		}
+		changed = changed || pos != feed_writer_lsn(h->w);
 		if (changed && !h->stale) {
 			log_debug("the feed begins a new epoch: the mirror changed outside the stream");
 			/* with the change: a run killed before the new epoch begins it */
@@ -72,10 +79,6 @@ static bool on_before_commit(void *ctx, Mirror *m, ErrBuf *err)
 	if (h->stale) {
 		feed_writer_rolled_back(h->w); /* nothing of it goes to this epoch */
 		return true;
-	}
-	if (!mirror_read_position(m, &pos)) {
-		errbuf_set(err, "%s", mirror_error(m));
-		return false;
 	}
 	if (!feed_writer_dirty(h->w) && pos == feed_writer_lsn(h->w))
 		return true; /* nothing for the feed */
@@ -110,6 +113,18 @@ static void on_rolled_back(void *ctx)
 }
 
 /* --- beginning ---------------------------------------------------------- */
+
+/* Opens the feed's writer (feed_writer_open()) and tells it the stream's
+ * settings when a round told them: a writer opened within a round (a new
+ * epoch after a table's copy) writes the round's groups. */
+static FeedWriter *open_writer(Hub *h, uint64_t group, Lsn lsn, uint64_t listed, ErrBuf *err)
+{
+	FeedWriter *w = feed_writer_open(h->dir, h->epoch, group, lsn, listed, err);
+
+	if (w != NULL && h->have_source)
+		feed_writer_set_source(w, h->server_version, h->proto, h->binary);
+	return w;
+}
 
 /* The feed's identity as this run's mirror has it. */
 static void source_of(const Run *run, FeedSource *src)
@@ -208,31 +223,36 @@ done:
 }
 
 /* A new epoch: the mirror as it stands is the feed's snapshot after group
- * 0, what the old epoch listed is retired. */
+ * 0, what the old epoch listed is retired. Within a round of the stream
+ * (a table's copy), the mirror stands past the round's start, and the
+ * new writer restates what the old one kept. */
 static bool new_epoch(Hub *h)
 {
 	Run *run = h->run;
 	MirrorFeedState st = {0};
 	FeedManifest *man = &h->man;
+	FeedWriter *old = h->w;
 	ErrBuf err;
 	int64_t t = 0;
 	double unix_secs;
+	Lsn pos;
 
-	feed_writer_free(h->w);
 	h->w = NULL;
 	feed_tap_set_writer(h->tap, NULL);
 	if (!feed_epoch_new(h->epoch)) {
 		log_error("could not begin a new epoch of the feed: %s", strerror(errno));
+		feed_writer_free(old);
 		return false;
 	}
 	st.hub = true;
 	st.location = (char *)h->dir;
 	memcpy(st.epoch, h->epoch, sizeof(st.epoch));
 	st.seq = h->seq;
-	if (!mirror_begin(run->mirror) || !mirror_feed_write(run->mirror, &st) ||
-	    !mirror_commit(run->mirror)) {
+	if (!mirror_read_position(run->mirror, &pos) || !mirror_begin(run->mirror) ||
+	    !mirror_feed_write(run->mirror, &st) || !mirror_commit(run->mirror)) {
 		log_error("%s", mirror_error(run->mirror));
 		mirror_rollback(run->mirror);
+		feed_writer_free(old);
 		return false;
 	}
 	hub_retire_all(h);
@@ -240,16 +260,25 @@ static bool new_epoch(Hub *h)
 	memcpy(man->epoch, h->epoch, sizeof(man->epoch));
 	man->server_version = (uint32_t)session_server_version(run->session);
 	man->end_group = 0;
-	man->end_lsn = run->state.confirmed_lsn;
-	if (run->state.last_commit_time != NULL &&
+	man->end_lsn = pos;
+	if (h->apply != NULL) {
+		ApplyStats as;
+
+		apply_stats(h->apply, &as);
+		t = as.last_commit_time;
+	}
+	if (t == 0 && run->state.last_commit_time != NULL &&
 	    pgtime_parse_utc(run->state.last_commit_time, &unix_secs))
 		t = (int64_t)((unix_secs - (double)PG_EPOCH_OFFSET_SECS) * 1e6);
 	man->end_time = t;
 	man->oldest_group = 1;
-	man->oldest_lsn = run->state.confirmed_lsn;
+	man->oldest_lsn = pos;
 	h->have_man = true;
 	h->stale = false;
-	h->w = feed_writer_open(h->dir, h->epoch, 0, run->state.confirmed_lsn, 0, &err);
+	h->w = open_writer(h, 0, pos, 0, &err);
+	if (h->w != NULL && old != NULL)
+		feed_writer_keep_from(h->w, old);
+	feed_writer_free(old);
 	if (h->w == NULL) {
 		log_error("%s", err.text);
 		return false;
@@ -258,7 +287,7 @@ static bool new_epoch(Hub *h)
 		return false;
 	feed_tap_set_writer(h->tap, h->w);
 	log_info("feed \"%s\" begins epoch %s with a snapshot of the mirror at %s", h->dir,
-		 h->epoch, run->state.confirmed_lsn ? "its position" : "its start");
+		 h->epoch, pos ? "its position" : "its start");
 	return true;
 }
 
@@ -304,8 +333,7 @@ static int take_up(Run *run, bool may_begin)
 	    st.group >= h->man.end_group &&
 	    (st.group > h->man.end_group || h->man.end_lsn == run->state.confirmed_lsn)) {
 		memcpy(h->epoch, st.epoch, sizeof(h->epoch));
-		h->w = feed_writer_open(h->dir, h->epoch, st.group, run->state.confirmed_lsn,
-					h->man.end_group, &err);
+		h->w = open_writer(h, st.group, run->state.confirmed_lsn, h->man.end_group, &err);
 		if (h->w == NULL)
 			log_warning("the feed begins a new epoch: %s", err.text);
 		else
@@ -337,8 +365,14 @@ void hub_round(Run *run, Applier *apply, int server_version, int proto, bool bin
 		return;
 	h->apply = apply;
 	h->streaming = apply != NULL;
-	if (h->w != NULL && apply != NULL)
-		feed_writer_set_source(h->w, (uint32_t)server_version, (uint8_t)proto, binary);
+	if (apply == NULL)
+		return;
+	h->have_source = true;
+	h->server_version = (uint32_t)server_version;
+	h->proto = (uint8_t)proto;
+	h->binary = binary;
+	if (h->w != NULL)
+		feed_writer_set_source(h->w, h->server_version, h->proto, h->binary);
 }
 
 void hub_streaming(Run *run, bool on)
@@ -380,7 +414,7 @@ Lsn hub_confirmable(const Run *run, Lsn durable)
 	return durable < h->man.end_lsn ? durable : h->man.end_lsn;
 }
 
-bool hub_publish(Run *run)
+bool hub_publish(Run *run, bool all)
 {
 	Hub *h = hub_of(run);
 	FeedSegment seg;
@@ -389,7 +423,7 @@ bool hub_publish(Run *run)
 		return true;
 	if (h->hooked != run->mirror || h->stale)
 		return hub_ready(run) == EXIT_OK;
-	if (h->w == NULL || !feed_writer_due(h->w, run->opt->feed_interval > 0
+	if (h->w == NULL || !feed_writer_due(h->w, all ? 0 : run->opt->feed_interval > 0
 					     ? run->opt->feed_interval : HUB_SEGMENT_SECS,
 					     HUB_SEGMENT_BYTES))
 		return true;

@@ -63,9 +63,11 @@ void hub_round(Run *run, Applier *apply, int server_version, int proto, bool bin
 void hub_streaming(Run *run, bool on);
 /* A message the stream's applier took (lsn: its WAL position). */
 void hub_message(Run *run, Lsn lsn, const uint8_t *data, size_t len, const PgoMessage *msg);
-/* At an idle point of the stream: a segment due is closed and listed, a
- * new epoch begun when one is due. False, logged, when that failed. */
-bool hub_publish(Run *run) PGM_MUST_CHECK;
+/* At an idle point of the stream: a segment due (all: any segment that
+ * holds a group, at the stream's end, so that its last status confirms
+ * all the mirror holds) is closed and listed, a new epoch begun when one
+ * is due. False, logged, when that failed. */
+bool hub_publish(Run *run, bool all) PGM_MUST_CHECK;
 /* The position the slot may be confirmed up to: durable, but no further
  * than what the manifest lists. */
 Lsn hub_confirmable(const Run *run, Lsn durable);
@@ -84,6 +86,10 @@ typedef struct Hub {
 	bool streaming;           /* the stream's applier commits now */
 	bool stale;               /* a step of the run's own changed the mirror */
 	Applier *apply;           /* the stream's, for commit times */
+	bool have_source;         /* a round told the stream's settings: */
+	uint32_t server_version;  /* the source's */
+	uint8_t proto;            /* pgoutput's protocol version */
+	bool binary;              /* values may come in binary */
 	uint64_t txn_mark;        /* where the recorded transaction's records begin */
 	bool recording;           /* the stream's transaction is recorded */
 	char **retiring;          /* files no longer listed, not yet in a manifest */

@@ -231,7 +231,7 @@ static bool step_idle(Stream *s, int64_t now)
 {
 	Run *run = s->run;
 
-	if (!stream_flush(s) || (!apply_in_transaction(s->apply) && !hub_publish(run))) {
+	if (!stream_flush(s) || (!apply_in_transaction(s->apply) && !hub_publish(run, false))) {
 		s->end = STREAM_FAILED;
 		return false;
 	}
@@ -362,7 +362,10 @@ static bool step_periodic(Stream *s, int64_t now, int64_t interval)
 	if (sync_due && now - p->last_ask >= interval)
 		stream_progress_ask(p, now);
 	if (now - s->last_status >= interval) {
-		if (!stream_flush(s)) {
+		/* a stream never idle (a busy source, publishing nothing) still
+		 * lists its feed's segments, and so moves the slot */
+		if (!stream_flush(s) ||
+		    (!apply_in_transaction(s->apply) && !hub_publish(s->run, false))) {
 			s->end = STREAM_FAILED;
 			return false;
 		}
@@ -621,6 +624,11 @@ StreamEnd stream_run(Run *run, Applier *apply)
 			s.end = STREAM_FAILED;
 			goto done;
 		}
+	}
+	/* the feed lists all the mirror holds, and the server then knows it */
+	if (!apply_in_transaction(apply) && !hub_publish(run, true)) {
+		s.end = STREAM_FAILED;
+		goto done;
 	}
 	(void)stream_send_status(&s, false);
 	if (replicate_stopping())

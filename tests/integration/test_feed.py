@@ -22,6 +22,19 @@ Parts (PARTS=a,b runs only those):
             the device; SIGTERM stops each with exit 0
   joinkill  a table joins and is copied, and the hub is killed before the
             new epoch that copy calls for is written: the next run writes it
+  rebuild   a hub whose slot was dropped rebuilds its mirror (a new epoch),
+            and its device follows
+  join      a service hub copies a table that joins the publication (a new
+            epoch within the stream's round) and goes on recording the
+            round's transactions
+  confirm   a hub's --once run ends with the slot confirmed where its mirror
+            and feed stand
+  midrun    a device that reads while its hub's service runs starts each run
+            in the middle of the hub's (handed the newest Relation message
+            at a change where the hub asked no catalog question)
+  busy      a service hub whose source is busy with a table it does not
+            publish (a stream never idle) lists its segments and so moves
+            its slot on
 """
 
 import json
@@ -29,6 +42,7 @@ import os
 import shutil
 import sqlite3
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
@@ -369,11 +383,140 @@ def part_joinkill(ctx):
     ctx.assert_device_equals_hub(dev, hub, feed=feed)
 
 
+def marker(ctx):
+    """pgm_marker, made anew, in pub (for catch_up)."""
+    ctx.sql("DROP TABLE IF EXISTS pgm_marker")
+    ctx.create_marker("pub")
+
+
+def part_rebuild(ctx):
+    setup_source(ctx)
+    hub, dev, slot = ctx.path("rb_hub.db"), ctx.path("rb_dev.db"), ctx.slot("rb")
+    feed = ctx.path("rb_feed")
+    hub_once(ctx, hub, slot, feed)
+    ctx.assert_device_equals_hub(dev, hub, feed=feed)
+    epoch = manifest(feed)["epoch"]
+    ctx.admin.cursor().execute("SELECT pg_drop_replication_slot(%s)", (slot,))
+    ctx.sql("UPDATE k SET v = 'while the slot was gone' WHERE id < 20")
+    rc, out, err = hub_once(ctx, hub, slot, feed)
+    check("no longer exists" in err and "rebuilding" in err,
+          "no rebuild after the slot was dropped:\n%s" % err)
+    check(manifest(feed)["epoch"] != epoch, "the hub's rebuild kept the feed's epoch")
+    ctx.assert_mirror_equals_source(hub, *TABLES)
+    ctx.assert_device_equals_hub(dev, hub, feed=feed)
+    ctx.sql("DELETE FROM k WHERE id < 10")
+    hub_once(ctx, hub, slot, feed)
+    ctx.assert_mirror_equals_source(hub, *TABLES)
+    ctx.assert_device_equals_hub(dev, hub, feed=feed)
+
+
+def part_join(ctx):
+    setup_source(ctx)
+    ctx.sql("""DROP TABLE IF EXISTS j; CREATE TABLE j (id int PRIMARY KEY, v text);
+               INSERT INTO j SELECT g, 'j' FROM generate_series(1, 50) g""")
+    marker(ctx)
+    hub, dev, slot = ctx.path("join_hub.db"), ctx.path("join_dev.db"), ctx.slot("join")
+    feed = ctx.path("join_feed")
+    hub_once(ctx, hub, slot, feed)
+    proc = ctx.start(ctx.mirror_args(hub, slot, "pub", "--feed=" + feed, "--feed-interval=1"),
+                     tag="join_hub")
+    ctx.catch_up(hub, proc=proc)
+    epoch = manifest(feed)["epoch"]
+    ctx.sql("ALTER PUBLICATION pub ADD TABLE j; INSERT INTO j VALUES (100, 'joined')")
+    ctx.catch_up(hub, proc=proc)
+    ctx.assert_mirror_equals_source(hub, "j")
+    # the transactions after the copy, in the same round of the stream
+    for i in range(3):
+        ctx.sql("INSERT INTO j VALUES (%d, 'after'); UPDATE k SET v = 'a' WHERE id = %d"
+                % (200 + i, i + 1))
+        ctx.catch_up(hub, proc=proc)
+    check(manifest(feed)["epoch"] != epoch, "the copy of a table that joined kept the epoch")
+    ctx.assert_mirror_equals_source(hub, "j", *TABLES)
+    ctx.assert_device_equals_hub(dev, hub, feed=feed)
+    rc = ctx.stop(proc)
+    check(rc == 0, "the hub's service exited %s:\n%s" % (rc, proc.stderr()))
+
+
+def part_confirm(ctx):
+    setup_source(ctx)
+    hub, slot = ctx.path("cf_hub.db"), ctx.slot("cf")
+    feed = ctx.path("cf_feed")
+    hub_once(ctx, hub, slot, feed)
+    ctx.sql("INSERT INTO k (id, v) VALUES (8000, 'confirmed')")
+    hub_once(ctx, hub, slot, feed)
+    st, info = ctx.mirror_state(hub), ctx.slot_info(slot)
+    check(info["confirmed_flush_lsn"] == st["confirmed_lsn"]
+          and manifest(feed)["end"]["lsn"] == st["confirmed_lsn"],
+          "after a --once run of the hub, its slot is confirmed at %s, its mirror at %s, "
+          "its feed's end at %s" % (info["confirmed_flush_lsn"], st["confirmed_lsn"],
+                                    manifest(feed)["end"]["lsn"]))
+
+
+def part_midrun(ctx):
+    setup_source(ctx)
+    marker(ctx)
+    hub, dev, slot = ctx.path("mid_hub.db"), ctx.path("mid_dev.db"), ctx.slot("mid")
+    feed = ctx.path("mid_feed")
+    hub_once(ctx, hub, slot, feed)
+    proc = ctx.start(ctx.mirror_args(hub, slot, "pub", "--feed=" + feed, "--feed-interval=1"),
+                     tag="mid_hub")
+    for i in range(3):
+        ctx.sql("INSERT INTO k (id, v) VALUES (%d, 'mid'); UPDATE nokey SET b = 'm%d' WHERE a = %d"
+                % (4000 + i, i, i))
+        ctx.catch_up(hub, proc=proc)
+        ctx.assert_device_equals_hub(dev, hub, feed=feed)
+    ctx.assert_mirror_equals_source(hub, *TABLES)
+    rc = ctx.stop(proc)
+    check(rc == 0, "the hub's service exited %s:\n%s" % (rc, proc.stderr()))
+    ctx.assert_device_equals_hub(dev, hub, feed=feed)
+
+
+def part_busy(ctx):
+    setup_source(ctx)
+    ctx.sql("DROP TABLE IF EXISTS noise; CREATE TABLE noise (id bigserial PRIMARY KEY, pad text)")
+    marker(ctx)
+    hub, slot = ctx.path("busy_hub.db"), ctx.slot("busy")
+    feed = ctx.path("busy_feed")
+    hub_once(ctx, hub, slot, feed)
+    proc = ctx.start(ctx.mirror_args(hub, slot, "pub", "--feed=" + feed, "--feed-interval=1",
+                                     "-s", "1"), tag="busy_hub")
+    ctx.catch_up(hub, proc=proc)
+
+    def noise(conn, i):
+        conn.cursor().execute("INSERT INTO noise (pad) SELECT repeat('n', 200) "
+                              "FROM generate_series(1, 50)")
+
+    w = harness.Workload(ctx, noise, autocommit=True)
+    w.start()
+    try:
+        w.wait_count(3)
+        target = ctx.source_flush_lsn()
+        deadline = time.time() + 60 * harness.SLOW
+        while True:
+            slot_lsn = harness.parse_lsn(ctx.slot_info(slot)["confirmed_flush_lsn"])
+            if slot_lsn >= target:
+                break
+            check(proc.poll() is None, "the hub exited:\n%s" % proc.stderr())
+            check(time.time() < deadline,
+                  "the busy hub's slot stayed at %s, short of %s, for 60 s (its feed ends at "
+                  "%s, its mirror at %s)" % (harness.fmt(slot_lsn), harness.fmt(target),
+                                             manifest(feed)["end"]["lsn"],
+                                             harness.fmt(ctx.mirror_lsn(hub))))
+            time.sleep(0.1)
+    finally:
+        w.stop()
+    rc = ctx.stop(proc)
+    check(rc == 0, "the hub's service exited %s:\n%s" % (rc, proc.stderr()))
+    ctx.check_slot_not_ahead(hub, slot)
+
+
 def test(ctx):
     harness.run_parts(ctx, {
         "basic": part_basic, "damage": part_damage, "other": part_other,
         "epoch": part_epoch, "pruned": part_pruned, "usage": part_usage,
         "healed": part_healed, "service": part_service, "joinkill": part_joinkill,
+        "rebuild": part_rebuild, "join": part_join, "confirm": part_confirm,
+        "midrun": part_midrun, "busy": part_busy,
     })
 
 
