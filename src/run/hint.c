@@ -4,7 +4,8 @@
  * -d as session_conninfo_shown() writes it, a connection string in
  * keyword/value form with its password masked before anything quotes it:
  * the mask, like everywhere, and a password is better in a password file)
- * and its mirror file, each quoted for the shell.
+ * its feed (--feed, a hub's: a run from the source without it is
+ * refused) and its mirror file, each quoted for the shell.
  */
 #include "config.h"
 
@@ -66,6 +67,13 @@ char *replicate_command(const ReplicateOptions *opt, const char *what, const cha
 	if (slot != NULL) {
 		append_word(&cmd, "-S");
 		append_word(&cmd, slot);
+	}
+	/* --drop-slot refuses --feed too */
+	if (opt->feed_dir != NULL && !local && strcmp(what, "--drop-slot") != 0) {
+		char *feed = xasprintf("--feed=%s", opt->feed_dir);
+
+		append_word(&cmd, feed);
+		free(feed);
 	}
 	append_word(&cmd, opt->mirror_path);
 	return cmd;
