@@ -121,6 +121,9 @@ typedef struct MirrorCommitHooks {
 } MirrorCommitHooks;
 /* hooks NULL: none (the default). */
 void mirror_set_commit_hooks(Mirror *m, const MirrorCommitHooks *hooks);
+/* Whether m's hooks are those of ctx: false on a mirror opened since (a
+ * Mirror may be given the address of one closed before). */
+bool mirror_commit_hooks_are(const Mirror *m, const void *ctx);
 /*
  * With hooks set, in before_commit: whether the transaction changed what a
  * device of the feed holds: a mirror table, its rows, or pgmirror's tables

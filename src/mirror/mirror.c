@@ -545,6 +545,11 @@ void mirror_set_commit_hooks(Mirror *m, const MirrorCommitHooks *hooks)
 	sqlite3_update_hook(m->db, hooks != NULL ? on_row_change : NULL, m);
 }
 
+bool mirror_commit_hooks_are(const Mirror *m, const void *ctx)
+{
+	return m->hooks.ctx == ctx;
+}
+
 bool mirror_txn_changed_content(Mirror *m, bool *changed)
 {
 	int64_t v = 0;

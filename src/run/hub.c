@@ -28,6 +28,13 @@ static Hub *hub_of(const Run *run)
 	return run->hub;
 }
 
+/* The run's mirror is the one whose commits the hub hears of. */
+static bool hooked(const Hub *h, const Run *run)
+{
+	return run->mirror != NULL && h->hooked == run->mirror &&
+	       mirror_commit_hooks_are(run->mirror, h);
+}
+
 void hub_tap(Run *run)
 {
 	Hub *h;
@@ -314,8 +321,9 @@ static int take_up(Run *run, bool may_begin)
 	}
 	if (!h->have_man && h->w == NULL && (rc = read_own_manifest(h)) != EXIT_OK)
 		return rc;
-	if (h->hooked != run->mirror) {
-		/* a mirror healed or made anew: a new epoch */
+	if (!hooked(h, run)) {
+		/* a mirror healed or made anew (perhaps where the old one was
+		 * in memory): a new epoch */
 		h->stale = h->stale || h->hooked != NULL;
 		mirror_set_commit_hooks(run->mirror, &hooks);
 		h->hooked = run->mirror;
@@ -421,7 +429,7 @@ bool hub_publish(Run *run, bool all)
 
 	if (h == NULL || run->mirror == NULL)
 		return true;
-	if (h->hooked != run->mirror || h->stale)
+	if (!hooked(h, run) || h->stale)
 		return hub_ready(run) == EXIT_OK;
 	if (h->w == NULL || !feed_writer_due(h->w, all ? 0 : run->opt->feed_interval > 0
 					     ? run->opt->feed_interval : HUB_SEGMENT_SECS,
@@ -446,7 +454,7 @@ int hub_finish(Run *run, int rc)
 
 	if (h == NULL)
 		return rc;
-	if (run->mirror != NULL && h->hooked == run->mirror && h->w != NULL && !h->stale) {
+	if (hooked(h, run) && h->w != NULL && !h->stale) {
 		ok = feed_writer_close(h->w, &seg);
 		if (!ok)
 			log_error("%s", feed_writer_error(h->w));
@@ -459,7 +467,7 @@ int hub_finish(Run *run, int rc)
 	} else if (run->mirror != NULL && rc == EXIT_OK && h->stale) {
 		ok = hub_ready(run) == EXIT_OK;
 	}
-	if (run->mirror != NULL && h->hooked == run->mirror)
+	if (hooked(h, run))
 		mirror_set_commit_hooks(run->mirror, NULL);
 	feed_writer_free(h->w);
 	run->catalog = lookup_catalog(run->lookup);

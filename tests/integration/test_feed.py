@@ -32,6 +32,9 @@ Parts (PARTS=a,b runs only those):
   midrun    a device that reads while its hub's service runs starts each run
             in the middle of the hub's (handed the newest Relation message
             at a change where the hub asked no catalog question)
+  heal      a hub whose mirror is found damaged as the run reads it (not by
+            the integrity check) heals it: a new epoch, and its device
+            follows
   busy      a service hub whose source is busy with a table it does not
             publish (a stream never idle) lists its segments and so moves
             its slot on
@@ -471,6 +474,47 @@ def part_midrun(ctx):
     ctx.assert_device_equals_hub(dev, hub, feed=feed)
 
 
+def part_heal(ctx):
+    setup_source(ctx)
+    hub, dev, slot = ctx.path("heal_hub.db"), ctx.path("heal_dev.db"), ctx.slot("heal")
+    feed = ctx.path("heal_feed")
+    hub_once(ctx, hub, slot, feed)
+    ctx.assert_device_equals_hub(dev, hub, feed=feed)
+    epoch = manifest(feed)["epoch"]
+    # a NULL where pgmirror never writes one (its NOT NULL taken away, as
+    # test_status_damaged does), the integrity check not due
+    con = sqlite3.connect(hub)
+    version = con.execute("PRAGMA schema_version").fetchone()[0]
+    con.execute("PRAGMA writable_schema = ON")
+    con.execute("UPDATE sqlite_master SET sql = replace(sql, 'NOT NULL', '') "
+                "WHERE type = 'table' AND name = 'pgmirror_tables'")
+    con.execute("PRAGMA schema_version = %d" % (version + 1))
+    con.execute("PRAGMA writable_schema = OFF")
+    con.commit()
+    con.close()
+    con = sqlite3.connect(hub)
+    con.executescript("""
+        CREATE TABLE app_notes (n INTEGER PRIMARY KEY, note TEXT);
+        INSERT INTO app_notes (note) VALUES ('mine');
+        UPDATE pgmirror_tables SET table_name = NULL WHERE table_name = 'k';
+        UPDATE pgmirror_state SET last_check_time = datetime('now'), last_check_result = 'ok';
+    """)
+    con.close()
+    # a table that joins: the run reads pgmirror_tables before it streams
+    ctx.sql("""DROP TABLE IF EXISTS heal_more; CREATE TABLE heal_more (id int PRIMARY KEY);
+               ALTER PUBLICATION pub ADD TABLE heal_more;
+               INSERT INTO k (id, v) VALUES (8100, 'after the heal')""")
+    rc, out, err = hub_once(ctx, hub, slot, feed)
+    check("pgmirror_tables.table_name is NULL" in err and "rebuilt from a fresh copy" in err,
+          "the hub did not heal:\n%s" % err)
+    check(manifest(feed)["epoch"] != epoch, "the hub's heal kept the feed's epoch")
+    ctx.assert_mirror_equals_source(hub, *TABLES)
+    ctx.assert_device_equals_hub(dev, hub, feed=feed)
+    ctx.sql("INSERT INTO k (id, v) VALUES (8101, 'after that')")
+    hub_once(ctx, hub, slot, feed)
+    ctx.assert_device_equals_hub(dev, hub, feed=feed)
+
+
 def part_busy(ctx):
     setup_source(ctx)
     ctx.sql("DROP TABLE IF EXISTS noise; CREATE TABLE noise (id bigserial PRIMARY KEY, pad text)")
@@ -516,7 +560,7 @@ def test(ctx):
         "epoch": part_epoch, "pruned": part_pruned, "usage": part_usage,
         "healed": part_healed, "service": part_service, "joinkill": part_joinkill,
         "rebuild": part_rebuild, "join": part_join, "confirm": part_confirm,
-        "midrun": part_midrun, "busy": part_busy,
+        "midrun": part_midrun, "heal": part_heal, "busy": part_busy,
     })
 
 
