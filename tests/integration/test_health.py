@@ -262,7 +262,7 @@ def part_journal(ctx, path, slot):
     with open(err_path, "wb") as fe:
         st_ = os.fstat(fe.fileno())
         env = dict(os.environ, JOURNAL_STREAM="%d:%d" % (st_.st_dev, st_.st_ino))
-        subprocess.run([ctx.binary, "-v"] + ctx.mirror_args(path, slot, "pub", "--once"),
+        subprocess.run(ctx.argv(["-v"] + ctx.mirror_args(path, slot, "pub", "--once")),
                        stderr=fe, env=env, timeout=60 * harness.SLOW, check=True)
     lines = open(err_path).read().splitlines()
     check(lines and all(l[:3] in ("<3>", "<4>", "<6>", "<7>") and l[3:12] == "pgmirror:"

@@ -65,7 +65,7 @@ def test(ctx):
     lsn = ctx.mirror_query(path, "SELECT sync_lsn FROM pgmirror_tables WHERE table_name = 'b'")
     check(lsn and lsn[0][0] is not None, "b has no sync_lsn: %r" % lsn)
     st = ctx.mirror_state(path)
-    check(st["format_version"] == 4, "format_version %r" % st["format_version"])
+    check(st["format_version"] == 5, "format_version %r" % st["format_version"])
 
     # later changes to the joined tables arrive once
     ctx.sql("INSERT INTO logs VALUES (99, 'later'); UPDATE b SET v = 'again' WHERE id < 5; "

@@ -36,7 +36,7 @@ def run_measured(ctx, args):
           "(Debian package time; scripts/install-deps.sh installs it)" % TIME)
     start = time.monotonic()
     with open(out_path, "wb") as fo, open(err_path, "wb") as fe:
-        rc = subprocess.call([TIME, "-f", "%M", "-o", rss_path, ctx.binary] + args,
+        rc = subprocess.call([TIME, "-f", "%M", "-o", rss_path] + ctx.argv(args),
                              stdout=fo, stderr=fe, cwd=ctx.tmpdir, timeout=600)
     secs = time.monotonic() - start
     with open(out_path) as f:
