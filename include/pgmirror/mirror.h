@@ -170,7 +170,8 @@ bool mirror_read_position(Mirror *m, Lsn *lsn) PGM_MUST_CHECK;
 bool mirror_feed_adopt(Mirror *m, const MirrorFeedState *st) PGM_MUST_CHECK;
 /* Puts the closed mirror file fresh at path in place of what is there
  * (whose connections are closed): path's -wal and -shm removed, the
- * rename, the directory synced. False with *errmsg (free it). */
+ * rename, the directory synced, fresh's -wal and -shm removed. False
+ * with *errmsg (free it). */
 bool mirror_install(const char *fresh, const char *path, char **errmsg) PGM_MUST_CHECK;
 
 /* Writes the mirror as it stands, in one read transaction, to a new file

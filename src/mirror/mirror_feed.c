@@ -200,5 +200,15 @@ bool mirror_install(const char *fresh, const char *path, char **errmsg)
 				    strerror(moved ? errno : ENOENT));
 		return false;
 	}
+	/* fresh's own, of its closed (checkpointed) connection: nothing
+	 * reads them now, and a -wal left there would be no file's */
+	for (size_t i = 0; i < 2; i++) {
+		char *side = sqlite3_mprintf("%s%s", fresh, sides[i]);
+
+		if (side == NULL)
+			abort();
+		(void)unlink(side);
+		sqlite3_free(side);
+	}
 	return true;
 }

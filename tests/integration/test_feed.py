@@ -268,6 +268,8 @@ def part_epoch(ctx):
     state = ctx.mirror_state(dev)
     check("epoch" in (state["last_rebuild_reason"] or ""),
           "the device's last_rebuild_reason is %r" % state["last_rebuild_reason"])
+    left = sorted(f for f in os.listdir(ctx.tmpdir) if f.startswith("epoch_dev.db.feed-new"))
+    check(not left, "the device's snapshots left %s beside it" % left)
 
 
 def part_pruned(ctx):
