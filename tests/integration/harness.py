@@ -158,6 +158,55 @@ def fault_shim(name):
     return path
 
 
+# ------------------------------------------------------------ files ----
+
+def _zstd_lib():
+    import ctypes
+    import ctypes.util
+    lib = ctypes.CDLL(ctypes.util.find_library("zstd") or "libzstd.so.1")
+    lib.ZSTD_getFrameContentSize.restype = ctypes.c_ulonglong
+    lib.ZSTD_getFrameContentSize.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+    lib.ZSTD_decompress.restype = ctypes.c_size_t
+    lib.ZSTD_decompress.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
+                                    ctypes.c_size_t]
+    lib.ZSTD_isError.restype = ctypes.c_uint
+    lib.ZSTD_isError.argtypes = [ctypes.c_size_t]
+    return lib, ctypes
+
+
+def zstd_decompress(data):
+    """A zstd frame's contents (libzstd, which pgmirror links too); one
+    that cannot be read fails."""
+    lib, ctypes = _zstd_lib()
+    size = lib.ZSTD_getFrameContentSize(data, len(data))
+    check(size < (1 << 40), "not a zstd frame with its size (%d bytes)" % len(data))
+    out = ctypes.create_string_buffer(max(1, size))
+    n = lib.ZSTD_decompress(out, size, data, len(data))
+    check(not lib.ZSTD_isError(n) and n == size, "a zstd frame that cannot be read")
+    return out.raw[:size]
+
+
+def mirror_files(path):
+    """Every file whose name begins with the mirror's (path: the mirror,
+    its -wal and -shm, and in the replay mode its feed, MIRROR.feed, and
+    device, MIRROR.device.db), directories walked, as [(name, bytes)]
+    sorted by name; a .zst file (a feed's segment or snapshot)
+    decompressed, so that what it holds can be searched."""
+    import glob
+    out = []
+    for top in sorted(glob.glob(glob.escape(path) + "*")):
+        found = [top]
+        if os.path.isdir(top):
+            found = [os.path.join(d, f) for d, _, fs in os.walk(top) for f in fs]
+        for f in sorted(found):
+            with open(f, "rb") as fh:
+                data = fh.read()
+            if f.endswith(".zst"):
+                data = zstd_decompress(data)
+            out.append((os.path.relpath(f, os.path.dirname(path)), data))
+    return out
+
+
 # ----------------------------------------------------- libpq DSN quoting ----
 
 def _dsn_value(v):

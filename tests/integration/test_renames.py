@@ -51,7 +51,8 @@ def all_tables(ctx, path):
     return sorted(r[0] for r in ctx.mirror_query(
         path, "SELECT name FROM sqlite_schema WHERE type = 'table' AND "
               "name NOT IN ('pgmirror_state', 'pgmirror_columns', "
-              "'pgmirror_tables', 'pgmirror_waiting', 'pgmirror_pending', 'pgmirror_staged') "
+              "'pgmirror_tables', 'pgmirror_waiting', 'pgmirror_pending', 'pgmirror_staged', "
+              "'pgmirror_feed') "
               "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"))
 
 

@@ -13,7 +13,6 @@ it is started with: its RLIMIT_CORE is 0 and it is not dumpable, so the
 other processes of its user cannot read its memory or its environment
 (PGPASSWORD) either."""
 
-import glob
 import os
 import resource
 import shutil
@@ -41,9 +40,7 @@ def leaks(ctx, path, secrets, err):
     check(rc == 0, "--status --json exited %d" % rc)
     places = [("stderr", err.encode()), ("--status", status.encode()),
               ("--status --json", js.encode())]
-    for f in sorted(glob.glob(path + "*")):
-        with open(f, "rb") as fh:
-            places.append((os.path.basename(f), fh.read()))
+    places += harness.mirror_files(path)
     for s in secrets:
         found += ["%r in %s" % (s, where) for where, data in places if s.encode() in data]
     return found, status

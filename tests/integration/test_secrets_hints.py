@@ -9,7 +9,6 @@ in --status or --status --json, in the mirror's files, or in
 rest of the source (its shell quoting once turned ' into '\\'' after the
 mask, and the mask of an unquoted value stopped at the escaped blank)."""
 
-import glob
 import os
 import shlex
 import shutil
@@ -59,9 +58,7 @@ def shows(ctx, path, pieces, err):
             rc, out, e = ctx.run(args + [path])
             check(rc == 0, "%s exited %d: %s" % (" ".join(args), rc, e))
             places.append((" ".join(args), out))
-    for f in sorted(glob.glob(path + "*")):
-        with open(f, "rb") as fh:
-            places.append((os.path.basename(f), fh.read().decode("latin-1")))
+    places += [(name, data.decode("latin-1")) for name, data in harness.mirror_files(path)]
     return ["%r in %s" % (p, where) for where, text in places for p in pieces if p in text]
 
 
