@@ -158,6 +158,9 @@ bool mirror_read_position(Mirror *m, Lsn *lsn)
 
 bool mirror_snapshot_to(Mirror *m, const char *path)
 {
+	char *name;
+	bool ok;
+
 	/* VACUUM INTO reads the file in one read transaction of its own and
 	 * writes a compact copy; it cannot run inside another transaction */
 	if (m->in_txn) {
@@ -165,7 +168,13 @@ bool mirror_snapshot_to(Mirror *m, const char *path)
 			   "is open");
 		return false;
 	}
-	return mirror_exec_owned(m, sqlite3_mprintf("VACUUM INTO %Q", path));
+	/* a path, never a URI: a feed's directory may begin with "file:" */
+	name = mirror_file_name(path);
+	if (name == NULL)
+		abort();
+	ok = mirror_exec_owned(m, sqlite3_mprintf("VACUUM INTO %Q", name));
+	sqlite3_free(name);
+	return ok;
 }
 
 bool mirror_feed_adopt(Mirror *m, const MirrorFeedState *st)
