@@ -267,11 +267,13 @@ static bool step_keepalive(Stream *s, const Frame *f)
 			s->reached = true;
 	}
 	/*
-	 * Store the position first, then answer with it: a server shutting
-	 * down sends everything, asks for a reply and waits until the flush
+	 * Store the position first (and list it in the feed, which bounds
+	 * what is confirmed), then answer with it: a server shutting down
+	 * sends everything, asks for a reply and waits until the flush
 	 * position reported equals what it sent.
 	 */
-	if (f->reply_requested && !apply_in_transaction(s->apply) && !stream_flush(s)) {
+	if (f->reply_requested && !apply_in_transaction(s->apply) &&
+	    (!stream_flush(s) || !hub_publish(run, true))) {
 		s->end = STREAM_FAILED;
 		return false;
 	}
