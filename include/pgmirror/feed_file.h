@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "pgmirror/feed_name.h"
 #include "pgmirror/util.h"
@@ -83,5 +84,15 @@ bool feed_file_place(const char *dir, const char *tmp, const char *name,
  * DIR/.hub/NAME.tmp (manifest.json). */
 bool feed_file_write(const char *dir, const char *name, const void *buf, size_t len,
 		     ErrBuf *err) PGM_MUST_CHECK;
+
+/*
+ * Reads the open file f to its end, or past max bytes: *text (malloc'd,
+ * NUL-terminated) grows with what is read, so a manifest of a few kB
+ * takes a few kB (a block of max bytes, freed, would make the C library
+ * keep as much of the heap for the rest of the run: its mmap threshold
+ * rises to the size of a mapped block freed). *len > max: the file is
+ * larger. False on a read error (errno set, nothing returned).
+ */
+bool feed_read_bounded(FILE *f, size_t max, char **text, size_t *len) PGM_MUST_CHECK;
 
 #endif

@@ -265,3 +265,32 @@ done:
 	free(tmp);
 	return ok;
 }
+
+bool feed_read_bounded(FILE *f, size_t max, char **text, size_t *len)
+{
+	size_t n = 0, got, cap = max < 65536 ? max + 1 : 65536;
+	char *buf = xmalloc(cap + 1);
+
+	while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
+		n += got;
+		if (n < cap)
+			continue;
+		if (cap > max)
+			break; /* max + 1 bytes: too many */
+		cap = cap > max / 2 ? max + 1 : cap * 2;
+		buf = xreallocarray(buf, cap + 1, 1);
+	}
+	if (ferror(f)) {
+		int e = errno;
+
+		free(buf);
+		*text = NULL;
+		*len = 0;
+		errno = e;
+		return false;
+	}
+	buf[n] = '\0';
+	*text = buf;
+	*len = n;
+	return true;
+}

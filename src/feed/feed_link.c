@@ -87,9 +87,7 @@ bool feed_link_manifest(FeedLink *s, char **text, size_t *len, bool *unchanged,
 			   strerror(errno));
 		goto done;
 	}
-	buf = xmalloc(FEED_MANIFEST_MAX + 1);
-	n = fread(buf, 1, FEED_MANIFEST_MAX + 1, f);
-	if (ferror(f)) {
+	if (!feed_read_bounded(f, FEED_MANIFEST_MAX, &buf, &n)) {
 		errbuf_set(err, "could not read the feed's manifest \"%s\": %s", path,
 			   strerror(errno));
 		goto done;
@@ -99,7 +97,6 @@ bool feed_link_manifest(FeedLink *s, char **text, size_t *len, bool *unchanged,
 			   "manifest", path, FEED_MANIFEST_MAX);
 		goto done;
 	}
-	buf[n] = '\0';
 	ok = true;
 	if (s->last != NULL && s->last_len == n && memcmp(s->last, buf, n) == 0) {
 		*unchanged = true;

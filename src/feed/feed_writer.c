@@ -29,8 +29,11 @@
 #define OPEN_NAME "open.pgmf"
 #define NEW_NAME "open.new"
 #define ZST_NAME "closing.zst"
-/* The buffer goes to the file past this many bytes. */
+/* The buffer goes to the file past this many bytes; a buffer a large
+ * record made larger than KEEP_BYTES is given back once it is written (a
+ * hub runs for months). */
 #define FLUSH_BYTES ((size_t)1 << 20)
+#define KEEP_BYTES (4 * FLUSH_BYTES)
 
 /* A Relation or Type message, or an A record, kept to be restated. */
 typedef struct Kept {
@@ -122,6 +125,8 @@ static bool flush(FeedWriter *w)
 	}
 	w->file_len += w->buf.len;
 	feed_buf_reset(&w->buf);
+	if (w->buf.cap > KEEP_BYTES)
+		feed_buf_free(&w->buf);
 	return true;
 }
 
@@ -293,6 +298,8 @@ void feed_writer_take(FeedWriter *w, const uint8_t *key, size_t key_len)
 	if (!ensure_segment(w))
 		return;
 	feed_buf_put(&w->buf, w->scratch.data, w->scratch.len);
+	if (w->scratch.cap > KEEP_BYTES)
+		feed_buf_free(&w->scratch);
 	(void)maybe_flush(w);
 }
 

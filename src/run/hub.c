@@ -160,7 +160,7 @@ static bool same_source(const FeedSource *a, const FeedSource *b)
 static bool read_file(const char *path, size_t max, char **text, size_t *len, ErrBuf *err)
 {
 	FILE *f = fopen(path, "rb");
-	size_t n;
+	int e;
 
 	*text = NULL;
 	*len = 0;
@@ -168,22 +168,18 @@ static bool read_file(const char *path, size_t max, char **text, size_t *len, Er
 		errbuf_set(err, "could not open \"%s\": %s", path, strerror(errno));
 		return false;
 	}
-	*text = xmalloc(max + 1);
-	n = fread(*text, 1, max + 1, f);
-	if (ferror(f) || n > max) {
-		int e = ferror(f) ? errno : EFBIG;
-
+	if (!feed_read_bounded(f, max, text, len) || *len > max) {
+		e = *text == NULL ? errno : EFBIG;
 		errbuf_set(err, "could not read \"%s\": %s", path,
-			   n > max ? "larger than a manifest may be" : strerror(e));
+			   e == EFBIG ? "larger than a manifest may be" : strerror(e));
 		fclose(f);
 		free(*text);
 		*text = NULL;
+		*len = 0;
 		errno = e;
 		return false;
 	}
 	fclose(f);
-	(*text)[n] = '\0';
-	*len = n;
 	return true;
 }
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pgmirror/feed_file.h"
 #include "pgmirror/feed_manifest.h"
 #include "status_internal.h"
 
@@ -35,10 +36,11 @@ static void read_manifest(FeedStatus *fs)
 	free(path);
 	if (f == NULL)
 		return;
-	text = xmalloc(FEED_MANIFEST_MAX + 1);
-	n = fread(text, 1, FEED_MANIFEST_MAX, f);
+	if (!feed_read_bounded(f, FEED_MANIFEST_MAX, &text, &n)) {
+		fclose(f);
+		return;
+	}
 	fclose(f);
-	text[n] = '\0';
 	if (feed_manifest_parse(text, n, &man, &err)) {
 		fs->end_lsn = man.end_lsn;
 		fs->has_end = true;
