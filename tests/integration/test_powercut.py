@@ -22,6 +22,7 @@ with a command that reproduces each (bench/powercut.sh)."""
 import collections
 import os
 import random
+import shutil
 import sqlite3
 import sys
 
@@ -69,7 +70,11 @@ class Soak:
         self.ctx.wait_slot_inactive(self.slot)
         self.ctx._drop_slot(self.slot)
         for name in self.pc.files():
-            os.unlink(os.path.join(self.pc.dir, name))
+            p = os.path.join(self.pc.dir, name)
+            if os.path.isdir(p):
+                shutil.rmtree(p)  # the replay mode's feed, MIRROR.feed
+            else:
+                os.unlink(p)
         self.pc.settle()
 
     def mirror(self):
