@@ -51,7 +51,9 @@ import traceback
 SLOW = max(1.0, float(os.environ.get("PGMIRROR_TEST_SLOW") or 1))
 # PGMIRROR_FEED_REPLAY=1: every mirror a test makes from PostgreSQL also
 # writes a feed (--feed=MIRROR.feed, closing a segment every second), and
-# every check of a mirror against the source also replays that feed into a
+# every check of a mirror against the source (assert_mirror_equals_source(),
+# a --verify through ctx.run() that exits 0, a test's own comparison that
+# says so with ctx.checked()) also replays that feed into a
 # device (MIRROR.device.db) and compares it with the hub, table by table
 # (TestContext.replay_check). The counts of what was replayed go to the
 # log ("replayed: ...").
@@ -804,8 +806,13 @@ class TestContext:
                 p.kill()
                 p.wait()
         with open(out_path, "rb") as fo, open(err_path, "rb") as fe:
-            return (rc, fo.read().decode(errors="replace"),
-                    fe.read().decode(errors="replace"))
+            out, err = (fo.read().decode(errors="replace"),
+                        fe.read().decode(errors="replace"))
+        # the replay mode: a --verify that found the mirror equal to the
+        # source is a check of the mirror too, and its device is compared
+        if rc == 0 and "--verify" in cmd:
+            self.checked(os.path.join(self.tmpdir, cmd[-1]))
+        return rc, out, err
 
     def start(self, args, tag=None, env=None):
         """Start pgmirror args... in the background (a Proc)."""
@@ -955,8 +962,17 @@ class TestContext:
             detail=lambda: "; hub at %s, device at %s:\n%s" % (
                 last["at"] + ("\n".join(last["diff"]) or "(the same rows)",)))
 
+    def checked(self, path):
+        """A test's own check of the mirror at path (its rows against the
+        source's, as it compares them) passed: in the replay mode its
+        device is compared with it too (replay_check())."""
+        if REPLAY:
+            self.replay_check(path)
+
     def replay_check(self, path):
-        """PGMIRROR_FEED_REPLAY: the feed of the mirror at path (the one its
+        """PGMIRROR_FEED_REPLAY, after each check of a mirror against the
+        source (assert_mirror_equals_source(), a --verify that exits 0):
+        the feed of the mirror at path (the one its
         pgmirror_feed row names: MIRROR.feed, or a test's own --feed),
         replayed into its device (MIRROR.device.db), equals the mirror (see
         REPLAY). A mirror whose first copy has not finished has no feed
@@ -967,7 +983,7 @@ class TestContext:
         finally:
             con.close()
         if not feed and not self.mirror_state(path)["initial_copy_done"]:
-            log("replayed: nothing of %s, whose first copy has not finished"
+            log("not replayed: %s, whose first copy has not finished (no feed yet)"
                 % os.path.basename(path))
             return
         if not feed:

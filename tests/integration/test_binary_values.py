@@ -254,6 +254,8 @@ def test(ctx):
     both = cells(ctx, bin_path)
     compare("binary copy against the stream", both, both,
             [(i, i + STREAMED) for i in sorted(binary)])
+    ctx.checked(bin_path)
+    ctx.checked(text_path)
 
 
 harness.main(test)

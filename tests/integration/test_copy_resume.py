@@ -127,6 +127,7 @@ def assert_equal(ctx, path, table):
               "source: %s; only in the mirror: %s"
               % (table, sum(mir.values()), sum(src.values()),
                  sorted((src - mir).elements())[:10], sorted((mir - src).elements())[:10]))
+    ctx.checked(path)
 
 
 def check_status(ctx, path, table, rows):

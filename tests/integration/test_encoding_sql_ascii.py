@@ -39,6 +39,7 @@ def test(ctx):
     ctx.once(path, slot, "pub")
     got = mirror_hex(ctx, path)
     check(got[-1] == (3, "E282AC", "text"), "streamed UTF-8 became %r" % (got[-1],))
+    ctx.checked(path)
 
     # a LATIN1 é (E9) is not UTF-8: refused, never stored
     ctx.sql("INSERT INTO other VALUES (1)")

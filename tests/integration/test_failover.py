@@ -37,6 +37,7 @@ def check_equal(ctx, c, path, what):
         mir = sorted(tuple(r) for r in ctx.mirror_query(path, q))
         check(src == mir, "%s: %s: mirror differs from the source:\nsource %r\nmirror %r"
               % (what, q, src, mir))
+    ctx.checked(path)
 
 
 def changes(c, lo, hi):

@@ -45,6 +45,7 @@ def assert_filtered(ctx, path, what):
         src, mir = rows(ctx, path, t)
         check(src == mir, "%s, %s: mirror differs from the filtered source:\n"
               "  source: %r\n  mirror: %r" % (what, t, src, mir))
+    ctx.checked(path)
 
 
 def changes(ctx, base):

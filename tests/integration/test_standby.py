@@ -140,6 +140,7 @@ def join_and_verify(ctx, pair, dsn, path, major):
     check(rc == 0 and proc.stdout() == "j: ok\nt: ok\n",
           "--verify on the standby: exit %s\nstdout:\n%s\nstderr:\n%s"
           % (rc, proc.stdout(), proc.stderr()))
+    ctx.checked(path)
 
 
 def one_major(ctx, major):
