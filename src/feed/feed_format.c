@@ -146,7 +146,9 @@ void feed_buf_put_i64(FeedBuf *b, int64_t v)
 
 void feed_buf_put_str(FeedBuf *b, const char *s, size_t n)
 {
-	if ((uint64_t)n > UINT32_MAX) {
+	uint64_t len = n; /* (size_t is 32 bits on armhf: no warning of a cast) */
+
+	if (len > UINT32_MAX) {
 		feed_buf_fail(b, "string too long for the feed: %zu bytes, at most %u", n, UINT32_MAX);
 		return;
 	}
