@@ -11,9 +11,10 @@
  * as its last sync found them: "DEV.INO PATH" for a file, "dir PATH" for a
  * directory, PATH relative to the top (a name in a subdirectory survives
  * only when every directory on its way does). A file made anew (open()
- * with O_CREAT) has no durable content yet, whatever an earlier file of
- * the same inode number had; a directory made anew (mkdir()) has no
- * durable names yet. The state lasts across runs;
+ * with O_CREAT, or fopen() "w" or "a") has no durable content yet,
+ * whatever an earlier file of the same inode number had; a directory
+ * made anew (mkdir()) has no durable names yet. The state lasts across
+ * runs;
  * tests/integration/powercut.py makes it (settle) and puts the tree back
  * to it after a cut (rewind).
  *
@@ -75,6 +76,8 @@ static int (*real_unlinkat)(int, const char *, int);
 static int (*real_fsync)(int);
 static int (*real_fdatasync)(int);
 static int (*real_mkdir)(const char *, mode_t);
+static FILE *(*real_fopen)(const char *, const char *);
+static FILE *(*real_fopen64)(const char *, const char *);
 
 static void load(void)
 {
@@ -89,6 +92,8 @@ static void load(void)
 	*(void **)&real_fsync = dlsym(RTLD_NEXT, "fsync");
 	*(void **)&real_fdatasync = dlsym(RTLD_NEXT, "fdatasync");
 	*(void **)&real_mkdir = dlsym(RTLD_NEXT, "mkdir");
+	*(void **)&real_fopen = dlsym(RTLD_NEXT, "fopen");
+	*(void **)&real_fopen64 = dlsym(RTLD_NEXT, "fopen64");
 	if (d == NULL || s == NULL || realpath(d, dir) == NULL || realpath(s, shadow) == NULL)
 		return;
 	dirlen = strlen(dir);
@@ -415,6 +420,49 @@ static int open_common(int dirfd, const char *path, int flags, mode_t mode)
 		event("create", path, 0);
 	}
 	return fd;
+}
+
+/* fopen() opens through the C library's own open, which this shim does
+ * not see: a file it makes ("w", "a": the hub's .hub/retired) is made
+ * anew all the same, and must not take the durable content an earlier
+ * file of its inode number left in the shadow. */
+static FILE *fopen_common(FILE *(*real)(const char *, const char *), const char *path,
+			  const char *mode)
+{
+	int creating = 0;
+	struct stat st;
+	FILE *f;
+
+	if ((strchr(mode, 'w') != NULL || strchr(mode, 'a') != NULL) && in_dir(path, NULL) &&
+	    lstat(path, &st) != 0) {
+		creating = 1;
+		if (event("create", path, 1)) {
+			errno = EIO;
+			return NULL;
+		}
+	}
+	f = real(path, mode);
+	if (creating && f != NULL) {
+		pthread_mutex_lock(&mu);
+		forget_content(fileno(f));
+		pthread_mutex_unlock(&mu);
+		event("create", path, 0);
+	}
+	return f;
+}
+
+FILE *fopen(const char *path, const char *mode)
+{
+	if (real_fopen == NULL)
+		load();
+	return fopen_common(real_fopen, path, mode);
+}
+
+FILE *fopen64(const char *path, const char *mode)
+{
+	if (real_fopen64 == NULL)
+		load();
+	return fopen_common(real_fopen64, path, mode);
 }
 
 #define MODE_ARG(flags, mode)                                  \
