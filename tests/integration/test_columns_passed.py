@@ -171,9 +171,19 @@ def dropped_meanwhile(ctx):
         holder.cursor().execute("ALTER TABLE m_added DROP d")
         proc = ctx.start(ctx.mirror_args(path, slot, pub, "--once", "-v"), tag="meanwhile")
         deadline = time.time() + 60 * harness.SLOW
-        while not ctx.sql1("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = "
-                           "'Lock' AND query LIKE %s",
-                           '%"d" FROM "public"."m_added"%'):
+        while True:
+            waits = [r[0] for r in ctx.sql(
+                "SELECT query FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                "AND pid <> %s", holder.get_backend_pid())]
+            if any('"d" FROM "public"."m_added"' in q for q in waits):
+                break
+            # a server whose catalog questions before it (the publications'
+            # fingerprint, on 18) wait for the drop's lock too cannot stage
+            # the race: the run must still follow the source
+            if waits and time.time() > deadline - 55 * harness.SLOW:
+                harness.log("pgmirror waits for the drop's lock before it reads column d "
+                            "(%s): the race is not staged on this server" % waits[0][:80])
+                break
             check(proc.poll() is None, "pgmirror exited %s before it read column d:\n%s"
                   % (proc.poll(), proc.stderr()))
             check(time.time() < deadline, "pgmirror did not read column d within 60 s:\n%s"
