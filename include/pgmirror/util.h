@@ -120,6 +120,13 @@ int64_t pgtime_now(void);
  * anything else. */
 bool pgtime_parse_utc(const char *text, double *unix_secs) PGM_MUST_CHECK;
 
+/* The proleptic Gregorian calendar, with an astronomical year (Howard
+ * Hinnant's algorithms, exact for every year that fits): days since
+ * 1970-01-01 of a date and back, and the days of a month (1-12). */
+int64_t civil_days(int64_t y, int m, int d);
+void civil_from_days(int64_t z, int64_t *y, int *m, int *d);
+int civil_days_in_month(int64_t y, int m);
+
 /* The length of the UTF-8 sequence at s (n > 0 bytes left), or 0 when the
  * bytes there are not one (overlong forms and surrogates included). */
 size_t utf8_char_length(const unsigned char *s, size_t n);

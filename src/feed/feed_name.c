@@ -4,7 +4,7 @@
  * A name is parsed by its exact length and the place of every character,
  * never by scanf() (which takes signs, blanks and short fields). Dates are
  * counted in days from 1970-01-01 in the proleptic Gregorian calendar
- * (H. Hinnant's days_from_civil and civil_from_days), with no time_t, which
+ * (util.h's civil_days() and civil_from_days()), with no time_t, which
  * is 32 bits on some armhf systems.
  */
 #include "config.h"
@@ -132,40 +132,8 @@ bool feed_snapshot_name_parse(const char *name, FeedName *out)
 /* days from 1970-01-01 to 2000-01-01 */
 #define PG_EPOCH_DAYS 10957
 
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-	int64_t era, yoe, doy, doe;
 
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = y - era * 400;
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
 
-static void civil_from_days(int64_t z, int64_t *y, int *m, int *d)
-{
-	int64_t era, doe, yoe, doy, mp;
-
-	z += 719468;
-	era = (z >= 0 ? z : z - 146096) / 146097;
-	doe = z - era * 146097;
-	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	mp = (5 * doy + 2) / 153;
-	*d = (int)(doy - (153 * mp + 2) / 5 + 1);
-	*m = (int)(mp < 10 ? mp + 3 : mp - 9);
-	*y = yoe + era * 400 + (*m <= 2);
-}
-
-static int days_in_month(int64_t y, int m)
-{
-	static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-	bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-
-	return m == 2 && leap ? 29 : days[m - 1];
-}
 
 bool feed_time_format(int64_t pg_usecs, char buf[FEED_TIME_SIZE])
 {
@@ -223,9 +191,9 @@ bool feed_time_parse(const char *text, int64_t *pg_usecs)
 			return false; /* a point without digits */
 	}
 	if (strcmp(p, "Z") != 0 || y < 1 || mo < 1 || mo > 12 || d < 1 ||
-	    d > days_in_month(y, mo) || h > 23 || mi > 59 || s > 59)
+	    d > civil_days_in_month(y, mo) || h > 23 || mi > 59 || s > 59)
 		return false;
-	*pg_usecs = (days_from_civil(y, mo, d) - PG_EPOCH_DAYS) * USECS_PER_DAY +
+	*pg_usecs = (civil_days(y, mo, d) - PG_EPOCH_DAYS) * USECS_PER_DAY +
 		    ((int64_t)h * 3600 + mi * 60 + s) * 1000000 + usecs;
 	return true;
 }

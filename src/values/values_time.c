@@ -42,17 +42,6 @@ static bool fixed_digits(const char *s, size_t n, size_t *pos, int count,
 	return true;
 }
 
-static bool is_leap(int64_t y)
-{
-	return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-}
-
-static int days_in_month(int64_t y, int m)
-{
-	static const int days[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
-
-	return m == 2 && is_leap(y) ? 29 : days[m - 1];
-}
 
 /* "YYYY-MM-DD HH:MM:SS[.f...]" at *pos; the era is settled later. */
 static bool stamp_parse_fields(const char *s, size_t n, size_t *pos, Stamp *t)
@@ -102,46 +91,15 @@ static bool stamp_finish(const char *s, size_t n, size_t *pos, Stamp *t)
 	if (*pos != n)
 		return false;
 	return t->mon >= 1 && t->mon <= 12 &&
-	       t->day >= 1 && t->day <= days_in_month(t->year, t->mon) &&
+	       t->day >= 1 && t->day <= civil_days_in_month(t->year, t->mon) &&
 	       t->hour <= 23 && t->min <= 59 && t->sec <= 59;
 }
 
-/*
- * Days since 1970-01-01 of a proleptic Gregorian date with an astronomical
- * year, and back (Howard Hinnant's algorithms, exact for every year that
- * fits). PostgreSQL's calendar is the same proleptic Gregorian one.
- */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-	int64_t era, yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = y - era * 400;
-	doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
-static void civil_from_days(int64_t z, int64_t *y, int *m, int *d)
-{
-	int64_t era, doe, yoe, doy, mp;
-
-	z += 719468;
-	era = (z >= 0 ? z : z - 146096) / 146097;
-	doe = z - era * 146097;
-	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	mp = (5 * doy + 2) / 153;
-	*d = (int) (doy - (153 * mp + 2) / 5 + 1);
-	*m = (int) (mp < 10 ? mp + 3 : mp - 9);
-	*y = yoe + era * 400 + (*m <= 2);
-}
-
+/* PostgreSQL's calendar is util.h's proleptic Gregorian one (civil_days()). */
 /* Moves t by -offset seconds, across days, months and years. */
 static void stamp_shift(Stamp *t, int64_t offset)
 {
-	int64_t days = days_from_civil(t->year, t->mon, t->day);
+	int64_t days = civil_days(t->year, t->mon, t->day);
 	int64_t secs = t->hour * INT64_C(3600) + t->min * 60 + t->sec - offset;
 	int64_t carry = secs >= 0 ? secs / 86400 : -((-secs + 86399) / 86400);
 
