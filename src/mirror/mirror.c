@@ -59,6 +59,8 @@ static void mirror_free(Mirror *m)
 	if (m == NULL)
 		return;
 	sqlite3_finalize(m->set_pos);
+	sqlite3_finalize(m->feed_pos);
+	sqlite3_finalize(m->feed_grp);
 	if (m->db != NULL)
 		sqlite3_close(m->db);
 	if (m->lock_fd >= 0)

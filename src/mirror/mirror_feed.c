@@ -131,16 +131,29 @@ bool mirror_feed_set_stale(Mirror *m)
 	return mirror_exec(m, "UPDATE pgmirror_feed SET stale = 1 WHERE id = 1");
 }
 
+/* A statement the hub runs at every group, prepared once (*st). */
+static sqlite3_stmt *cached(Mirror *m, sqlite3_stmt **st, const char *sql)
+{
+	if (*st == NULL)
+		*st = mirror_prepare(m, sql, true);
+	return *st;
+}
+
 bool mirror_feed_set_group(Mirror *m, uint64_t group)
 {
-	return mirror_exec_owned(m, sqlite3_mprintf(
-		"UPDATE pgmirror_feed SET feed_group = %" PRIu64 " WHERE id = 1", group));
+	sqlite3_stmt *q = cached(m, &m->feed_grp,
+				 "UPDATE pgmirror_feed SET feed_group = ? WHERE id = 1");
+
+	if (q == NULL)
+		return false;
+	sqlite3_bind_int64(q, 1, (sqlite3_int64)group);
+	return mirror_step_done(m, q, "store the feed's group");
 }
 
 bool mirror_read_position(Mirror *m, Lsn *lsn)
 {
-	sqlite3_stmt *q = mirror_prepare(m, "SELECT confirmed_lsn FROM pgmirror_state "
-					    "WHERE id = 1", false);
+	sqlite3_stmt *q = cached(m, &m->feed_pos,
+				 "SELECT confirmed_lsn FROM pgmirror_state WHERE id = 1");
 	const unsigned char *t;
 	bool ok;
 
@@ -149,10 +162,10 @@ bool mirror_read_position(Mirror *m, Lsn *lsn)
 		return false;
 	ok = sqlite3_step(q) == SQLITE_ROW && (t = sqlite3_column_text(q, 0)) != NULL &&
 	     lsn_parse((const char *)t, lsn);
+	sqlite3_reset(q);
 	if (!ok)
 		errbuf_set(&m->err, "could not read the confirmed position of mirror \"%s\"",
 			   m->path);
-	sqlite3_finalize(q);
 	return ok;
 }
 

@@ -34,6 +34,8 @@ struct Mirror {
 	char *path;
 	bool in_txn;
 	sqlite3_stmt *set_pos;   /* UPDATE pgmirror_state SET confirmed_lsn... */
+	sqlite3_stmt *feed_pos;  /* a hub's every group: the position (mirror_feed.c) */
+	sqlite3_stmt *feed_grp;  /* and its number; prepared at first use */
 	TickFn tick;             /* called from long statements; NULL: none */
 	void *tick_ctx;
 	bool no_interrupt;       /* a commit or rollback: tick, never stop */
